@@ -1,0 +1,90 @@
+"""The Kafka clusters we manage, as last seen by the sync service."""
+
+from django.db import models
+
+
+class Cluster(models.Model):
+    name = models.SlugField(max_length=100, unique=True)
+    bootstrap_servers = models.CharField(
+        max_length=1000, help_text="Comma-separated host:port list."
+    )
+    # Extra librdkafka settings (security.protocol, sasl.*, ...). Secrets belong in
+    # the environment of the workers; this holds only what is safe to show.
+    client_config = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    kafka_cluster_id = models.CharField(max_length=64, blank=True)
+    controller_id = models.IntegerField(null=True, blank=True)
+    last_synced_at = models.DateTimeField(null=True, blank=True)
+    last_sync_error = models.TextField(blank=True)
+    last_sync_error_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def reachable(self) -> bool:
+        return not self.last_sync_error
+
+
+class Broker(models.Model):
+    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="brokers")
+    node_id = models.IntegerField()
+    host = models.CharField(max_length=255, blank=True)
+    port = models.IntegerField(null=True, blank=True)
+    rack = models.CharField(max_length=255, blank=True, null=True)
+    alive = models.BooleanField(default=True)
+    first_seen = models.DateTimeField()
+    # Empty while a broker is only known from replica lists and never answered.
+    last_seen = models.DateTimeField(null=True, blank=True)
+    # Capacities for the balancer (bytes/s and bytes); empty means unbounded.
+    capacity_network_in = models.BigIntegerField(null=True, blank=True)
+    capacity_network_out = models.BigIntegerField(null=True, blank=True)
+    capacity_disk = models.BigIntegerField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["cluster", "node_id"]
+        constraints = [
+            models.UniqueConstraint(fields=["cluster", "node_id"], name="unique_broker_node")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.cluster.name}/broker-{self.node_id}"
+
+
+class Topic(models.Model):
+    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="topics")
+    name = models.CharField(max_length=249)
+    internal = models.BooleanField(default=False)
+
+    class Meta:
+        ordering = ["cluster", "name"]
+        constraints = [
+            models.UniqueConstraint(fields=["cluster", "name"], name="unique_topic_name")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.cluster.name}/{self.name}"
+
+
+class Partition(models.Model):
+    topic = models.ForeignKey(Topic, on_delete=models.CASCADE, related_name="partitions")
+    index = models.IntegerField()
+    # Node ids; -1 / None means no leader (offline).
+    leader = models.IntegerField(null=True, blank=True)
+    # Ordered replica list: replicas[0] is the preferred leader.
+    replicas = models.JSONField(default=list)
+    isr = models.JSONField(default=list)
+    offline = models.BooleanField(default=False)
+    under_replicated = models.BooleanField(default=False)
+
+    class Meta:
+        ordering = ["topic", "index"]
+        constraints = [
+            models.UniqueConstraint(fields=["topic", "index"], name="unique_partition_index")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.topic.name}-{self.index}"

@@ -1,0 +1,235 @@
+"""Keep the cluster model in step with the real Kafka cluster."""
+
+import logging
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from confluent_kafka import KafkaException, TopicCollection
+from confluent_kafka.admin import AdminClient
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from .kafka_clients import admin_client_create
+from .models import Broker, Cluster, Partition, Topic
+
+logger = logging.getLogger(__name__)
+
+
+class ClusterUnreachable(Exception):
+    """The cluster did not answer an admin request in time."""
+
+
+@dataclass(frozen=True)
+class BrokerState:
+    node_id: int
+    host: str
+    port: int
+    rack: str | None
+
+
+@dataclass(frozen=True)
+class PartitionState:
+    index: int
+    leader: int | None
+    replicas: list[int]
+    isr: list[int]
+
+
+@dataclass(frozen=True)
+class TopicState:
+    name: str
+    internal: bool
+    partitions: list[PartitionState]
+
+
+@dataclass(frozen=True)
+class ClusterState:
+    """What one round of admin requests saw; brokers are the live ones only."""
+
+    cluster_id: str
+    controller_id: int | None
+    brokers: list[BrokerState]
+    topics: list[TopicState] = field(default_factory=list)
+
+
+def cluster_state_read(*, admin: AdminClient, timeout: float | None = None) -> ClusterState:
+    """Read live brokers and every topic's partitions with describe_cluster/describe_topics."""
+    timeout = timeout if timeout is not None else settings.KAFKA_REQUEST_TIMEOUT
+    try:
+        description = admin.describe_cluster(request_timeout=timeout).result(timeout=timeout + 5)
+        names = sorted(admin.list_topics(timeout=timeout).topics)
+        futures = (
+            admin.describe_topics(TopicCollection(names), request_timeout=timeout) if names else {}
+        )
+        topics = [_topic_state(futures[name].result(timeout=timeout + 5)) for name in names]
+    except (KafkaException, TimeoutError) as exc:
+        raise ClusterUnreachable(_error_text(exc)) from exc
+    except Exception as exc:  # concurrent.futures raises its own TimeoutError subclasses
+        if exc.__class__.__name__ == "TimeoutError":
+            raise ClusterUnreachable(f"no answer within {timeout:.0f} s") from exc
+        raise
+    brokers = [
+        BrokerState(node_id=n.id, host=n.host, port=n.port, rack=n.rack or None)
+        for n in description.nodes
+    ]
+    controller = description.controller.id if description.controller else None
+    return ClusterState(
+        cluster_id=description.cluster_id or "",
+        controller_id=controller,
+        brokers=sorted(brokers, key=lambda b: b.node_id),
+        topics=topics,
+    )
+
+
+def _topic_state(description) -> TopicState:
+    partitions = []
+    for p in description.partitions:
+        leader = p.leader.id if p.leader is not None and p.leader.id >= 0 else None
+        partitions.append(
+            PartitionState(
+                index=p.id,
+                leader=leader,
+                replicas=[n.id for n in p.replicas],
+                isr=[n.id for n in p.isr],
+            )
+        )
+    return TopicState(
+        name=description.name,
+        internal=bool(description.is_internal),
+        partitions=sorted(partitions, key=lambda p: p.index),
+    )
+
+
+def _error_text(exc: BaseException) -> str:
+    if isinstance(exc, KafkaException) and exc.args:
+        error = exc.args[0]
+        text = getattr(error, "str", lambda: str(error))()
+        return text or str(error)
+    return str(exc) or exc.__class__.__name__
+
+
+@transaction.atomic
+def cluster_state_apply(*, cluster: Cluster, state: ClusterState, now: datetime) -> None:
+    """Make the models match `state`. Idempotent; brokers are never deleted."""
+    cluster.kafka_cluster_id = state.cluster_id
+    cluster.controller_id = state.controller_id
+    cluster.last_synced_at = now
+    cluster.last_sync_error = ""
+    cluster.last_sync_error_at = None
+    cluster.save()
+
+    _brokers_apply(cluster=cluster, state=state, now=now)
+    _topics_apply(cluster=cluster, state=state)
+
+
+def _brokers_apply(*, cluster: Cluster, state: ClusterState, now: datetime) -> None:
+    known = {b.node_id: b for b in cluster.brokers.all()}
+    live = {b.node_id: b for b in state.brokers}
+    # Replicas may name brokers that are down and were never seen alive by us.
+    referenced = {r for t in state.topics for p in t.partitions for r in p.replicas}
+
+    for node_id, seen in live.items():
+        broker = known.get(node_id)
+        if broker is None:
+            Broker.objects.create(
+                cluster=cluster,
+                node_id=node_id,
+                host=seen.host,
+                port=seen.port,
+                rack=seen.rack,
+                alive=True,
+                first_seen=now,
+                last_seen=now,
+            )
+            continue
+        broker.host, broker.port, broker.rack = seen.host, seen.port, seen.rack
+        broker.alive = True
+        broker.last_seen = now
+        broker.save(update_fields=["host", "port", "rack", "alive", "last_seen"])
+
+    for node_id, broker in known.items():
+        if node_id not in live and broker.alive:
+            # Keep last_seen: it says when the broker went away.
+            broker.alive = False
+            broker.save(update_fields=["alive"])
+
+    for node_id in sorted(referenced - live.keys() - known.keys()):
+        Broker.objects.create(
+            cluster=cluster, node_id=node_id, alive=False, first_seen=now, last_seen=None
+        )
+
+
+def _topics_apply(*, cluster: Cluster, state: ClusterState) -> None:
+    existing = {t.name: t for t in cluster.topics.all()}
+    seen_names = {t.name for t in state.topics}
+    cluster.topics.exclude(name__in=seen_names).delete()
+
+    for topic_state in state.topics:
+        topic = existing.get(topic_state.name)
+        if topic is None:
+            topic = Topic.objects.create(
+                cluster=cluster, name=topic_state.name, internal=topic_state.internal
+            )
+        elif topic.internal != topic_state.internal:
+            topic.internal = topic_state.internal
+            topic.save(update_fields=["internal"])
+        _partitions_apply(topic=topic, partitions=topic_state.partitions)
+
+
+def _partitions_apply(*, topic: Topic, partitions: list[PartitionState]) -> None:
+    current = {p.index: p for p in topic.partitions.all()}
+    indexes = {p.index for p in partitions}
+    topic.partitions.exclude(index__in=indexes).delete()
+    to_create, to_update = [], []
+    for p in partitions:
+        values = {
+            "leader": p.leader,
+            "replicas": p.replicas,
+            "isr": p.isr,
+            "offline": p.leader is None,
+            "under_replicated": len(p.isr) < len(p.replicas),
+        }
+        row = current.get(p.index)
+        if row is None:
+            to_create.append(Partition(topic=topic, index=p.index, **values))
+        elif any(getattr(row, k) != v for k, v in values.items()):
+            for k, v in values.items():
+                setattr(row, k, v)
+            to_update.append(row)
+    Partition.objects.bulk_create(to_create)
+    Partition.objects.bulk_update(
+        to_update, ["leader", "replicas", "isr", "offline", "under_replicated"]
+    )
+
+
+def cluster_sync_error_record(*, cluster: Cluster, error: str, now: datetime) -> None:
+    """Keep the last known state; only say why this round failed."""
+    Cluster.objects.filter(pk=cluster.pk).update(last_sync_error=error, last_sync_error_at=now)
+    cluster.last_sync_error, cluster.last_sync_error_at = error, now
+
+
+def cluster_sync(*, cluster: Cluster, admin: AdminClient | None = None) -> bool:
+    """One sync round for one cluster. Returns False when the cluster was unreachable."""
+    admin = admin or admin_client_create(
+        bootstrap_servers=cluster.bootstrap_servers, extra=cluster.client_config
+    )
+    try:
+        state = cluster_state_read(admin=admin)
+    except ClusterUnreachable as exc:
+        logger.warning("cluster %s unreachable: %s", cluster.name, exc)
+        cluster_sync_error_record(cluster=cluster, error=f"unreachable: {exc}", now=timezone.now())
+        return False
+    cluster_state_apply(cluster=cluster, state=state, now=timezone.now())
+    return True
+
+
+def cluster_register(
+    *, name: str, bootstrap_servers: str, client_config: dict | None = None
+) -> Cluster:
+    """Create or update a cluster by name."""
+    cluster, _ = Cluster.objects.update_or_create(
+        name=name,
+        defaults={"bootstrap_servers": bootstrap_servers, "client_config": client_config or {}},
+    )
+    return cluster
