@@ -158,3 +158,12 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
     "loggers": {"django.db.backends": {"level": "WARNING"}},
 }
+
+# Periodic tasks; django-celery-beat copies these into its tables on start, where
+# operators can pause or retune them in the admin.
+CELERY_BEAT_SCHEDULE = {
+    "clusters-sync": {
+        "task": "apps.clusters.tasks.clusters_sync_all",
+        "schedule": CLUSTER_SYNC_INTERVAL,
+    },
+}

@@ -1,0 +1,142 @@
+"""Sync service: model updates from a ClusterState, no Kafka needed."""
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from apps.clusters.models import Broker, Cluster, Partition, Topic
+from apps.clusters.services import (
+    BrokerState,
+    ClusterState,
+    PartitionState,
+    TopicState,
+    cluster_state_apply,
+    cluster_sync,
+)
+
+pytestmark = pytest.mark.django_db
+
+
+def state(*, brokers=(1, 2, 3), topics=None) -> ClusterState:
+    if topics is None:
+        topics = [
+            TopicState(
+                name="orders",
+                internal=False,
+                partitions=[
+                    PartitionState(index=0, leader=1, replicas=[1, 2], isr=[1, 2]),
+                    PartitionState(index=1, leader=2, replicas=[2, 3], isr=[2, 3]),
+                ],
+            )
+        ]
+    return ClusterState(
+        cluster_id="abc",
+        controller_id=100,
+        brokers=[
+            BrokerState(node_id=b, host="127.0.0.1", port=9000 + b, rack="r") for b in brokers
+        ],
+        topics=topics,
+    )
+
+
+@pytest.fixture
+def cluster() -> Cluster:
+    return Cluster.objects.create(name="c1", bootstrap_servers="127.0.0.1:1")
+
+
+def test_it_creates_brokers_topics_and_partitions(cluster):
+    cluster_state_apply(cluster=cluster, state=state(), now=timezone.now())
+
+    assert list(cluster.brokers.values_list("node_id", "alive")) == [
+        (1, True),
+        (2, True),
+        (3, True),
+    ]
+    p1 = Partition.objects.get(topic__name="orders", index=1)
+    assert (p1.leader, p1.replicas, p1.isr) == (2, [2, 3], [2, 3])
+    assert not p1.offline and not p1.under_replicated
+    cluster.refresh_from_db()
+    assert cluster.kafka_cluster_id == "abc" and cluster.controller_id == 100
+
+
+def test_it_is_idempotent(cluster):
+    now = timezone.now()
+    cluster_state_apply(cluster=cluster, state=state(), now=now)
+    cluster_state_apply(cluster=cluster, state=state(), now=now)
+
+    assert Broker.objects.count() == 3
+    assert Topic.objects.count() == 1
+    assert Partition.objects.count() == 2
+
+
+def test_it_marks_a_vanished_broker_dead_and_keeps_its_last_seen(cluster):
+    seen = timezone.now()
+    cluster_state_apply(cluster=cluster, state=state(), now=seen)
+    later = seen + timedelta(seconds=30)
+    gone = state(
+        brokers=(1, 3),
+        topics=[
+            TopicState(
+                name="orders",
+                internal=False,
+                partitions=[
+                    PartitionState(index=0, leader=1, replicas=[1, 2], isr=[1]),
+                    PartitionState(index=1, leader=None, replicas=[2, 3], isr=[]),
+                ],
+            )
+        ],
+    )
+    cluster_state_apply(cluster=cluster, state=gone, now=later)
+
+    broker = cluster.brokers.get(node_id=2)
+    assert not broker.alive
+    assert broker.last_seen == seen
+    assert cluster.brokers.get(node_id=1).last_seen == later
+    p0 = Partition.objects.get(index=0)
+    p1 = Partition.objects.get(index=1)
+    assert p0.under_replicated and not p0.offline
+    assert p1.offline and p1.leader is None
+
+    cluster_state_apply(cluster=cluster, state=state(), now=later + timedelta(seconds=5))
+    assert cluster.brokers.get(node_id=2).alive
+
+
+def test_it_removes_deleted_topics(cluster):
+    cluster_state_apply(cluster=cluster, state=state(), now=timezone.now())
+    cluster_state_apply(cluster=cluster, state=state(topics=[]), now=timezone.now())
+
+    assert not Topic.objects.exists()
+    assert not Partition.objects.exists()
+
+
+def test_it_records_brokers_known_only_from_replica_lists(cluster):
+    topics = [
+        TopicState(
+            name="t",
+            internal=False,
+            partitions=[PartitionState(index=0, leader=1, replicas=[1, 7], isr=[1])],
+        )
+    ]
+    cluster_state_apply(
+        cluster=cluster, state=state(brokers=(1,), topics=topics), now=timezone.now()
+    )
+
+    ghost = cluster.brokers.get(node_id=7)
+    assert not ghost.alive and ghost.last_seen is None
+
+
+def test_it_keeps_the_last_state_when_the_cluster_is_unreachable(cluster, settings):
+    settings.KAFKA_REQUEST_TIMEOUT = 2.0
+    cluster_state_apply(cluster=cluster, state=state(), now=timezone.now())
+    other = Cluster.objects.create(name="c2", bootstrap_servers="127.0.0.1:1")
+
+    assert cluster_sync(cluster=cluster) is False
+
+    cluster.refresh_from_db()
+    assert cluster.last_sync_error.startswith("unreachable")
+    assert cluster.last_sync_error_at is not None
+    assert cluster.brokers.filter(alive=True).count() == 3
+    assert Partition.objects.filter(topic__cluster=cluster).count() == 2
+    other.refresh_from_db()
+    assert other.last_sync_error == ""

@@ -1,0 +1,95 @@
+"""Sync against the real local Kafka cluster, including a broker stop and start."""
+
+import time
+import uuid
+
+import pytest
+from confluent_kafka.admin import NewTopic
+
+from apps.clusters.kafka_clients import admin_client_create
+from apps.clusters.models import Cluster, Partition
+from apps.clusters.services import cluster_register, cluster_sync
+
+pytestmark = [pytest.mark.django_db, pytest.mark.integration]
+
+
+@pytest.fixture
+def live_topic(kafka_cluster):
+    admin = admin_client_create(bootstrap_servers=kafka_cluster.bootstrap_servers)
+    name = f"it-sync-{uuid.uuid4().hex[:8]}"
+    admin.create_topics([NewTopic(name, num_partitions=6, replication_factor=3)])[name].result(30)
+    yield name
+    admin.delete_topics([name])[name].result(30)
+
+
+def sync_until(cluster: Cluster, predicate, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while True:
+        assert cluster_sync(cluster=cluster), cluster.last_sync_error
+        if predicate():
+            return
+        if time.monotonic() > deadline:
+            pytest.fail(f"condition not reached within {timeout:.0f} s")
+        time.sleep(1)
+
+
+def test_it_syncs_brokers_and_topics(kafka_cluster, live_topic):
+    cluster = cluster_register(name="dev", bootstrap_servers=kafka_cluster.bootstrap_servers)
+
+    sync_until(cluster, lambda: Partition.objects.filter(topic__name=live_topic).count() == 6)
+
+    brokers = list(cluster.brokers.order_by("node_id").values_list("node_id", "rack", "alive"))
+    assert brokers == [(1, "a", True), (2, "b", True), (3, "c", True)]
+    for p in Partition.objects.filter(topic__name=live_topic):
+        assert sorted(p.replicas) == [1, 2, 3]
+        assert p.leader in p.replicas
+        assert sorted(p.isr) == [1, 2, 3]
+    cluster.refresh_from_db()
+    assert cluster.kafka_cluster_id
+    assert cluster.topics.get(name=live_topic).internal is False
+
+
+def test_it_follows_a_broker_stop_and_start(kafka_cluster, live_topic, client, django_user_model):
+    cluster = cluster_register(name="dev", bootstrap_servers=kafka_cluster.bootstrap_servers)
+    sync_until(cluster, lambda: Partition.objects.filter(topic__name=live_topic).count() == 6)
+    partitions = Partition.objects.filter(topic__name=live_topic)
+
+    kafka_cluster.stop_broker(2)
+    try:
+        sync_until(
+            cluster,
+            lambda: (
+                not cluster.brokers.get(node_id=2).alive
+                and all(2 not in p.isr and p.leader != 2 for p in partitions.all())
+            ),
+        )
+        assert all(p.under_replicated for p in partitions.all())
+        # The page shows it too.
+        client.force_login(django_user_model.objects.create_user("op"))
+        page = client.get(f"/clusters/{cluster.name}/").content.decode()
+        assert 'data-broker="2" data-alive="false"' in page
+    finally:
+        kafka_cluster.start_broker(2)
+
+    sync_until(
+        cluster,
+        lambda: (
+            cluster.brokers.get(node_id=2).alive
+            and all(sorted(p.isr) == [1, 2, 3] for p in partitions.all())
+        ),
+        timeout=60,
+    )
+
+
+def test_it_records_an_unreachable_cluster_and_keeps_syncing_the_others(kafka_cluster, settings):
+    settings.KAFKA_REQUEST_TIMEOUT = 2.0
+    good = cluster_register(name="dev", bootstrap_servers=kafka_cluster.bootstrap_servers)
+    bad = cluster_register(name="gone", bootstrap_servers="127.0.0.1:1")
+
+    assert cluster_sync(cluster=bad) is False
+    assert cluster_sync(cluster=good) is True
+
+    bad.refresh_from_db()
+    good.refresh_from_db()
+    assert "unreachable" in bad.last_sync_error
+    assert good.last_sync_error == "" and good.brokers.filter(alive=True).count() == 3
