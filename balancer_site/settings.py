@@ -90,6 +90,7 @@ ASGI_APPLICATION = "balancer_site.asgi.application"
 # SQLite by default; DATABASE_URL (e.g. postgres://user:pass@host:5432/db) overrides.
 DATABASES = {
     "default": dj_database_url.config(
+        env="DATABASE_URL",
         default=f"sqlite:///{BASE_DIR / 'db.sqlite3'}",
         conn_max_age=env_int("DATABASE_CONN_MAX_AGE", 0),
     )
