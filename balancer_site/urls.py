@@ -7,4 +7,5 @@ urlpatterns = [
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("", include("apps.clusters.urls")),
+    path("", include("apps.audit.urls")),
 ]
