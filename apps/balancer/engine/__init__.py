@@ -1,0 +1,86 @@
+"""Kafka Balancer engine: a pure Python (numpy) planner, no Django.
+
+    from apps.balancer.engine import propose, PlannerOptions
+    proposal = propose(snapshot_dict, mode="full", options=PlannerOptions())
+    proposal.plan    # {"version": 1, "partitions": [...]}, for kafka-reassign-partitions.sh
+    proposal.report  # figures before/after, movement, goals, time taken
+
+The contract (snapshot, plan, load model, figures) is docs/BALANCING.md.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .errors import BalancerError, PlanError, SnapshotError
+from .goals import ALL_GOALS, HARD_GOALS, SOFT_GOALS, build_goals
+from .model import ClusterModel
+from .modes import MODES, default_soft_goals, setup_mode
+from .optimizer import run
+from .options import PlannerOptions
+from .plan import build_plan, validate_plan
+from .report import build_report
+from .snapshot import Snapshot, parse_snapshot
+
+
+@dataclass
+class Proposal:
+    plan: dict
+    report: dict
+
+
+def propose(
+    snapshot: Mapping[str, Any] | Snapshot,
+    mode: str = "full",
+    brokers: Iterable[int] = (),
+    options: PlannerOptions | None = None,
+    *,
+    include_moves: bool = True,
+) -> Proposal:
+    """Plan a rebalance of `snapshot` (BALANCING.md §1). Deterministic: the same
+    snapshot and options always give the same plan.
+
+    Raises SnapshotError for a malformed snapshot and PlanError for an impossible
+    request; never returns a partial plan."""
+    t0 = time.perf_counter()
+    options = options or PlannerOptions()
+    options.validate()
+    snap = parse_snapshot(snapshot)
+    t_parse = time.perf_counter()
+    setup = setup_mode(snap, mode, brokers)
+    soft = options.goals if options.goals is not None else default_soft_goals(mode)
+    goals = build_goals(soft, options)
+    model = ClusterModel(
+        snap,
+        setup,
+        capacity_threshold=options.capacity_threshold,
+        max_replicas_per_broker=options.max_replicas_per_broker,
+    )
+    stats = run(model, goals)
+    t_opt = time.perf_counter()
+    plan = build_plan(snap, model.assign, setup.usable)
+    seconds = {"parse": t_parse - t0, "optimize": t_opt - t_parse}
+    report = build_report(model, stats, options, seconds, include_moves=include_moves)
+    seconds["total"] = time.perf_counter() - t0
+    report["seconds"] = {k: round(v, 4) for k, v in seconds.items()}
+    return Proposal(plan=plan, report=report)
+
+
+__all__ = [
+    "ALL_GOALS",
+    "HARD_GOALS",
+    "MODES",
+    "SOFT_GOALS",
+    "BalancerError",
+    "PlanError",
+    "PlannerOptions",
+    "Proposal",
+    "Snapshot",
+    "SnapshotError",
+    "parse_snapshot",
+    "propose",
+    "validate_plan",
+]

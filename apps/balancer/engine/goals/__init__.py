@@ -1,0 +1,94 @@
+"""Goals, one unit each, and their default priority order.
+
+Hard goals always run first, in HARD_GOALS order; a request picks and orders the
+soft goals. Names follow Cruise Control's goals in kebab case.
+"""
+
+from __future__ import annotations
+
+from ..errors import PlanError
+from ..model import DISK, NW_IN, NW_OUT
+from ..options import PlannerOptions
+from .base import BandGoal, Goal
+from .capacity import CapacityGoal
+from .dead_brokers import DeadBrokersGoal
+from .leader_bytes_in_distribution import LeaderBytesInDistributionGoal
+from .leader_distribution import LeaderDistributionGoal
+from .max_replicas import MaxReplicasGoal
+from .rack_awareness import RackAwarenessGoal
+from .replica_distribution import ReplicaDistributionGoal
+from .resource_distribution import ResourceDistributionGoal
+from .topic_replica_distribution import TopicReplicaDistributionGoal
+
+HARD_GOALS = (
+    "dead-brokers",
+    "rack-awareness",
+    "max-replicas",
+    "disk-capacity",
+    "network-in-capacity",
+    "network-out-capacity",
+)
+SOFT_GOALS = (
+    "replica-distribution",
+    "disk-distribution",
+    "network-in-distribution",
+    "network-out-distribution",
+    "topic-replica-distribution",
+    "leader-distribution",
+    "leader-bytes-in-distribution",
+)
+ALL_GOALS = HARD_GOALS + SOFT_GOALS
+
+
+def make_goal(name: str, options: PlannerOptions) -> Goal:
+    t = options.threshold_for(name)
+    cap = options.capacity_threshold
+    factories = {
+        "dead-brokers": lambda: DeadBrokersGoal(options.allow_data_loss),
+        "rack-awareness": RackAwarenessGoal,
+        "max-replicas": lambda: MaxReplicasGoal(options.max_replicas_per_broker),
+        "disk-capacity": lambda: CapacityGoal(DISK, cap),
+        "network-in-capacity": lambda: CapacityGoal(NW_IN, cap),
+        "network-out-capacity": lambda: CapacityGoal(NW_OUT, cap),
+        "replica-distribution": lambda: ReplicaDistributionGoal(t),
+        "disk-distribution": lambda: ResourceDistributionGoal(DISK, t),
+        "network-in-distribution": lambda: ResourceDistributionGoal(NW_IN, t),
+        "network-out-distribution": lambda: ResourceDistributionGoal(NW_OUT, t),
+        "topic-replica-distribution": lambda: TopicReplicaDistributionGoal(t),
+        "leader-distribution": lambda: LeaderDistributionGoal(t),
+        "leader-bytes-in-distribution": lambda: LeaderBytesInDistributionGoal(t),
+    }
+    factory = factories.get(name)
+    if factory is None:
+        raise PlanError(f"unknown goal {name!r} (known: {', '.join(ALL_GOALS)})")
+    return factory()
+
+
+def build_goals(soft: tuple[str, ...] | list[str], options: PlannerOptions) -> list[Goal]:
+    """Hard goals in their fixed order, then the requested soft goals in order."""
+    seen: set[str] = set()
+    names = list(HARD_GOALS)
+    for name in soft:
+        if name in HARD_GOALS:
+            continue  # always there, always first
+        if name not in SOFT_GOALS:
+            raise PlanError(f"unknown goal {name!r} (known: {', '.join(ALL_GOALS)})")
+        if name in seen:
+            raise PlanError(f"goal {name!r} is listed twice")
+        seen.add(name)
+        names.append(name)
+    for name in options.thresholds:
+        if name not in ALL_GOALS:
+            raise PlanError(f"threshold given for unknown goal {name!r}")
+    return [make_goal(n, options) for n in names]
+
+
+__all__ = [
+    "ALL_GOALS",
+    "HARD_GOALS",
+    "SOFT_GOALS",
+    "BandGoal",
+    "Goal",
+    "build_goals",
+    "make_goal",
+]

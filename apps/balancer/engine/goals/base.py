@@ -1,0 +1,393 @@
+"""What every goal shares, and the band-balancing machinery most goals reuse.
+
+A goal is satisfied when each usable broker's measure sits inside a band [lo, hi]
+(a capacity limit, a maximum count or a balance band around the ideal). The
+optimiser calls `register` for hard goals before anything moves and for soft goals
+once they are optimised; from then on every move must keep each broker inside the
+band, or at least not move it further out (Cruise Control's acceptance rule).
+
+`BandGoal.optimize` works in the order the issue asks for:
+ 1. leadership changes (no data copied) when the measure follows leadership;
+ 2. replica moves, candidates ordered by most load per byte moved, each sent to
+    the least utilised broker that every registered constraint accepts;
+ 3. swaps, when a move alone would break a constraint (e.g. a replica-count band).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..model import LEADER_MEASURES, ClusterModel
+
+MAX_ROUNDS = 6
+# consecutive rejected candidates after which a source broker is given up for a pass
+MAX_FAILS = 400
+SWAP_SOURCES = 64  # heaviest candidates of a source tried in swaps
+SWAP_DESTS = 12  # least utilised brokers tried as swap partners
+SWAP_PARTNERS = 6  # partner replicas tried per candidate
+
+
+def tolerance(x: np.ndarray) -> np.ndarray:
+    # relative slack so that float noise never counts as a violation
+    return np.abs(x) * 1e-9 + 1e-9
+
+
+class Goal:
+    """One goal: a name, hard or soft, a violation measure and an optimiser."""
+
+    name: str = ""
+    hard: bool = False
+    threshold: float | None = None
+
+    def prepare(self, model: ClusterModel) -> None:
+        """Compute targets from the current state, before `optimize`."""
+
+    def register(self, model: ClusterModel) -> None:
+        """Make this goal a constraint for every later move."""
+
+    def violation(self, model: ClusterModel) -> float:
+        raise NotImplementedError
+
+    def optimize(self, model: ClusterModel) -> None:
+        raise NotImplementedError
+
+    def describe(self) -> dict:
+        return {"name": self.name, "hard": self.hard, "threshold": self.threshold}
+
+
+def count_band(total: float, n: int, threshold: float) -> tuple[float, float]:
+    """Band of a count: always within floor/ceil of the ideal, widened by threshold."""
+    ideal = total / n if n else 0.0
+    hi = max(math.ceil(ideal - 1e-9), math.floor(ideal * threshold + 1e-9))
+    lo = min(math.floor(ideal + 1e-9), math.ceil(ideal * (2.0 - threshold) - 1e-9))
+    return float(max(lo, 0)), float(hi)
+
+
+class BandGoal(Goal):
+    """A goal on one per-broker measure with a per-broker band."""
+
+    measure: int = 0
+
+    def __init__(self) -> None:
+        self._lo: np.ndarray | None = None
+        self._hi: np.ndarray | None = None
+
+    # subclasses return the band for usable brokers; unusable ones get (-inf, inf)
+    def band(self, model: ClusterModel) -> tuple[np.ndarray, np.ndarray]:
+        raise NotImplementedError
+
+    def _band(self, model: ClusterModel) -> tuple[np.ndarray, np.ndarray]:
+        lo, hi = self.band(model)
+        lo = np.where(model.usable, lo, -np.inf)
+        hi = np.where(model.usable, hi, np.inf)
+        return lo, hi
+
+    def prepare(self, model: ClusterModel) -> None:
+        self._lo, self._hi = self._band(model)
+
+    def register(self, model: ClusterModel) -> None:
+        if self._lo is None:
+            self.prepare(model)
+        model.tighten(self.measure, None if self.hard else self._lo, self._hi)
+
+    def violation(self, model: ClusterModel) -> float:
+        lo, hi = self._band(model)
+        x = model.load[:, self.measure]
+        u = model.usable
+        over = np.maximum(x - hi - tolerance(hi), 0.0)
+        under = np.maximum(lo - x - tolerance(lo), 0.0)
+        return float((over[u] + under[u]).sum())
+
+    # ------------------------------------------------------------ optimisation
+    def optimize(self, model: ClusterModel) -> None:
+        if self._lo is None:
+            self.prepare(model)
+        lo, hi = self._lo, self._hi
+        assert lo is not None and hi is not None
+        can_lead = self.measure in LEADER_MEASURES and bool(model.leader_dest.any())
+        can_move = bool(model.movable.any())
+        for _ in range(MAX_ROUNDS):
+            if not self._out_of_band(model, lo, hi):
+                return
+            moved = 0
+            if can_lead:
+                moved += self._leaders(model, lo, hi)
+            if can_move:
+                moved += self._replicas(model, lo, hi, shed=True)
+                moved += self._replicas(model, lo, hi, shed=False)
+                if self._out_of_band(model, lo, hi):
+                    moved += self._swaps(model, lo, hi)
+            if moved == 0:
+                return
+
+    def _out_of_band(self, model: ClusterModel, lo: np.ndarray, hi: np.ndarray) -> bool:
+        x = model.load[:, self.measure]
+        over = x > hi + tolerance(hi)
+        under = (x < lo - tolerance(lo)) & model.dest
+        return bool(((over | under) & model.usable).any())
+
+    def _weights(self, model: ClusterModel, ps: np.ndarray, ks: np.ndarray) -> np.ndarray:
+        j = self.measure
+        return model.fvec[ps, j] + np.where(ks == 0, model.lvec[ps, j], 0.0)
+
+    def _candidate_order(self, model: ClusterModel, ps: np.ndarray, w: np.ndarray) -> np.ndarray:
+        # most load per byte moved first
+        return np.argsort(-(w / (model.size[ps] + 1.0)), kind="stable")
+
+    def _leaders(self, model: ClusterModel, lo: np.ndarray, hi: np.ndarray) -> int:
+        """Move leadership off brokers above the band, then onto brokers below it."""
+        j = self.measure
+        load = model.load
+        norm = model.norm[:, j]
+        assign = model.assign
+        index = model.replicas_by_broker()
+        moved = 0
+        x = load[:, j]
+        over = np.flatnonzero(model.usable & (x > hi + tolerance(hi)))
+        over = over[np.argsort(-(x[over] / norm[over]), kind="stable")]
+        for s in over.tolist():
+            ps, ks = model.cells_of(index, s)
+            sel = (ks == 0) & ~model.frozen[ps]
+            ps = ps[sel]
+            w = model.lvec[ps, j]
+            keep = w > 0
+            ps, w = ps[keep], w[keep]
+            fails = 0
+            for i in np.argsort(-w, kind="stable").tolist():
+                if load[s, j] <= hi[s] + tolerance(hi[s]) or fails > MAX_FAILS:
+                    break
+                p = int(ps[i])
+                wi = float(w[i])
+                if assign[p, 0] != s or load[s, j] - wi < lo[s]:
+                    fails += 1
+                    continue
+                best_k, best = -1, math.inf
+                for k in range(1, model.rf_l[p]):
+                    b = int(assign[p, k])
+                    after = load[b, j] + wi
+                    if after > hi[b] or not model.leader_move_ok(p, k):
+                        continue
+                    score = after / norm[b]
+                    if score < best:
+                        best_k, best = k, score
+                if best_k < 0:
+                    fails += 1
+                    continue
+                fails = 0
+                model.move_leader(p, best_k, self.name)
+                moved += 1
+        under = np.flatnonzero(model.leader_dest & (x < lo - tolerance(lo)))
+        under = under[np.argsort(x[under] / norm[under], kind="stable")]
+        for d in under.tolist():
+            ps, ks = model.cells_of(index, d)
+            sel = (ks > 0) & ~model.frozen[ps]
+            ps, ks = ps[sel], ks[sel]
+            w = model.lvec[ps, j]
+            leaders = assign[ps, 0]
+            # take leadership from the most utilised current leaders first
+            src_util = x[leaders] / norm[leaders]
+            keep = (w > 0) & (x[leaders] - w >= lo[leaders])
+            ps, ks, w, src_util = ps[keep], ks[keep], w[keep], src_util[keep]
+            fails = 0
+            for i in np.argsort(-src_util, kind="stable").tolist():
+                if load[d, j] >= lo[d] - tolerance(lo[d]) or fails > MAX_FAILS:
+                    break
+                p, k = int(ps[i]), int(ks[i])
+                wi = float(w[i])
+                a = int(assign[p, 0])
+                if (
+                    assign[p, k] != d
+                    or load[d, j] + wi > hi[d]
+                    or load[a, j] - wi < lo[a]
+                    or load[a, j] / norm[a] <= (load[d, j] + wi) / norm[d]
+                    or not model.leader_move_ok(p, k)
+                ):
+                    fails += 1
+                    continue
+                fails = 0
+                model.move_leader(p, k, self.name)
+                moved += 1
+        return moved
+
+    def _replicas(self, model: ClusterModel, lo: np.ndarray, hi: np.ndarray, *, shed: bool) -> int:
+        """shed: move replicas off brokers above the band to the least utilised
+        acceptable brokers. Otherwise (fill): move replicas from the most utilised
+        brokers onto brokers below the band."""
+        j = self.measure
+        load = model.load
+        norm = model.norm[:, j]
+        assign = model.assign
+        x = load[:, j]
+        mid = (np.where(np.isfinite(lo), lo, 0.0) + hi) / 2.0
+        if shed:
+            sources = np.flatnonzero(model.usable & (x > hi + tolerance(hi)))
+            stop = hi
+            dest_filter = model.dest
+        else:
+            under = model.dest & (x < lo - tolerance(lo))
+            if not under.any():
+                return 0
+            sources = np.flatnonzero(model.usable & np.isfinite(mid) & (x > mid))
+            stop = mid
+            dest_filter = under
+        if sources.shape[0] == 0:
+            return 0
+        sources = sources[np.argsort(-(x[sources] / norm[sources]), kind="stable")]
+        index = model.replicas_by_broker()
+        moved = 0
+        for s in sources.tolist():
+            if not shed:
+                under = model.dest & (x < lo - tolerance(lo))
+                if not under.any():
+                    break
+                dest_filter = under
+            room = np.where(dest_filter, hi - x, -np.inf)
+            max_room = float(room.max())
+            if max_room <= 0:
+                continue
+            ps, ks = model.cells_of(index, s)
+            w = self._weights(model, ps, ks)
+            ok = (w > 0) & (w <= max_room) & model.movable[ps, ks] & ~model.frozen[ps]
+            if np.isfinite(lo[s]):
+                ok &= x[s] - w >= lo[s]
+            ps, ks, w = ps[ok], ks[ok], w[ok]
+            fails = 0
+            for i in self._candidate_order(model, ps, w).tolist():
+                if x[s] <= stop[s] + tolerance(stop[s]) or fails > MAX_FAILS:
+                    break
+                p, k = int(ps[i]), int(ks[i])
+                wi = float(w[i])
+                if assign[p, k] != s or x[s] - wi < lo[s]:
+                    fails += 1
+                    continue
+                mask = model.move_dest_mask(p, k)
+                if mask is None:
+                    fails += 1
+                    continue
+                after = x + wi
+                mask &= dest_filter & (after <= hi)
+                if not mask.any():
+                    fails += 1
+                    continue
+                d = int(np.argmin(np.where(mask, after / norm, np.inf)))
+                if not shed and after[d] / norm[d] >= x[s] / norm[s]:
+                    fails += 1
+                    continue
+                fails = 0
+                model.move_replica(p, k, d, self.name)
+                moved += 1
+                if not shed and not (x[d] < lo[d] - tolerance(lo[d])):
+                    dest_filter = dest_filter.copy()
+                    dest_filter[d] = False
+                    if not dest_filter.any():
+                        break
+        return moved
+
+    def _swaps(self, model: ClusterModel, lo: np.ndarray, hi: np.ndarray) -> int:
+        """Trade a heavy replica of a broker out of band for a light one of a partner."""
+        j = self.measure
+        load = model.load
+        norm = model.norm[:, j]
+        x = load[:, j]
+        util = x / norm
+        index = model.replicas_by_broker()
+        moved = 0
+        pairs: list[tuple[int, bool]] = []
+        over = np.flatnonzero(model.usable & model.dest & (x > hi + tolerance(hi)))
+        pairs += [(int(b), True) for b in over[np.argsort(-util[over], kind="stable")]]
+        under = np.flatnonzero(model.usable & model.dest & (x < lo - tolerance(lo)))
+        pairs += [(int(b), False) for b in under[np.argsort(util[under], kind="stable")]]
+        for b, is_over in pairs:
+            # heavy side s gives a replica of weight wa, light side d gives wb < wa
+            if is_over:
+                partners = np.flatnonzero(model.dest & (util < util[b]))
+                partners = partners[np.argsort(util[partners], kind="stable")][:SWAP_DESTS]
+            else:
+                partners = np.flatnonzero(model.dest & (util > util[b]))
+                partners = partners[np.argsort(-util[partners], kind="stable")][:SWAP_DESTS]
+            for other in partners.tolist():
+                s, d = (b, other) if is_over else (other, b)
+                if not self._needs(x, lo, hi, b):
+                    break
+                moved += self._swap_pair(model, index, s, d, lo, hi)
+        return moved
+
+    def _needs(self, x: np.ndarray, lo: np.ndarray, hi: np.ndarray, b: int) -> bool:
+        return bool(x[b] > hi[b] + tolerance(hi[b]) or x[b] < lo[b] - tolerance(lo[b]))
+
+    def _swap_pair(
+        self,
+        model: ClusterModel,
+        index: tuple[np.ndarray, np.ndarray],
+        s: int,
+        d: int,
+        lo: np.ndarray,
+        hi: np.ndarray,
+    ) -> int:
+        x = model.load[:, self.measure]
+        assign = model.assign
+
+        def cands(b: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+            ps, ks = model.cells_of(index, b)
+            ok = model.movable[ps, ks] & ~model.frozen[ps] & (assign[ps, ks] == b)
+            ps, ks = ps[ok], ks[ok]
+            return ps, ks, self._weights(model, ps, ks)
+
+        pa, ka, wa = cands(s)
+        pb, kb, wb = cands(d)
+        if pa.shape[0] == 0 or pb.shape[0] == 0:
+            return 0
+        order_b = np.argsort(wb, kind="stable")
+        pb, kb, wb = pb[order_b], kb[order_b], wb[order_b]
+        moved = 0
+        for i in np.argsort(-wa, kind="stable")[:SWAP_SOURCES].tolist():
+            # how much weight may flow from s to d, and how much s/d want
+            room = min(hi[d] - x[d], x[s] - lo[s])
+            want = max(x[s] - hi[s], lo[d] - x[d])
+            if room <= 0 or want <= 0:
+                break
+            wi = float(wa[i])
+            p1, k1 = int(pa[i]), int(ka[i])
+            if assign[p1, k1] != s:
+                continue
+            # partners whose weight leaves a transfer in (0, room], closest to `want` first
+            lo_i = int(np.searchsorted(wb, wi - room, side="left"))
+            hi_i = int(np.searchsorted(wb, wi, side="left"))
+            if hi_i <= lo_i:
+                continue
+            target = wi - min(want, room)
+            mid = int(np.searchsorted(wb, target))
+            tried = 0
+            for jdx in _around(mid, lo_i, hi_i):
+                if tried >= SWAP_PARTNERS:
+                    break
+                tried += 1
+                p2, k2 = int(pb[jdx]), int(kb[jdx])
+                if assign[p2, k2] != d:
+                    continue
+                net = wi - float(wb[jdx])
+                if net <= 0 or x[d] + net > hi[d] or x[s] - net < lo[s]:
+                    continue
+                if not model.swap_ok(p1, k1, p2, k2):
+                    continue
+                model.move_replica(p1, k1, d, self.name)
+                model.move_replica(p2, k2, s, self.name)
+                model.counter(self.name).swaps += 1
+                moved += 1
+                break
+        return moved
+
+
+def _around(mid: int, lo: int, hi: int):
+    """Indices in [lo, hi) ordered by distance from mid."""
+    mid = min(max(mid, lo), hi - 1)
+    yield mid
+    step = 1
+    while mid - step >= lo or mid + step < hi:
+        if mid + step < hi:
+            yield mid + step
+        if mid - step >= lo:
+            yield mid - step
+        step += 1

@@ -1,0 +1,163 @@
+"""Soft goal: each topic's replicas spread evenly over the brokers.
+
+For topic t with n_t replicas over B usable brokers, ideal_t = n_t / B and a
+broker's count of t must lie within [min(floor(ideal), ceil((2 - t) x ideal)),
+max(ceil(ideal), floor(t x ideal))]: a count within floor/ceil of the ideal is
+always balanced (BALANCING.md §4).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..model import ClusterModel
+from .base import MAX_FAILS, MAX_ROUNDS, Goal
+
+
+class TopicReplicaDistributionGoal(Goal):
+    name = "topic-replica-distribution"
+    hard = False
+
+    def __init__(self, threshold: float) -> None:
+        self.threshold = threshold
+        self._lo: np.ndarray | None = None
+        self._hi: np.ndarray | None = None
+
+    def bands(self, model: ClusterModel) -> tuple[np.ndarray, np.ndarray]:
+        total = model.topic_count[:, model.usable].sum(axis=1).astype(np.float64)
+        ideal = total / max(model.n_usable, 1)
+        t = self.threshold
+        hi = np.maximum(np.ceil(ideal - 1e-9), np.floor(ideal * t + 1e-9))
+        lo = np.minimum(np.floor(ideal + 1e-9), np.ceil(ideal * (2.0 - t) - 1e-9))
+        return np.maximum(lo, 0).astype(np.int64), hi.astype(np.int64)
+
+    def prepare(self, model: ClusterModel) -> None:
+        self._lo, self._hi = self.bands(model)
+
+    def register(self, model: ClusterModel) -> None:
+        if self._lo is None:
+            self.prepare(model)
+        model.topic_lo, model.topic_hi = self._lo, self._hi
+
+    def violation(self, model: ClusterModel) -> float:
+        lo, hi = self.bands(model)
+        tc = model.topic_count[:, model.usable]
+        over = np.maximum(tc - hi[:, None], 0).sum()
+        under = np.maximum(lo[:, None] - tc, 0).sum()
+        return float(over + under)
+
+    def _index(self, model: ClusterModel) -> tuple[np.ndarray, np.ndarray]:
+        b = model.n_brokers
+        key = model.topic.astype(np.int64)[:, None] * b + model.assign
+        key = np.where(model.assign >= 0, key, -1).ravel()
+        order = np.argsort(key, kind="stable")
+        return order, key[order]
+
+    def _cells(
+        self, model: ClusterModel, index: tuple[np.ndarray, np.ndarray], t: int, b: int
+    ) -> tuple[np.ndarray, np.ndarray]:
+        order, keys = index
+        key = t * model.n_brokers + b
+        i0 = int(np.searchsorted(keys, key, side="left"))
+        i1 = int(np.searchsorted(keys, key, side="right"))
+        cells = order[i0:i1]
+        ps, ks = cells // model.K, cells % model.K
+        ok = model.movable[ps, ks] & ~model.frozen[ps] & (model.assign[ps, ks] == b)
+        ps, ks = ps[ok], ks[ok]
+        # a count goal: move the smallest replicas (fewest bytes) first
+        order_s = np.argsort(model.size[ps], kind="stable")
+        return ps[order_s], ks[order_s]
+
+    def optimize(self, model: ClusterModel) -> None:
+        if self._lo is None:
+            self.prepare(model)
+        lo, hi = self._lo, self._hi
+        assert lo is not None and hi is not None
+        if not model.movable.any():
+            return
+        usable_idx = np.flatnonzero(model.usable)
+        for _ in range(MAX_ROUNDS):
+            tc = model.topic_count
+            sub = tc[:, usable_idx]
+            excess = sub - hi[:, None]
+            t_over, b_over = np.nonzero(excess > 0)
+            deficit = lo[:, None] - sub
+            t_under, b_under = np.nonzero((deficit > 0) & model.dest[usable_idx][None, :])
+            if t_over.shape[0] == 0 and t_under.shape[0] == 0:
+                return
+            index = self._index(model)
+            moved = 0
+            order = np.lexsort((b_over, t_over, -excess[t_over, b_over]))
+            for i in order.tolist():
+                t, s = int(t_over[i]), int(usable_idx[b_over[i]])
+                moved += self._shed(model, index, t, s, hi)
+            order = np.lexsort((b_under, t_under, -deficit[t_under, b_under]))
+            for i in order.tolist():
+                t, d = int(t_under[i]), int(usable_idx[b_under[i]])
+                moved += self._fill(model, index, t, d, lo, hi)
+            if moved == 0:
+                return
+
+    def _shed(
+        self,
+        model: ClusterModel,
+        index: tuple[np.ndarray, np.ndarray],
+        t: int,
+        s: int,
+        hi: np.ndarray,
+    ) -> int:
+        tc = model.topic_count
+        ps, ks = self._cells(model, index, t, s)
+        moved = fails = 0
+        for p, k in zip(ps.tolist(), ks.tolist(), strict=True):
+            if tc[t, s] <= hi[t] or fails > MAX_FAILS:
+                break
+            if model.assign[p, k] != s:
+                continue
+            vec = model.replica_vec(p, k)
+            mask = model.move_dest_mask(p, k, vec)
+            if mask is None:
+                fails += 1
+                continue
+            counts = tc[t]
+            mask &= counts + 1 <= hi[t]
+            if not mask.any():
+                fails += 1
+                continue
+            # fewest replicas of this topic first, then the least loaded broker
+            score = counts + np.minimum(model.place_score(vec), 1e6) * 1e-7
+            d = int(np.argmin(np.where(mask, score, np.inf)))
+            model.move_replica(p, k, d, self.name)
+            moved += 1
+            fails = 0
+        return moved
+
+    def _fill(
+        self,
+        model: ClusterModel,
+        index: tuple[np.ndarray, np.ndarray],
+        t: int,
+        d: int,
+        lo: np.ndarray,
+        hi: np.ndarray,
+    ) -> int:
+        tc = model.topic_count
+        moved = 0
+        sources = np.flatnonzero(model.usable & (tc[t] > lo[t]) & (tc[t] > tc[t, d] + 1))
+        sources = sources[np.argsort(-tc[t, sources], kind="stable")]
+        for s in sources.tolist():
+            if tc[t, d] >= lo[t]:
+                break
+            ps, ks = self._cells(model, index, t, s)
+            for p, k in zip(ps.tolist(), ks.tolist(), strict=True):
+                if tc[t, d] >= lo[t] or tc[t, s] <= max(lo[t], tc[t, d] + 1):
+                    break
+                if model.assign[p, k] != s:
+                    continue
+                mask = model.move_dest_mask(p, k)
+                if mask is None or not mask[d]:
+                    continue
+                model.move_replica(p, k, d, self.name)
+                moved += 1
+                break
+        return moved

@@ -1,0 +1,387 @@
+"""Cluster state arrays and the load model of BALANCING.md §3, updated per move.
+
+Measures tracked per broker (columns of `ClusterModel.load`):
+
+    network_in       + bytes_in on every replica
+    network_out      + bytes_out + bytes_in * (rf - 1) on the leader (replicas[0])
+    disk             + size on every replica
+    replicas         + 1 on every replica
+    leaders          + 1 on the leader
+    leader_bytes_in  + bytes_in on the leader
+
+Every move goes through `move_replica` / `move_leader`, which keep the per-broker
+loads, per-topic replica counts and the record of why a partition changed in step.
+The acceptance checks (`move_dest_mask`, `leader_move_ok`, `swap_ok`) enforce every
+constraint registered so far: hard goals from the start, soft goals once optimised.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .snapshot import Snapshot
+
+NW_IN, NW_OUT, DISK, REPLICAS, LEADERS, LEADER_BYTES_IN = range(6)
+N_MEASURES = 6
+MEASURE_NAMES = ("network_in", "network_out", "disk", "replicas", "leaders", "leader_bytes_in")
+# Measures a change of leadership moves between brokers.
+LEADER_MEASURES = (NW_OUT, LEADERS, LEADER_BYTES_IN)
+
+
+@dataclass
+class GoalCounters:
+    replica_moves: int = 0
+    leader_moves: int = 0
+    swaps: int = 0
+
+
+@dataclass
+class ModeSetup:
+    """What a mode lets the optimiser touch (see modes.py)."""
+
+    mode: str
+    usable: np.ndarray  # (B,) may hold replicas after the plan: alive and not being removed
+    dest: np.ndarray  # (B,) may receive new replicas
+    leader_dest: np.ndarray  # (B,) may receive leadership
+    movable: np.ndarray  # (P, K) replica slots the mode lets move
+    removed: list[int] = field(default_factory=list)  # broker indices being removed
+    added: list[int] = field(default_factory=list)  # broker indices being added
+
+
+def broker_loads(
+    assign: np.ndarray, fvec: np.ndarray, lvec: np.ndarray, n_brokers: int
+) -> np.ndarray:
+    """Per-broker measures of an assignment (column 0 of `assign` is the leader)."""
+    load = np.zeros((n_brokers, N_MEASURES), dtype=np.float64)
+    for k in range(assign.shape[1]):
+        col = assign[:, k]
+        ok = col >= 0
+        for j in range(N_MEASURES):
+            w = fvec[ok, j] + lvec[ok, j] if k == 0 else fvec[ok, j]
+            load[:, j] += np.bincount(col[ok], weights=w, minlength=n_brokers)
+    return load
+
+
+def rack_violations(rack_of_cell: np.ndarray, rack_max: np.ndarray) -> np.ndarray:
+    """Per-partition count of replicas beyond the allowed number per rack.
+
+    rack_of_cell: (P, K) rack code per replica, negative for padding.
+    """
+    if rack_of_cell.shape[0] == 0:
+        return np.zeros(0, dtype=np.int64)
+    k = rack_of_cell.shape[1]
+    # padding gets distinct sentinels so that it never forms a run
+    pad = -(np.arange(k, dtype=np.int64) + 1)
+    vals = np.where(rack_of_cell >= 0, rack_of_cell.astype(np.int64), pad[None, :])
+    s = np.sort(vals, axis=1)
+    run = np.zeros(s.shape, dtype=np.int64)
+    for i in range(1, k):
+        run[:, i] = np.where(s[:, i] == s[:, i - 1], run[:, i - 1] + 1, 0)
+    return (run >= rack_max[:, None]).sum(axis=1)
+
+
+class ClusterModel:
+    """Mutable cluster state: assignment, per-broker loads and active constraints."""
+
+    def __init__(
+        self,
+        snap: Snapshot,
+        setup: ModeSetup,
+        *,
+        capacity_threshold: float,
+        max_replicas_per_broker: int,
+    ) -> None:
+        self.snap = snap
+        self.setup = setup
+        self.n_brokers = B = snap.n_brokers
+        self.n_partitions = P = snap.n_partitions
+        self.initial = snap.replicas
+        self.assign = snap.replicas.copy()
+        self.K = self.assign.shape[1]
+        self.rf = snap.rf
+        self.rf_l: list[int] = snap.rf.tolist()
+        self.topic = snap.topic
+        self.topic_l: list[int] = snap.topic.tolist()
+        self.size = snap.size
+        self.lout = snap.bytes_out + snap.bytes_in * (snap.rf - 1)
+        fvec = np.zeros((P, N_MEASURES), dtype=np.float64)
+        fvec[:, NW_IN] = snap.bytes_in
+        fvec[:, DISK] = snap.size
+        fvec[:, REPLICAS] = 1.0
+        lvec = np.zeros((P, N_MEASURES), dtype=np.float64)
+        lvec[:, NW_OUT] = self.lout
+        lvec[:, LEADERS] = 1.0
+        lvec[:, LEADER_BYTES_IN] = snap.bytes_in
+        self.fvec = fvec
+        self.lvec = lvec
+        self.load = broker_loads(self.assign, fvec, lvec, B)
+
+        n_topics = len(snap.topics)
+        self.n_topics = n_topics
+        cells = self.assign >= 0
+        key = snap.topic[:, None].astype(np.int64) * B + self.assign
+        self.topic_count = (
+            np.bincount(key[cells], minlength=n_topics * B).reshape(n_topics, B).astype(np.int32)
+        )
+
+        self.usable = setup.usable
+        self.alive = snap.alive
+        self.dest = setup.dest & setup.usable
+        self.leader_dest = setup.leader_dest & setup.usable
+        self.movable = setup.movable.copy()
+        self.n_usable = int(self.usable.sum())
+        # a partition holding a replica on a dead broker may not be listed in a plan
+        # (BALANCING.md §2), so nothing touches it unless every dead replica is moved
+        dead_cell = (~snap.alive)[np.maximum(self.assign, 0)] & cells
+        self.frozen = dead_cell.any(axis=1)
+
+        # racks: a broker without rack is a rack of its own (as Cruise Control does)
+        codes: dict[str, int] = {}
+        rack = np.zeros(B, dtype=np.int64)
+        nxt = 0
+        for b, name in enumerate(snap.racks):
+            if name is None:
+                rack[b] = nxt
+                nxt += 1
+            else:
+                if name not in codes:
+                    codes[name] = nxt
+                    nxt += 1
+                rack[b] = codes[name]
+        self.rack = rack
+        self.rack_l: list[int] = rack.tolist()
+        self.rack_masks = rack[None, :] == np.arange(nxt)[:, None]
+        self.n_racks_usable = int(np.unique(rack[self.usable]).shape[0])
+        nr = max(self.n_racks_usable, 1)
+        # replicas of one partition on distinct racks while racks >= rf, else as even as
+        # the racks allow: at most ceil(rf / racks) per rack
+        self.rack_max = np.where(nr >= snap.rf, 1, -(-snap.rf // nr)).astype(np.int64)
+        self.rack_max_l: list[int] = self.rack_max.tolist()
+
+        # normalisation: capacity where every usable broker declares one, else raw load
+        norm = np.ones((B, N_MEASURES), dtype=np.float64)
+        self.has_capacity = [False] * 3
+        for j in (NW_IN, NW_OUT, DISK):
+            cap = snap.capacity[:, j]
+            if self.n_usable and np.all(np.isfinite(cap[self.usable]) & (cap[self.usable] > 0)):
+                norm[:, j] = np.where(np.isfinite(cap) & (cap > 0), cap, 1.0)
+                self.has_capacity[j] = True
+        if self.has_capacity[NW_IN]:
+            norm[:, LEADER_BYTES_IN] = norm[:, NW_IN]
+        self.norm = norm
+
+        # active constraints: hi/lo per broker and measure, checked as "never worse"
+        self.hi = np.full((B, N_MEASURES), np.inf)
+        self.lo = np.full((B, N_MEASURES), -np.inf)
+        self.capacity_threshold = capacity_threshold
+        self.max_replicas_per_broker = max_replicas_per_broker
+        self.topic_hi: np.ndarray | None = None
+        self.topic_lo: np.ndarray | None = None
+
+        # whole-cluster targets used to place replicas that must move anyway
+        totals = fvec.sum(axis=0) + lvec.sum(axis=0)
+        usable_norm = norm[self.usable].sum(axis=0) if self.n_usable else np.ones(N_MEASURES)
+        target = totals[None, :] * norm / np.where(usable_norm > 0, usable_norm, 1.0)
+        self.place_target = np.where(target > 0, target, np.inf)
+
+        # bookkeeping
+        self.reasons: dict[int, list[str]] = {}
+        self.counters: dict[str, GoalCounters] = {}
+        self.journal: list[tuple] | None = None
+        self.data_loss_skipped: list[int] = []
+        self.data_loss_healed: list[int] = []
+        self.unfixable: dict[int, str] = {}
+
+    # ---------------------------------------------------------------- helpers
+    def members(self, p: int) -> list[int]:
+        return self.assign[p, : self.rf_l[p]].tolist()
+
+    def replica_vec(self, p: int, k: int) -> np.ndarray:
+        return self.fvec[p] + self.lvec[p] if k == 0 else self.fvec[p]
+
+    def replicas_by_broker(self) -> tuple[np.ndarray, np.ndarray]:
+        """Index of replica cells grouped by broker: (cell order, start offsets)."""
+        flat = self.assign.ravel()
+        # int16 keys let numpy use a linear-time radix sort
+        keys = flat.astype(np.int16) if self.n_brokers < 32000 else flat
+        order = np.argsort(keys, kind="stable")
+        n_pad = int((flat < 0).sum())
+        counts = np.bincount(flat[flat >= 0], minlength=self.n_brokers)
+        starts = np.concatenate(([0], np.cumsum(counts))) + n_pad
+        return order, starts
+
+    def cells_of(
+        self, index: tuple[np.ndarray, np.ndarray], b: int
+    ) -> tuple[np.ndarray, np.ndarray]:
+        order, starts = index
+        cells = order[starts[b] : starts[b + 1]]
+        return cells // self.K, cells % self.K
+
+    def place_score(self, vec: np.ndarray) -> np.ndarray:
+        """Composite utilisation after adding `vec` to each broker (lower is better)."""
+        cols = (NW_IN, NW_OUT, DISK, REPLICAS)
+        ratio = (self.load[:, cols] + vec[list(cols)]) / self.place_target[:, cols]
+        return ratio.max(axis=1)
+
+    def note(self, p: int, goal: str) -> None:
+        r = self.reasons.get(p)
+        if r is None:
+            self.reasons[p] = [goal]
+        elif r[-1] != goal and goal not in r:
+            r.append(goal)
+
+    def counter(self, goal: str) -> GoalCounters:
+        c = self.counters.get(goal)
+        if c is None:
+            c = self.counters[goal] = GoalCounters()
+        return c
+
+    # ---------------------------------------------------------------- constraints
+    def tighten(self, j: int, lo: np.ndarray | None, hi: np.ndarray | None) -> None:
+        if hi is not None:
+            np.minimum(self.hi[:, j], hi, out=self.hi[:, j])
+        if lo is not None:
+            np.maximum(self.lo[:, j], lo, out=self.lo[:, j])
+
+    def rack_full(self, p: int, k: int) -> tuple[list[int], bool]:
+        """Racks already full for partition p without slot k, and whether moving slot k
+        out of its rack lowers the partition's rack violation."""
+        m = self.rack_max_l[p]
+        rl = self.rack_l
+        racks = [rl[b] for b in self.assign[p, : self.rf_l[p]].tolist()]
+        own = racks.pop(k)
+        cnt: dict[int, int] = {}
+        for r in racks:
+            cnt[r] = cnt.get(r, 0) + 1
+        full = [r for r, c in cnt.items() if c >= m]
+        return full, own in full
+
+    def move_dest_mask(
+        self, p: int, k: int, vec: np.ndarray | None = None, *, fix_rack: bool = False
+    ) -> np.ndarray | None:
+        """Brokers that may take replica slot k of partition p without breaking any
+        registered constraint; None when the source side already forbids the move."""
+        s = int(self.assign[p, k])
+        if vec is None:
+            vec = self.replica_vec(p, k)
+        load_s = self.load[s]
+        if ((load_s - vec) < np.minimum(self.lo[s], load_s)).any():
+            return None
+        t = self.topic_l[p]
+        if self.topic_lo is not None and self.usable[s]:
+            if self.topic_count[t, s] - 1 < min(self.topic_lo[t], self.topic_count[t, s]):
+                return None
+        mask = self.dest & ((self.load + vec) <= np.maximum(self.hi, self.load)).all(axis=1)
+        mask[self.assign[p, : self.rf_l[p]]] = False
+        full, leaving_full = self.rack_full(p, k)
+        if fix_rack or not leaving_full:
+            for r in full:
+                mask &= ~self.rack_masks[r]
+        if self.topic_hi is not None:
+            mask &= self.topic_count[t] + 1 <= max(self.topic_hi[t], 0)
+        return mask
+
+    def leader_move_ok(self, p: int, k: int, *, force: bool = False) -> bool:
+        """May leadership of p go to the replica in slot k?"""
+        a = int(self.assign[p, 0])
+        b = int(self.assign[p, k])
+        if not (self.usable[b] if force else self.leader_dest[b]):
+            return False
+        vec = self.lvec[p]
+        lb = self.load[b]
+        if ((lb + vec) > np.maximum(self.hi[b], lb)).any():
+            return False
+        la = self.load[a]
+        return not ((la - vec) < np.minimum(self.lo[a], la)).any()
+
+    def swap_ok(self, p1: int, k1: int, p2: int, k2: int) -> bool:
+        """May replica (p1, k1) on s and replica (p2, k2) on d trade places?"""
+        if p1 == p2:
+            return False
+        s = int(self.assign[p1, k1])
+        d = int(self.assign[p2, k2])
+        if not (self.dest[d] and self.dest[s]):
+            return False
+        if not (self.movable[p1, k1] and self.movable[p2, k2]):
+            return False
+        if self.frozen[p1] or self.frozen[p2]:
+            return False
+        if d in self.members(p1) or s in self.members(p2):
+            return False
+        full1, leaving1 = self.rack_full(p1, k1)
+        if not leaving1 and self.rack_l[d] in full1:
+            return False
+        full2, leaving2 = self.rack_full(p2, k2)
+        if not leaving2 and self.rack_l[s] in full2:
+            return False
+        net = self.replica_vec(p1, k1) - self.replica_vec(p2, k2)
+        for b, delta in ((d, net), (s, -net)):
+            cur = self.load[b]
+            new = cur + delta
+            if (new > np.maximum(self.hi[b], cur)).any() or (
+                new < np.minimum(self.lo[b], cur)
+            ).any():
+                return False
+        t1, t2 = self.topic_l[p1], self.topic_l[p2]
+        if t1 != t2 and self.topic_hi is not None and self.topic_lo is not None:
+            tc = self.topic_count
+            for t_in, t_out, b in ((t1, t2, d), (t2, t1, s)):
+                if tc[t_in, b] + 1 > max(self.topic_hi[t_in], tc[t_in, b]):
+                    return False
+                if tc[t_out, b] - 1 < min(self.topic_lo[t_out], tc[t_out, b]):
+                    return False
+        return True
+
+    # ---------------------------------------------------------------- moves
+    def move_replica(self, p: int, k: int, d: int, goal: str) -> None:
+        s = int(self.assign[p, k])
+        vec = self.replica_vec(p, k)
+        self.load[s] -= vec
+        self.load[d] += vec
+        t = self.topic_l[p]
+        self.topic_count[t, s] -= 1
+        self.topic_count[t, d] += 1
+        self.assign[p, k] = d
+        if self.frozen[p]:
+            self.frozen[p] = not bool(self.alive[self.assign[p, : self.rf_l[p]]].all())
+        if self.journal is not None:
+            self.journal.append(("r", p, k, s, goal))
+        self.note(p, goal)
+        self.counter(goal).replica_moves += 1
+
+    def move_leader(self, p: int, k: int, goal: str) -> None:
+        a = int(self.assign[p, 0])
+        b = int(self.assign[p, k])
+        vec = self.lvec[p]
+        self.load[a] -= vec
+        self.load[b] += vec
+        self.assign[p, 0], self.assign[p, k] = b, a
+        mv = self.movable
+        mv[p, 0], mv[p, k] = mv[p, k], mv[p, 0]
+        if self.journal is not None:
+            self.journal.append(("l", p, k, 0, goal))
+        self.note(p, goal)
+        self.counter(goal).leader_moves += 1
+
+    def begin(self) -> None:
+        self.journal = []
+
+    def commit(self) -> None:
+        self.journal = None
+
+    def rollback(self) -> None:
+        """Undo every move since `begin` (used when a partition can't be fully fixed)."""
+        journal, self.journal = self.journal or [], None
+        for kind, p, k, s, goal in reversed(journal):
+            c = self.counter(goal)
+            if kind == "r":
+                self.move_replica(p, k, s, goal)
+                c.replica_moves -= 2
+            else:
+                self.move_leader(p, k, goal)
+                c.leader_moves -= 2
+            r = self.reasons.get(p)
+            if r is not None and (self.assign[p] == self.initial[p]).all():
+                del self.reasons[p]

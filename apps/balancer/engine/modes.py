@@ -1,0 +1,103 @@
+"""Planning modes: which replicas may move, where to, and who may lead.
+
+full            every goal; any replica may move to any usable broker.
+add-brokers     move load onto the brokers in IDS only (replicas and leadership).
+remove-brokers  drain IDS: every replica on them moves; leadership may move freely.
+fix-offline     only what dead brokers force: their replicas move, nothing else.
+leaders         leadership reordering only; no data is copied.
+
+Usable brokers are alive and not being removed; only they may receive replicas.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import numpy as np
+
+from .errors import PlanError
+from .goals import SOFT_GOALS
+from .model import ModeSetup
+from .snapshot import Snapshot
+
+MODES = ("full", "add-brokers", "remove-brokers", "fix-offline", "leaders")
+
+
+def default_soft_goals(mode: str) -> tuple[str, ...]:
+    if mode == "fix-offline":
+        return ()  # hard goals only: evacuate the dead, touch nothing else
+    return SOFT_GOALS
+
+
+def _broker_indices(snap: Snapshot, brokers: Iterable[int]) -> list[int]:
+    out: list[int] = []
+    for bid in brokers:
+        if type(bid) is not int:
+            raise PlanError(f"broker id {bid!r} is not an integer")
+        i = snap.broker_index(bid)
+        if i is None:
+            raise PlanError(f"broker {bid} is not in the snapshot")
+        if i not in out:
+            out.append(i)
+    return sorted(out)
+
+
+def setup_mode(snap: Snapshot, mode: str, brokers: Iterable[int] = ()) -> ModeSetup:
+    if mode not in MODES:
+        raise PlanError(f"unknown mode {mode!r} (known: {', '.join(MODES)})")
+    ids = _broker_indices(snap, brokers)
+    if mode in ("add-brokers", "remove-brokers"):
+        if not ids:
+            raise PlanError(f"mode {mode} needs the broker ids to act on")
+    elif ids:
+        raise PlanError(f"mode {mode} takes no broker ids")
+    b = snap.n_brokers
+    chosen = np.zeros(b, dtype=bool)
+    chosen[ids] = True
+    alive = snap.alive
+    if mode == "add-brokers":
+        dead = [int(snap.broker_ids[i]) for i in ids if not alive[i]]
+        if dead:
+            raise PlanError(f"broker {dead[0]} can't be added: it is not alive")
+    removed = chosen if mode == "remove-brokers" else np.zeros(b, dtype=bool)
+    usable = alive & ~removed
+    if not usable.any():
+        raise PlanError("no alive broker is left to hold replicas")
+    assign = snap.replicas
+    cells = assign >= 0
+    on_unusable = (~usable)[np.maximum(assign, 0)] & cells
+    if mode in ("full", "add-brokers"):
+        movable = cells.copy()
+    elif mode == "remove-brokers":
+        movable = on_unusable
+    elif mode == "fix-offline":
+        movable = on_unusable & (~alive)[np.maximum(assign, 0)]
+    else:  # leaders
+        movable = np.zeros_like(cells)
+    dest = chosen & usable if mode == "add-brokers" else usable.copy()
+    if mode == "add-brokers":
+        leader_dest = chosen & usable
+    elif mode == "fix-offline":
+        leader_dest = np.zeros(b, dtype=bool)
+    else:
+        leader_dest = usable.copy()
+
+    if mode != "leaders":
+        n_usable = int(usable.sum())
+        too_big = np.flatnonzero(snap.rf > n_usable)
+        if too_big.shape[0]:
+            p = int(too_big[0])
+            raise PlanError(
+                f"partition {snap.partition_name(p)} has {int(snap.rf[p])} replicas but only "
+                f"{n_usable} alive broker{'s' if n_usable != 1 else ''} can hold them"
+                + (" (not counting those being removed)" if removed.any() else "")
+            )
+    return ModeSetup(
+        mode=mode,
+        usable=usable,
+        dest=dest,
+        leader_dest=leader_dest,
+        movable=movable,
+        removed=ids if mode == "remove-brokers" else [],
+        added=ids if mode == "add-brokers" else [],
+    )

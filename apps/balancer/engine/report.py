@@ -1,0 +1,104 @@
+"""The report that goes next to the plan: figures before/after, movement, goals,
+the goal behind each changed partition, data-loss decisions and time taken."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .figures import lower_bounds, movement, resource_figures
+from .model import ClusterModel
+from .options import PlannerOptions
+
+
+def build_report(
+    model: ClusterModel,
+    goal_stats: list[dict],
+    options: PlannerOptions,
+    seconds: dict[str, float],
+    *,
+    include_moves: bool = True,
+) -> dict:
+    snap = model.snap
+    setup = model.setup
+    ids = snap.broker_ids
+    before = resource_figures(model, snap.replicas)
+    after = resource_figures(model, model.assign)
+    bounds = lower_bounds(model, after)
+    balance = {
+        name: {
+            "before": round(before[name]["ratio"], 6),
+            "after": round(after[name]["ratio"], 6),
+            "lower_bound": round(bounds[name], 6),
+            "min_before": round(before[name]["min_ratio"], 6),
+            "min_after": round(after[name]["min_ratio"], 6),
+            "ideal": after[name]["ideal"],
+            "capacity_based": after[name]["capacity_based"],
+        }
+        for name in before
+    }
+    name = snap.partition_name
+    report: dict = {
+        "cluster": snap.cluster,
+        "taken_at": snap.taken_at,
+        "mode": setup.mode,
+        "brokers": {
+            "total": snap.n_brokers,
+            "usable": int(model.usable.sum()),
+            "dead": [int(b) for b in ids[~snap.alive]],
+            "removed": [int(ids[b]) for b in setup.removed],
+            "added": [int(ids[b]) for b in setup.added],
+        },
+        "partitions": snap.n_partitions,
+        "replicas": int(snap.rf.sum()),
+        "options": {
+            "balance_threshold": options.balance_threshold,
+            "thresholds": dict(options.thresholds),
+            "capacity_threshold": options.capacity_threshold,
+            "max_replicas_per_broker": options.max_replicas_per_broker,
+            "allow_data_loss": options.allow_data_loss,
+        },
+        "balance": balance,
+        "movement": movement(snap, model.assign),
+        "goals": goal_stats,
+        "data_loss": {
+            "allowed": options.allow_data_loss,
+            "skipped": [name(p) for p in model.data_loss_skipped],
+            "healed": [name(p) for p in model.data_loss_healed],
+        },
+        "unfixable": [
+            {"partition": name(p), "reason": reason}
+            for p, reason in sorted(model.unfixable.items())
+        ],
+        "seconds": {k: round(v, 4) for k, v in seconds.items()},
+    }
+    if include_moves:
+        report["moves"] = _moves(model)
+    return report
+
+
+def _moves(model: ClusterModel) -> list[dict]:
+    """One entry per changed partition, with the goal(s) behind the change."""
+    snap = model.snap
+    ids = snap.broker_ids
+    init = snap.replicas
+    final = model.assign
+    out = []
+    for p in np.flatnonzero((init != final).any(axis=1)).tolist():
+        rf = int(snap.rf[p])
+        old = [int(ids[b]) for b in init[p, :rf].tolist()]
+        new = [int(ids[b]) for b in final[p, :rf].tolist()]
+        added = [b for b in new if b not in old]
+        out.append(
+            {
+                "topic": snap.topics[snap.topic[p]],
+                "partition": int(snap.partition[p]),
+                "before": old,
+                "after": new,
+                "added": added,
+                "removed": [b for b in old if b not in new],
+                "leader": {"from": old[0], "to": new[0]} if old[0] != new[0] else None,
+                "bytes_moved": int(round(float(snap.size[p]) * len(added))),
+                "goals": list(model.reasons.get(p, [])),
+            }
+        )
+    return out

@@ -1,0 +1,220 @@
+"""Parse and validate a cluster snapshot (BALANCING.md §1) into numpy arrays.
+
+Brokers are sorted by id and partitions by (topic, partition) so that the same
+snapshot always yields the same arrays, whatever order the JSON listed them in.
+Every problem is reported as a one-line `SnapshotError` naming the culprit.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .errors import SnapshotError
+
+CAPACITY_KEYS = ("network_in", "network_out", "disk")
+LOAD_KEYS = ("bytes_in", "bytes_out", "messages_in", "size")
+
+
+@dataclass
+class Snapshot:
+    """A validated snapshot. Broker references are indices into `broker_ids`."""
+
+    cluster: str | None
+    taken_at: str | None
+    broker_ids: np.ndarray  # (B,) int64, sorted
+    racks: list[str | None]  # (B,)
+    alive: np.ndarray  # (B,) bool
+    capacity: np.ndarray  # (B, 3) float64, NaN where not given (= unbounded)
+    topics: list[str]  # sorted topic names
+    topic: np.ndarray  # (P,) int32 index into `topics`
+    partition: np.ndarray  # (P,) int64 partition number
+    replicas: np.ndarray  # (P, K) int32 broker index, -1 padding; column 0 = preferred leader
+    rf: np.ndarray  # (P,) int32 replica count
+    leader: np.ndarray  # (P,) int32 broker index of the current leader, -1 offline
+    bytes_in: np.ndarray  # (P,) float64
+    bytes_out: np.ndarray  # (P,) float64
+    messages_in: np.ndarray  # (P,) float64
+    size: np.ndarray  # (P,) float64
+
+    @property
+    def n_brokers(self) -> int:
+        return int(self.broker_ids.shape[0])
+
+    @property
+    def n_partitions(self) -> int:
+        return int(self.topic.shape[0])
+
+    def partition_name(self, p: int) -> str:
+        return f"{self.topics[self.topic[p]]}-{int(self.partition[p])}"
+
+    def broker_index(self, broker_id: int) -> int | None:
+        i = int(np.searchsorted(self.broker_ids, broker_id))
+        if i < self.n_brokers and int(self.broker_ids[i]) == broker_id:
+            return i
+        return None
+
+
+def _is_int(value: Any) -> bool:
+    return type(value) is int  # bool is an int subclass and must not pass
+
+
+def _number(value: Any, where: str) -> float:
+    if type(value) not in (int, float):
+        raise SnapshotError(f"{where} must be a number, got {value!r}")
+    x = float(value)
+    if not math.isfinite(x) or x < 0:
+        raise SnapshotError(f"{where} must be a finite number >= 0, got {value!r}")
+    return x
+
+
+def _parse_brokers(raw: Any) -> tuple[list[int], list[str | None], list[bool], list[list[float]]]:
+    if not isinstance(raw, list):
+        raise SnapshotError("snapshot field 'brokers' must be a list")
+    if not raw:
+        raise SnapshotError("snapshot has no brokers")
+    rows = []
+    seen: set[int] = set()
+    for i, b in enumerate(raw):
+        if not isinstance(b, Mapping):
+            raise SnapshotError(f"brokers[{i}] must be an object")
+        bid = b.get("id")
+        if not _is_int(bid):
+            raise SnapshotError(f"brokers[{i}]: 'id' must be an integer, got {bid!r}")
+        if bid in seen:
+            raise SnapshotError(f"broker {bid} is listed twice")
+        seen.add(bid)
+        rack = b.get("rack")
+        if rack is not None and not isinstance(rack, str):
+            raise SnapshotError(f"broker {bid}: 'rack' must be a string or null, got {rack!r}")
+        alive = b.get("alive", True)
+        if not isinstance(alive, bool):
+            raise SnapshotError(f"broker {bid}: 'alive' must be true or false, got {alive!r}")
+        cap = b.get("capacity")
+        caps = [math.nan] * 3
+        if cap is not None:
+            if not isinstance(cap, Mapping):
+                raise SnapshotError(f"broker {bid}: 'capacity' must be an object")
+            for j, key in enumerate(CAPACITY_KEYS):
+                if cap.get(key) is not None:
+                    caps[j] = _number(cap[key], f"broker {bid}: capacity.{key}")
+        rows.append((bid, rack, alive, caps))
+    rows.sort(key=lambda r: r[0])
+    return (
+        [r[0] for r in rows],
+        [r[1] for r in rows],
+        [r[2] for r in rows],
+        [r[3] for r in rows],
+    )
+
+
+def parse_snapshot(data: Any) -> Snapshot:
+    """Validate `data` (decoded JSON) and return a `Snapshot`."""
+    if isinstance(data, Snapshot):
+        return data
+    if not isinstance(data, Mapping):
+        raise SnapshotError("snapshot must be a JSON object")
+    ids, racks, alive, caps = _parse_brokers(data.get("brokers"))
+    index = {bid: i for i, bid in enumerate(ids)}
+
+    parts = data.get("partitions")
+    if not isinstance(parts, list):
+        raise SnapshotError("snapshot field 'partitions' must be a list")
+
+    n = len(parts)
+    topic_names: list[str] = [""] * n
+    numbers = np.zeros(n, dtype=np.int64)
+    rep_lists: list[list[int]] = [[]] * n
+    leaders = np.full(n, -1, dtype=np.int32)
+    loads = np.zeros((n, 4), dtype=np.float64)
+    maxrf = 1
+    for i, p in enumerate(parts):
+        if not isinstance(p, Mapping):
+            raise SnapshotError(f"partitions[{i}] must be an object")
+        topic = p.get("topic")
+        if not isinstance(topic, str) or not topic:
+            raise SnapshotError(f"partitions[{i}]: 'topic' must be a non-empty string")
+        num = p.get("partition")
+        if not _is_int(num) or num < 0:
+            raise SnapshotError(
+                f"partitions[{i}] ({topic}): 'partition' must be an integer >= 0, got {num!r}"
+            )
+        name = f"{topic}-{num}"
+        reps = p.get("replicas")
+        if not isinstance(reps, list) or not reps:
+            raise SnapshotError(f"partition {name}: 'replicas' must be a non-empty list")
+        row = []
+        for r in reps:
+            j = index.get(r) if _is_int(r) else None
+            if j is None:
+                if not _is_int(r):
+                    raise SnapshotError(f"partition {name}: replica {r!r} is not a broker id")
+                raise SnapshotError(f"partition {name}: replica {r} is not a known broker")
+            row.append(j)
+        if len(set(row)) != len(row):
+            raise SnapshotError(f"partition {name}: replicas {reps} are not distinct")
+        if len(row) > maxrf:
+            maxrf = len(row)
+        leader = p.get("leader")
+        if leader is not None and leader != -1:
+            if not _is_int(leader):
+                raise SnapshotError(f"partition {name}: 'leader' must be a broker id, -1 or null")
+            if leader not in reps:
+                raise SnapshotError(
+                    f"partition {name}: leader {leader} is not one of its replicas {reps}"
+                )
+            leaders[i] = index[leader]
+        load = p.get("load")
+        if load is not None:
+            if not isinstance(load, Mapping):
+                raise SnapshotError(f"partition {name}: 'load' must be an object")
+            for j, key in enumerate(LOAD_KEYS):
+                v = load.get(key)
+                if v is not None:
+                    loads[i, j] = _number(v, f"partition {name}: load.{key}")
+        topic_names[i] = topic
+        numbers[i] = num
+        rep_lists[i] = row
+
+    topics = sorted(set(topic_names))
+    code = {t: k for k, t in enumerate(topics)}
+    topic_arr = np.fromiter((code[t] for t in topic_names), dtype=np.int32, count=n)
+    order = np.lexsort((numbers, topic_arr)) if n else np.zeros(0, dtype=np.int64)
+    topic_arr = topic_arr[order]
+    numbers = numbers[order]
+    if n > 1:
+        dup = (topic_arr[1:] == topic_arr[:-1]) & (numbers[1:] == numbers[:-1])
+        if dup.any():
+            k = int(np.argmax(dup))
+            raise SnapshotError(
+                f"partition {topics[topic_arr[k]]}-{int(numbers[k])} is listed twice"
+            )
+    replicas = np.full((n, maxrf), -1, dtype=np.int32)
+    rf = np.zeros(n, dtype=np.int32)
+    for row_i, src in enumerate(order.tolist()):
+        row = rep_lists[src]
+        replicas[row_i, : len(row)] = row
+        rf[row_i] = len(row)
+    loads = loads[order]
+    return Snapshot(
+        cluster=data.get("cluster") if isinstance(data.get("cluster"), str) else None,
+        taken_at=data.get("taken_at") if isinstance(data.get("taken_at"), str) else None,
+        broker_ids=np.asarray(ids, dtype=np.int64),
+        racks=racks,
+        alive=np.asarray(alive, dtype=bool),
+        capacity=np.asarray(caps, dtype=np.float64).reshape(len(ids), 3),
+        topics=topics,
+        topic=topic_arr,
+        partition=numbers,
+        replicas=replicas,
+        rf=rf,
+        leader=leaders[order],
+        bytes_in=np.ascontiguousarray(loads[:, 0]),
+        bytes_out=np.ascontiguousarray(loads[:, 1]),
+        messages_in=np.ascontiguousarray(loads[:, 2]),
+        size=np.ascontiguousarray(loads[:, 3]),
+    )
