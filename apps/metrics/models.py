@@ -1,0 +1,115 @@
+"""Measured traffic per window, the aggregation runs that produced it, and their cursor.
+
+Loads are per second averaged over one window (BALANCING.md §1); sizes in bytes.
+A null rate means it could not be measured in that window (fewer than two
+samples, or no record size known); readers treat it as zero.
+"""
+
+from django.db import models
+
+from apps.clusters.models import Cluster
+
+
+class PartitionLoad(models.Model):
+    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="partition_loads")
+    topic = models.CharField(max_length=249)
+    partition = models.IntegerField()
+    window_start = models.DateTimeField()
+    window_end = models.DateTimeField()
+    samples = models.IntegerField()
+    # As at the window's last sample.
+    leader = models.IntegerField(null=True)
+    replicas = models.JSONField(default=list)
+    messages_in = models.FloatField(null=True)
+    bytes_in = models.FloatField(null=True)
+    bytes_out = models.FloatField(null=True)
+    size = models.BigIntegerField(null=True)
+    avg_record_size = models.FloatField(null=True)
+    consumer_groups = models.IntegerField(default=0)
+
+    class Meta:
+        ordering = ["cluster", "-window_start", "topic", "partition"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["cluster", "window_start", "topic", "partition"],
+                name="unique_partition_load_window",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.topic}-{self.partition}@{self.window_start:%H:%M}"
+
+
+class BrokerLoad(models.Model):
+    """A broker's load by the load model of BALANCING.md §3, as currently placed."""
+
+    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="broker_loads")
+    broker_id = models.IntegerField(help_text="Kafka node id.")
+    window_start = models.DateTimeField()
+    window_end = models.DateTimeField()
+    network_in = models.FloatField()
+    network_out = models.FloatField()
+    disk = models.BigIntegerField()
+    replicas = models.IntegerField()
+    leaders = models.IntegerField()
+    topic_replicas = models.JSONField(default=dict, help_text="Replica count per topic.")
+
+    class Meta:
+        ordering = ["cluster", "-window_start", "broker_id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["cluster", "window_start", "broker_id"], name="unique_broker_load_window"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"broker-{self.broker_id}@{self.window_start:%H:%M}"
+
+
+class AggregationRun(models.Model):
+    class Status(models.TextChoices):
+        RUNNING = "running"
+        SUCCEEDED = "succeeded"
+        FAILED = "failed"
+
+    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="aggregation_runs")
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.RUNNING)
+    started_at = models.DateTimeField()
+    finished_at = models.DateTimeField(null=True, blank=True)
+    spark_master = models.CharField(max_length=255, blank=True)
+    input_rows = models.BigIntegerField(default=0)
+    output_rows = models.BigIntegerField(default=0, help_text="Partition loads written.")
+    broker_rows = models.IntegerField(default=0)
+    malformed_rows = models.BigIntegerField(default=0)
+    late_rows = models.BigIntegerField(default=0)
+    windows = models.JSONField(default=list, help_text="Window starts written (ISO).")
+    error = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["-started_at"]
+        constraints = [
+            # The lock: at most one running aggregation per cluster.
+            models.UniqueConstraint(
+                fields=["cluster"],
+                condition=models.Q(status="running"),
+                name="one_running_aggregation_per_cluster",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.cluster.name} run {self.pk} ({self.status})"
+
+
+class MetricsCursor(models.Model):
+    """Where the next aggregation of a cluster starts reading the metrics topic."""
+
+    cluster = models.OneToOneField(Cluster, on_delete=models.CASCADE, related_name="metrics_cursor")
+    topic = models.CharField(max_length=249)
+    # Metrics-topic partition (as a string) -> next offset to read.
+    offsets = models.JSONField(default=dict)
+    # Every window ending at or before this is written; later records for it are late.
+    finalized_until = models.DateTimeField(null=True, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"{self.cluster.name} cursor"

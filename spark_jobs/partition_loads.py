@@ -1,0 +1,421 @@
+"""Aggregate metric samples into per-partition and per-broker loads per window.
+
+extract   -> `metrics_extract`: batch-read the new records of the metrics topic
+             with Spark's Kafka source.
+transform -> pure DataFrame functions (`records_parse` ... `broker_loads_compute`),
+             unit-tested on a local session with hand-made samples.
+load      -> `aggregation_execute` collects the (small) results to the driver;
+             apps.metrics.services writes them to the database. Nothing here
+             imports Django.
+
+Windows are tumbling, aligned to the epoch, `window_ms` long. A window is only
+aggregated once it is complete, i.e. once a sample at or after its end has been
+read (the sampler flushes each round before starting the next). Records of a
+still-open window are read again by the next run: the stored offsets are rewound
+to the first of them. Records of a window that was already written are late and
+are dropped.
+
+Run on its own (spark-submit or plain python, both need Django settings because
+the results go to the database):
+
+    python -m spark_jobs.partition_loads --cluster demo
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from pyspark import StorageLevel
+from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from spark_jobs.metrics_schema import METRIC_RECORD_SCHEMA, METRIC_RECORD_VERSION
+
+MALFORMED = "malformed"
+LATE = "late"
+OPEN = "open"
+COMPLETE = "complete"
+
+GROUP_KEYS = ["topic", "partition", "window_start", "window_end"]
+
+
+# --- extract -------------------------------------------------------------------
+
+
+def metrics_extract(
+    spark: SparkSession,
+    *,
+    bootstrap_servers: str,
+    topic: str,
+    starting_offsets: dict[int, int] | None = None,
+    starting_timestamp_ms: int | None = None,
+    kafka_options: dict[str, str] | None = None,
+) -> DataFrame:
+    """Kafka rows (partition, offset, value) from the starting point to the end.
+
+    `starting_offsets` must name every partition of the topic (-2 = earliest);
+    without it the read starts at `starting_timestamp_ms`, or at the earliest offset.
+    """
+    reader = (
+        spark.read.format("kafka")
+        .option("kafka.bootstrap.servers", bootstrap_servers)
+        .option("subscribe", topic)
+        # Retention may have deleted what we stored an offset for: carry on.
+        .option("failOnDataLoss", "false")
+        .option("endingOffsets", "latest")
+    )
+    for key, value in (kafka_options or {}).items():
+        reader = reader.option(f"kafka.{key}", value)
+    if starting_offsets:
+        offsets = {str(p): int(o) for p, o in sorted(starting_offsets.items())}
+        reader = reader.option("startingOffsets", json.dumps({topic: offsets}))
+    elif starting_timestamp_ms is not None:
+        reader = reader.option("startingTimestamp", str(starting_timestamp_ms)).option(
+            "startingOffsetsByTimestampStrategy", "latest"
+        )
+    else:
+        reader = reader.option("startingOffsets", "earliest")
+    return reader.load().select("partition", "offset", "value")
+
+
+# --- transform -------------------------------------------------------------------
+
+
+def records_parse(raw: DataFrame) -> DataFrame:
+    """Parse Kafka rows into sample columns plus `valid`, keeping the Kafka position."""
+    r = F.from_json(F.col("value").cast("string"), METRIC_RECORD_SCHEMA)
+    parsed = raw.select(
+        F.col("partition").alias("kafka_partition"),
+        F.col("offset").alias("kafka_offset"),
+        r.alias("r"),
+    ).select("kafka_partition", "kafka_offset", "r.*")
+    start = F.coalesce(F.col("start_offset"), F.lit(0))
+    valid = (
+        (F.col("v") == METRIC_RECORD_VERSION)
+        & (F.col("ts") > 0)
+        & F.col("topic").isNotNull()
+        & (F.length("topic") > 0)
+        & (F.col("partition") >= 0)
+        & (F.col("end_offset") >= start)
+        & (start >= 0)
+    )
+    # A null anywhere in `valid` means a missing field: malformed too.
+    return parsed.withColumn("valid", F.coalesce(valid, F.lit(False)))
+
+
+def batch_watermark(parsed: DataFrame) -> tuple[int, int | None]:
+    """(rows read, newest valid sample time in ms). One small action."""
+    row = parsed.agg(
+        F.count(F.lit(1)).alias("rows"),
+        F.max(F.when(F.col("valid"), F.col("ts"))).alias("watermark"),
+    ).first()
+    return int(row["rows"]), row["watermark"]
+
+
+def window_finalized_until(
+    *, watermark_ms: int | None, window_ms: int, previous_ms: int | None
+) -> int | None:
+    """End of the newest complete window: every window ending at or before it is complete."""
+    if watermark_ms is None:
+        return previous_ms
+    boundary = watermark_ms - watermark_ms % window_ms
+    return boundary if previous_ms is None else max(previous_ms, boundary)
+
+
+def samples_classify(
+    parsed: DataFrame,
+    *,
+    window_ms: int,
+    finalized_until_ms: int | None,
+    previous_finalized_ms: int | None,
+) -> DataFrame:
+    """Add window_start/window_end (ms) and `state`: malformed, late, open or complete."""
+    window_start = F.col("ts") - F.pmod(F.col("ts"), F.lit(window_ms))
+    windowed = parsed.withColumn("window_start", window_start).withColumn(
+        "window_end", window_start + F.lit(window_ms)
+    )
+    before = F.lit(previous_finalized_ms if previous_finalized_ms is not None else -1)
+    until = F.lit(finalized_until_ms if finalized_until_ms is not None else -1)
+    state = (
+        F.when(~F.col("valid"), F.lit(MALFORMED))
+        .when(F.col("window_end") <= before, F.lit(LATE))
+        .when(F.col("window_end") <= until, F.lit(COMPLETE))
+        .otherwise(F.lit(OPEN))
+    )
+    return windowed.withColumn("state", state)
+
+
+def offsets_next(classified: DataFrame) -> DataFrame:
+    """Per metrics-topic partition, where the next run starts reading.
+
+    The first record of a still-open window, or one past the last record read.
+    """
+    return classified.groupBy("kafka_partition").agg(
+        F.coalesce(
+            F.min(F.when(F.col("state") == OPEN, F.col("kafka_offset"))),
+            F.max("kafka_offset") + 1,
+        ).alias("next_offset")
+    )
+
+
+def state_counts(classified: DataFrame, next_offsets: DataFrame) -> DataFrame:
+    """Rows per state, counting only records the next run will not read again."""
+    return (
+        classified.join(F.broadcast(next_offsets), "kafka_partition")
+        .where(F.col("kafka_offset") < F.col("next_offset"))
+        .groupBy("state")
+        .count()
+    )
+
+
+def _rate(delta: Column, dt_seconds: Column) -> Column:
+    return F.when(dt_seconds > 0, delta / dt_seconds)
+
+
+def partition_loads_compute(samples: DataFrame) -> DataFrame:
+    """Per partition and complete window: messages_in, bytes_in, bytes_out (per second), size.
+
+    Rates run from the first to the last sample of the window.
+    - bytes_in is the growth of the leader replica's size, unless segments were
+      deleted or compacted in between (log-start offset moved, or the size
+      shrank); then it is offset growth x average record size.
+    - bytes_out is the summed progress of every consumer group's committed offset
+      x average record size (average = leader size / records on disk).
+    - size is the leader replica's size at the last sample (largest replica if the
+      leader's is unknown).
+    """
+    s = samples.withColumn(
+        "leader_size", F.col("sizes").getItem(F.col("leader").cast("string"))
+    ).withColumn("max_size", F.array_max(F.map_values("sizes")))
+    point = F.struct("ts", "start_offset", "end_offset", "leader_size")
+    g = s.groupBy(*GROUP_KEYS).agg(
+        F.count(F.lit(1)).alias("samples"),
+        F.min_by(point, "ts").alias("first"),
+        F.max_by(
+            F.struct(
+                "ts", "start_offset", "end_offset", "leader_size", "max_size", "leader", "replicas"
+            ),
+            "ts",
+        ).alias("last"),
+    )
+    first, last = F.col("first"), F.col("last")
+    dt = (last["ts"] - first["ts"]) / 1000.0
+    appended = last["end_offset"] - first["end_offset"]
+    on_disk = last["end_offset"] - F.coalesce(last["start_offset"], F.lit(0))
+    avg_size = F.when(
+        (on_disk > 0) & last["leader_size"].isNotNull(), last["leader_size"] / on_disk
+    )
+    shrank = (
+        F.coalesce(last["start_offset"], F.lit(0)) > F.coalesce(first["start_offset"], F.lit(0))
+    ) | (last["leader_size"] < first["leader_size"])
+    growth_usable = first["leader_size"].isNotNull() & last["leader_size"].isNotNull() & ~shrank
+    messages_in = F.when(appended >= 0, _rate(appended, dt))
+    bytes_in = (
+        F.when(messages_in.isNull(), F.lit(None))
+        .when(appended == 0, F.lit(0.0))
+        .when(growth_usable, _rate(last["leader_size"] - first["leader_size"], dt))
+        .otherwise(messages_in * avg_size)
+    )
+    loads = g.select(
+        *GROUP_KEYS,
+        "samples",
+        last["leader"].alias("leader"),
+        last["replicas"].alias("replicas"),
+        messages_in.cast("double").alias("messages_in"),
+        bytes_in.cast("double").alias("bytes_in"),
+        F.coalesce(last["leader_size"], last["max_size"]).alias("size"),
+        avg_size.cast("double").alias("avg_record_size"),
+    )
+
+    progress = (
+        samples.select(*GROUP_KEYS, "ts", F.explode("committed").alias("group", "committed"))
+        .groupBy(*GROUP_KEYS, "group")
+        .agg(
+            F.min_by("committed", "ts").alias("c0"),
+            F.max_by("committed", "ts").alias("c1"),
+            F.min("ts").alias("t0"),
+            F.max("ts").alias("t1"),
+        )
+        # A group that rewound its offsets consumed nothing new.
+        .select(
+            *GROUP_KEYS,
+            _rate(
+                F.greatest(F.col("c1") - F.col("c0"), F.lit(0)),
+                (F.col("t1") - F.col("t0")) / 1000.0,
+            ).alias("rate"),
+        )
+        .groupBy(*GROUP_KEYS)
+        .agg(F.sum("rate").alias("consumed"), F.count("rate").alias("consumer_groups"))
+    )
+    joined = loads.join(progress, GROUP_KEYS, "left")
+    consumed = F.coalesce(F.col("consumed"), F.lit(0.0))
+    bytes_out = F.when(consumed == 0, F.lit(0.0)).otherwise(consumed * F.col("avg_record_size"))
+    return joined.select(
+        *GROUP_KEYS,
+        "samples",
+        "leader",
+        "replicas",
+        "messages_in",
+        "bytes_in",
+        bytes_out.cast("double").alias("bytes_out"),
+        "size",
+        "avg_record_size",
+        F.coalesce(F.col("consumer_groups"), F.lit(0)).alias("consumer_groups"),
+    )
+
+
+def broker_loads_compute(partition_loads: DataFrame) -> DataFrame:
+    """Broker loads per window from partition loads, by the load model of BALANCING.md §3.
+
+    Every replica's broker: network_in += bytes_in, disk += size, replicas += 1.
+    The current leader's broker in addition: network_out += bytes_out +
+    bytes_in x (replicas - 1), leaders += 1. Unknown loads count as zero.
+    """
+    r = partition_loads.select(
+        "window_start",
+        "window_end",
+        "topic",
+        "leader",
+        F.size("replicas").alias("rf"),
+        F.coalesce("bytes_in", F.lit(0.0)).alias("bi"),
+        F.coalesce("bytes_out", F.lit(0.0)).alias("bo"),
+        F.coalesce("size", F.lit(0)).alias("sz"),
+        F.explode("replicas").alias("broker"),
+    )
+    is_leader = F.col("broker") == F.col("leader")
+    totals = r.groupBy("window_start", "window_end", "broker").agg(
+        F.sum("bi").alias("network_in"),
+        F.sum(
+            F.when(is_leader, F.col("bo") + F.col("bi") * (F.col("rf") - 1)).otherwise(0.0)
+        ).alias("network_out"),
+        F.sum("sz").alias("disk"),
+        F.count(F.lit(1)).alias("replicas"),
+        F.sum(is_leader.cast("int")).alias("leaders"),
+    )
+    per_topic = (
+        r.groupBy("window_start", "broker", "topic")
+        .agg(F.count(F.lit(1)).alias("n"))
+        .groupBy("window_start", "broker")
+        .agg(F.map_from_entries(F.collect_list(F.struct("topic", "n"))).alias("topic_replicas"))
+    )
+    return totals.join(per_topic, ["window_start", "broker"])
+
+
+# --- load (to the driver) ---------------------------------------------------------
+
+
+@dataclass
+class AggregationResult:
+    input_rows: int = 0
+    malformed_rows: int = 0
+    late_rows: int = 0
+    partition_loads: list[dict[str, Any]] = field(default_factory=list)
+    broker_loads: list[dict[str, Any]] = field(default_factory=list)
+    # Metrics-topic partition -> first offset the next run reads.
+    next_offsets: dict[int, int] = field(default_factory=dict)
+    finalized_until_ms: int | None = None
+
+
+def rows_collect(df: DataFrame) -> list[dict[str, Any]]:
+    return [row.asDict(recursive=True) for row in df.collect()]
+
+
+def aggregation_execute(
+    spark: SparkSession,
+    *,
+    raw: DataFrame,
+    window_ms: int,
+    previous_finalized_ms: int | None,
+) -> AggregationResult:
+    """Run every transform over one batch of Kafka rows and collect the results."""
+    parsed = records_parse(raw).persist(StorageLevel.MEMORY_AND_DISK)
+    try:
+        input_rows, watermark = batch_watermark(parsed)
+        if input_rows == 0:
+            return AggregationResult(finalized_until_ms=previous_finalized_ms)
+        finalized = window_finalized_until(
+            watermark_ms=watermark, window_ms=window_ms, previous_ms=previous_finalized_ms
+        )
+        classified = samples_classify(
+            parsed,
+            window_ms=window_ms,
+            finalized_until_ms=finalized,
+            previous_finalized_ms=previous_finalized_ms,
+        )
+        next_offsets_df = offsets_next(classified)
+        next_offsets = {
+            int(r["kafka_partition"]): int(r["next_offset"]) for r in next_offsets_df.collect()
+        }
+        counts = {
+            r["state"]: int(r["count"]) for r in state_counts(classified, next_offsets_df).collect()
+        }
+        result = AggregationResult(
+            input_rows=input_rows,
+            malformed_rows=counts.get(MALFORMED, 0),
+            late_rows=counts.get(LATE, 0),
+            next_offsets=next_offsets,
+            finalized_until_ms=finalized,
+        )
+        if finalized is None or finalized == previous_finalized_ms:
+            return result  # no window completed in this batch
+        complete = classified.where(F.col("state") == COMPLETE)
+        loads = partition_loads_compute(complete).persist(StorageLevel.MEMORY_AND_DISK)
+        try:
+            result.partition_loads = rows_collect(loads)
+            result.broker_loads = rows_collect(broker_loads_compute(loads))
+        finally:
+            loads.unpersist()
+        return result
+    finally:
+        parsed.unpersist()
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+    import os
+    import sys
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cluster", required=True, help="cluster name (slug)")
+    parser.add_argument("--run-id", type=int, help="a run started by aggregation_submit")
+    args = parser.parse_args(argv)
+
+    # The results go to the Django database, so the job runs with the site's settings.
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "balancer_site.settings")
+    import django
+
+    django.setup()
+    from apps.clusters.models import Cluster
+    from apps.metrics.models import AggregationRun
+    from apps.metrics.services import AggregationAlreadyRunning, aggregation_run
+
+    cluster = Cluster.objects.filter(name=args.cluster).first()
+    if cluster is None:
+        print(f"unknown cluster {args.cluster!r}", file=sys.stderr)
+        return 2
+    run = None
+    if args.run_id is not None:
+        run = AggregationRun.objects.filter(
+            pk=args.run_id, cluster=cluster, status=AggregationRun.Status.RUNNING
+        ).first()
+        if run is None:
+            print(f"no running run {args.run_id} of {args.cluster!r}", file=sys.stderr)
+            return 2
+    try:
+        run = aggregation_run(cluster=cluster, run=run)
+    except AggregationAlreadyRunning as exc:
+        print(str(exc), file=sys.stderr)
+        return 3
+    print(
+        f"run {run.pk} {run.status}: {run.input_rows} rows in, {run.output_rows} partition loads, "
+        f"{run.malformed_rows} malformed, {run.late_rows} late"
+        + (f"; error: {run.error.splitlines()[0]}" if run.error else "")
+    )
+    return 0 if run.status == "succeeded" else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
