@@ -179,6 +179,10 @@ class ClusterModel:
         self.max_replicas_per_broker = max_replicas_per_broker
         self.topic_hi: np.ndarray | None = None
         self.topic_lo: np.ndarray | None = None
+        # room[b] = max(hi - load, 0): how much each measure may still grow on b
+        # slack[b] = max(load - lo, 0): how much it may still shrink ("never worse")
+        self.room = np.full((B, N_MEASURES), np.inf)
+        self.slack = np.full((B, N_MEASURES), np.inf)
 
         # whole-cluster targets used to place replicas that must move anyway
         totals = fvec.sum(axis=0) + lvec.sum(axis=0)
@@ -244,6 +248,13 @@ class ClusterModel:
             np.minimum(self.hi[:, j], hi, out=self.hi[:, j])
         if lo is not None:
             np.maximum(self.lo[:, j], lo, out=self.lo[:, j])
+        self.room[:, j] = np.maximum(self.hi[:, j] - self.load[:, j], 0.0)
+        self.slack[:, j] = np.maximum(self.load[:, j] - self.lo[:, j], 0.0)
+
+    def _refresh(self, b: int) -> None:
+        lb = self.load[b]
+        self.room[b] = np.maximum(self.hi[b] - lb, 0.0)
+        self.slack[b] = np.maximum(lb - self.lo[b], 0.0)
 
     def rack_full(self, p: int, k: int) -> tuple[list[int], bool]:
         """Racks already full for partition p without slot k, and whether moving slot k
@@ -266,14 +277,13 @@ class ClusterModel:
         s = int(self.assign[p, k])
         if vec is None:
             vec = self.replica_vec(p, k)
-        load_s = self.load[s]
-        if ((load_s - vec) < np.minimum(self.lo[s], load_s)).any():
+        if (vec > self.slack[s]).any():
             return None
         t = self.topic_l[p]
         if self.topic_lo is not None and self.usable[s]:
             if self.topic_count[t, s] - 1 < min(self.topic_lo[t], self.topic_count[t, s]):
                 return None
-        mask = self.dest & ((self.load + vec) <= np.maximum(self.hi, self.load)).all(axis=1)
+        mask = self.dest & (vec <= self.room).all(axis=1)
         mask[self.assign[p, : self.rf_l[p]]] = False
         full, leaving_full = self.rack_full(p, k)
         if fix_rack or not leaving_full:
@@ -283,6 +293,26 @@ class ClusterModel:
             mask &= self.topic_count[t] + 1 <= max(self.topic_hi[t], 0)
         return mask
 
+    def move_ok_to(self, p: int, k: int, d: int) -> bool:
+        """Scalar form of `move_dest_mask` for one destination."""
+        s = int(self.assign[p, k])
+        if not self.dest[d] or d in self.members(p):
+            return False
+        vec = self.replica_vec(p, k)
+        if (vec > self.room[d]).any() or (vec > self.slack[s]).any():
+            return False
+        full, leaving_full = self.rack_full(p, k)
+        if not leaving_full and self.rack_l[d] in full:
+            return False
+        if self.topic_hi is not None and self.topic_lo is not None:
+            t = self.topic_l[p]
+            tc = self.topic_count
+            if tc[t, d] + 1 > max(self.topic_hi[t], 0):
+                return False
+            if self.usable[s] and tc[t, s] - 1 < min(self.topic_lo[t], tc[t, s]):
+                return False
+        return True
+
     def leader_move_ok(self, p: int, k: int, *, force: bool = False) -> bool:
         """May leadership of p go to the replica in slot k?"""
         a = int(self.assign[p, 0])
@@ -290,11 +320,7 @@ class ClusterModel:
         if not (self.usable[b] if force else self.leader_dest[b]):
             return False
         vec = self.lvec[p]
-        lb = self.load[b]
-        if ((lb + vec) > np.maximum(self.hi[b], lb)).any():
-            return False
-        la = self.load[a]
-        return not ((la - vec) < np.minimum(self.lo[a], la)).any()
+        return not ((vec > self.room[b]).any() or (vec > self.slack[a]).any())
 
     def swap_ok(self, p1: int, k1: int, p2: int, k2: int) -> bool:
         """May replica (p1, k1) on s and replica (p2, k2) on d trade places?"""
@@ -340,6 +366,8 @@ class ClusterModel:
         vec = self.replica_vec(p, k)
         self.load[s] -= vec
         self.load[d] += vec
+        self._refresh(s)
+        self._refresh(d)
         t = self.topic_l[p]
         self.topic_count[t, s] -= 1
         self.topic_count[t, d] += 1
@@ -357,6 +385,8 @@ class ClusterModel:
         vec = self.lvec[p]
         self.load[a] -= vec
         self.load[b] += vec
+        self._refresh(a)
+        self._refresh(b)
         self.assign[p, 0], self.assign[p, k] = b, a
         mv = self.movable
         mv[p, 0], mv[p, k] = mv[p, k], mv[p, 0]

@@ -10,6 +10,9 @@ from .errors import PlanError
 DEFAULT_BALANCE_THRESHOLD = 1.10  # Cruise Control's default: max within 110 % of the mean
 DEFAULT_CAPACITY_THRESHOLD = 0.80  # a broker may use at most 80 % of a capacity
 DEFAULT_MAX_REPLICAS_PER_BROKER = 10_000  # Cruise Control's max.replicas.per.broker
+# Goals whose default differs from balance_threshold, as in Cruise Control: per-topic
+# counts are so granular that CC's topic.replica.count.balance.threshold is 3.00.
+GOAL_DEFAULT_THRESHOLDS = {"topic-replica-distribution": 3.0}
 
 
 @dataclass(frozen=True)
@@ -18,7 +21,8 @@ class PlannerOptions:
 
     goals: soft goals to optimise, in priority order (None: every soft goal, default
         order). Hard goals always run first, whatever is listed.
-    balance_threshold: default threshold of every distribution goal (>= 1.0).
+    balance_threshold: default threshold of every distribution goal (>= 1.0) but
+        topic-replica-distribution, whose default is Cruise Control's 3.0.
     thresholds: per-goal override, e.g. {"network-in-distribution": 1.05}.
     capacity_threshold: share of a capacity a broker may use (0 < x <= 1).
     max_replicas_per_broker: hard cap on replicas per broker.
@@ -46,4 +50,6 @@ class PlannerOptions:
             )
 
     def threshold_for(self, goal: str) -> float:
-        return float(self.thresholds.get(goal, self.balance_threshold))
+        if goal in self.thresholds:
+            return float(self.thresholds[goal])
+        return float(GOAL_DEFAULT_THRESHOLDS.get(goal, self.balance_threshold))

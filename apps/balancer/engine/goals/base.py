@@ -19,7 +19,7 @@ import math
 
 import numpy as np
 
-from ..model import LEADER_MEASURES, ClusterModel
+from ..model import LEADER_BYTES_IN, LEADER_MEASURES, LEADERS, NW_OUT, ClusterModel
 
 MAX_ROUNDS = 6
 # consecutive rejected candidates after which a source broker is given up for a pass
@@ -117,7 +117,10 @@ class BandGoal(Goal):
             if can_move:
                 moved += self._replicas(model, lo, hi, shed=True)
                 moved += self._replicas(model, lo, hi, shed=False)
-                if self._out_of_band(model, lo, hi):
+                # a swap copies two replicas: not worth it for what leadership can fix
+                if self.measure not in (LEADERS, LEADER_BYTES_IN) and self._out_of_band(
+                    model, lo, hi
+                ):
                     moved += self._swaps(model, lo, hi)
             if moved == 0:
                 return
@@ -135,6 +138,13 @@ class BandGoal(Goal):
     def _candidate_order(self, model: ClusterModel, ps: np.ndarray, w: np.ndarray) -> np.ndarray:
         # most load per byte moved first
         return np.argsort(-(w / (model.size[ps] + 1.0)), kind="stable")
+
+    def _leader_order(self, model: ClusterModel, ps: np.ndarray, w: np.ndarray) -> np.ndarray:
+        """Leadership candidates: most of this measure per unit of network out moved
+        along with it (network out itself: largest first)."""
+        if self.measure == NW_OUT:
+            return np.argsort(-w, kind="stable")
+        return np.argsort(-(w / (model.lout[ps] + 1.0)), kind="stable")
 
     def _leaders(self, model: ClusterModel, lo: np.ndarray, hi: np.ndarray) -> int:
         """Move leadership off brokers above the band, then onto brokers below it."""
@@ -155,7 +165,7 @@ class BandGoal(Goal):
             keep = w > 0
             ps, w = ps[keep], w[keep]
             fails = 0
-            for i in np.argsort(-w, kind="stable").tolist():
+            for i in self._leader_order(model, ps, w).tolist():
                 if load[s, j] <= hi[s] + tolerance(hi[s]) or fails > MAX_FAILS:
                     break
                 p = int(ps[i])
@@ -187,11 +197,10 @@ class BandGoal(Goal):
             w = model.lvec[ps, j]
             leaders = assign[ps, 0]
             # take leadership from the most utilised current leaders first
-            src_util = x[leaders] / norm[leaders]
             keep = (w > 0) & (x[leaders] - w >= lo[leaders])
-            ps, ks, w, src_util = ps[keep], ks[keep], w[keep], src_util[keep]
+            ps, ks, w = ps[keep], ks[keep], w[keep]
             fails = 0
-            for i in np.argsort(-src_util, kind="stable").tolist():
+            for i in self._leader_order(model, ps, w).tolist():
                 if load[d, j] >= lo[d] - tolerance(lo[d]) or fails > MAX_FAILS:
                     break
                 p, k = int(ps[i]), int(ks[i])

@@ -13,6 +13,9 @@ import numpy as np
 from ..model import ClusterModel
 from .base import MAX_FAILS, MAX_ROUNDS, Goal
 
+FILL_SOURCES = 8  # brokers with most replicas of the topic tried per short broker
+FILL_TRIES = 4  # replicas tried per source
+
 
 class TopicReplicaDistributionGoal(Goal):
     name = "topic-replica-distribution"
@@ -144,18 +147,15 @@ class TopicReplicaDistributionGoal(Goal):
         tc = model.topic_count
         moved = 0
         sources = np.flatnonzero(model.usable & (tc[t] > lo[t]) & (tc[t] > tc[t, d] + 1))
-        sources = sources[np.argsort(-tc[t, sources], kind="stable")]
+        sources = sources[np.argsort(-tc[t, sources], kind="stable")][:FILL_SOURCES]
         for s in sources.tolist():
             if tc[t, d] >= lo[t]:
                 break
             ps, ks = self._cells(model, index, t, s)
-            for p, k in zip(ps.tolist(), ks.tolist(), strict=True):
+            for p, k in zip(ps[:FILL_TRIES].tolist(), ks[:FILL_TRIES].tolist(), strict=True):
                 if tc[t, d] >= lo[t] or tc[t, s] <= max(lo[t], tc[t, d] + 1):
                     break
-                if model.assign[p, k] != s:
-                    continue
-                mask = model.move_dest_mask(p, k)
-                if mask is None or not mask[d]:
+                if model.assign[p, k] != s or not model.move_ok_to(p, k, d):
                     continue
                 model.move_replica(p, k, d, self.name)
                 moved += 1
