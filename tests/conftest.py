@@ -1,0 +1,58 @@
+"""Shared fixtures for the real local Kafka dev cluster and Redis (scripts/dev_cluster.py).
+
+No mocks: tests that request these fixtures talk to real JVM brokers and a real Redis.
+Django configuration lives in pyproject.toml, not here.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+# scripts/ is not a package; make `import dev_cluster` work for conftest and tests alike.
+_SCRIPTS = str(Path(__file__).resolve().parent.parent / "scripts")
+if _SCRIPTS not in sys.path:
+    sys.path.insert(0, _SCRIPTS)
+
+from dev_cluster import DevCluster  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def kafka_cluster() -> Iterator[DevCluster]:
+    """The 3-broker KRaft dev cluster, up for the whole session.
+
+    Reuses a cluster that is already running (e.g. from `make run`) and leaves it running;
+    one this session had to start is stopped at the end (unless another test session in
+    the same tree still uses it).
+    """
+    cluster = DevCluster()
+    with cluster.use(kafka=True, redis=False):
+        yield cluster
+
+
+@pytest.fixture(scope="session")
+def redis_server() -> Iterator[str]:
+    """URL of a Redis answering PING (REDIS_URL, default redis://127.0.0.1:6379/0).
+
+    Reuses a running Redis; one this session started is stopped at the end.
+    """
+    cluster = DevCluster()
+    with cluster.use(kafka=False, redis=True):
+        yield cluster.redis_url
+
+
+@pytest.fixture
+def restore_brokers(kafka_cluster: DevCluster) -> Iterator[DevCluster]:
+    """For tests that stop brokers: afterwards, restart every broker that was running.
+
+    Runs even when the test fails, so one broken test can't leave the cluster degraded
+    for the tests after it.
+    """
+    before = [b for b in kafka_cluster.broker_ids if kafka_cluster.node_pid(b) is not None]
+    yield kafka_cluster
+    for broker_id in before:
+        # No-op for a running broker, but still waits until metadata lists it again.
+        kafka_cluster.start_broker(broker_id)
