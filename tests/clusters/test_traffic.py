@@ -1,0 +1,60 @@
+import uuid
+
+import pytest
+from confluent_kafka import TopicPartition
+from confluent_kafka.admin import OffsetSpec
+from django.core.management import CommandError, call_command
+
+from apps.clusters.kafka_clients import admin_client_create
+from apps.clusters.traffic import TrafficError, rate_parse, skew_weights
+
+
+def test_it_parses_rates():
+    assert rate_parse("5000/s") == 5000
+    assert rate_parse("5120") == 5120
+    assert rate_parse("600/m") == 10
+    for bad in ("", "fast", "-1/s", "10/week", "0"):
+        with pytest.raises(TrafficError):
+            rate_parse(bad)
+
+
+def test_it_builds_skews():
+    assert skew_weights("uniform", 4) == [1.0] * 4
+    assert skew_weights("zipf:1", 3) == [1.0, 0.5, 1 / 3]
+    assert skew_weights("hot:1:0.5", 3) == [0.5, 0.25, 0.25]
+    assert skew_weights("weights:1,2,3", 3) == [1.0, 2.0, 3.0]
+    for bad in ("zipf", "hot:3:0.5", "hot:1:2", "weights:1,2", "weights:-1,1,1", "pareto:1"):
+        with pytest.raises(TrafficError):
+            skew_weights(bad, 3)
+
+
+def test_it_rejects_bad_arguments_before_touching_kafka():
+    with pytest.raises(CommandError, match="invalid rate"):
+        call_command("demo_traffic", "--rate", "lots", "--bootstrap-servers", "127.0.0.1:1")
+    with pytest.raises(CommandError, match="invalid skew"):
+        call_command("demo_traffic", "--skew", "weights:1", "--bootstrap-servers", "127.0.0.1:1")
+
+
+@pytest.mark.integration
+def test_it_produces_at_the_rate_and_skew_asked(kafka_cluster):
+    topic = f"it-traffic-{uuid.uuid4().hex[:8]}"
+    admin = admin_client_create(bootstrap_servers=kafka_cluster.bootstrap_servers)
+    try:
+        call_command(
+            "demo_traffic",
+            "--bootstrap-servers", kafka_cluster.bootstrap_servers,
+            "--topic", topic,
+            "--partitions", "4",
+            "--replication-factor", "2",
+            "--rate", "2000/s",
+            "--record-size", "512",
+            "--skew", "weights:5,1,1,1",
+            "--duration", "3",
+        )  # fmt: skip
+        ends = admin.list_offsets({TopicPartition(topic, p): OffsetSpec.latest() for p in range(4)})
+        counts = [ends[TopicPartition(topic, p)].result(10).offset for p in range(4)]
+        # Every acked record is in the log; the rate and the 5:1:1:1 split hold.
+        assert 5400 <= sum(counts) <= 6600
+        assert counts[0] > 3 * max(counts[1:])
+    finally:
+        admin.delete_topics([topic])[topic].result(30)
