@@ -48,6 +48,7 @@ DEFAULT_CONTROLLER_PORT = 29190
 DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
 UP_TIMEOUT_S = 90.0
 STOP_TIMEOUT_S = 30.0
+LOG_ROTATE_BYTES = 20 * 1024 * 1024
 
 # Small heaps: 4 JVMs share a 2-core / 24 GB box with Spark and the tests. SerialGC and
 # C1-only JIT cut startup time and thread count; peak throughput doesn't matter here.
@@ -73,11 +74,14 @@ COMMON_PROPS: dict[str, str] = {
     "num.recovery.threads.per.data.dir": "1",
 }
 
-# Topic-creation defaults are applied by the controller in KRaft (brokers warn that they
-# ignore them from 5.0 on), so they go to the controller only.
+# Controller-only settings. Topic-creation defaults are applied by the controller in KRaft
+# (brokers warn that they ignore them from 5.0 on).
 CONTROLLER_PROPS: dict[str, str] = {
     "num.partitions": "1",
     "default.replication.factor": "1",
+    # The controller fences a broker that misses heartbeats this long: a SIGKILLed broker
+    # leaves the metadata after ~6 s instead of the default 9 s.
+    "broker.session.timeout.ms": "6000",
 }
 
 # Broker settings for tests: replicated internal topics (3 brokers), no surprise topics,
@@ -93,9 +97,8 @@ BROKER_PROPS: dict[str, str] = {
     "share.coordinator.state.topic.replication.factor": "3",
     "share.coordinator.state.topic.num.partitions": "10",
     "group.initial.rebalance.delay.ms": "0",
-    # Heartbeat/session: a SIGKILLed broker drops out of metadata within ~6 s, not 9+ s.
+    # Frequent heartbeats so a broker is registered/unfenced quickly after a start.
     "broker.heartbeat.interval.ms": "500",
-    "broker.session.timeout.ms": "6000",
     "log.segment.bytes": str(16 * 1024 * 1024),
     "log.retention.hours": "24",
     "log.retention.check.interval.ms": "60000",
@@ -150,9 +153,19 @@ def _read_pid(pid_file: Path) -> int | None:
         return None
 
 
+# Processes started by this Python process. Keeping the Popen objects avoids "subprocess
+# is still running" ResourceWarnings when they'd otherwise be garbage collected.
+_CHILDREN: dict[int, subprocess.Popen[bytes]] = {}
+
+
 def _reap(pid: int) -> None:
     # Nodes started by this Python process are our children: collect them once they exit
     # or they linger as zombies, which os.kill(pid, 0) still reports as alive.
+    child = _CHILDREN.get(pid)
+    if child is not None:
+        if child.poll() is not None:
+            del _CHILDREN[pid]
+        return
     with contextlib.suppress(ChildProcessError, OSError):
         os.waitpid(pid, os.WNOHANG)
 
@@ -529,7 +542,12 @@ class DevCluster:
             "kafka.Kafka",
             str(self._config_file(node_id)),
         ]
-        with open(self.log_file(node_id), "ab") as log:
+        log_file = self.log_file(node_id)
+        # Appended to across restarts (the previous run's end is often what you want to read);
+        # rotated once so frequent test restarts can't fill the disk.
+        if log_file.exists() and log_file.stat().st_size > LOG_ROTATE_BYTES:
+            log_file.replace(log_file.with_name(log_file.name + ".1"))
+        with open(log_file, "ab") as log:
             log.write(f"\n===== starting node {node_id} at {time.ctime()} =====\n".encode())
             log.flush()
             # New session: Ctrl-C in the terminal that ran `up` must not kill the cluster.
@@ -541,6 +559,7 @@ class DevCluster:
                 stdin=subprocess.DEVNULL,
                 start_new_session=True,
             )
+        _CHILDREN[proc.pid] = proc
         self._pid_file(node_id).write_text(f"{proc.pid}\n")
 
     def _start_nodes(self, node_ids: list[int]) -> None:
@@ -732,10 +751,13 @@ class DevCluster:
                 stdin=subprocess.DEVNULL,
                 start_new_session=True,
             )
+        _CHILDREN[proc.pid] = proc
         (self.redis_dir / "redis.pid").write_text(f"{proc.pid}\n")
         deadline = time.monotonic() + timeout
         while not _redis_ping(host, port):
             if proc.poll() is not None or time.monotonic() > deadline:
+                if proc.poll() is None:
+                    _terminate({proc.pid}, timeout=5.0)
                 raise DevClusterError(
                     f"redis-server did not come up on port {port}:\n"
                     + _tail(self.redis_dir / "redis.log")
