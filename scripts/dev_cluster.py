@@ -460,8 +460,11 @@ class DevCluster:
         id_file = self.run_dir / "cluster.id"
         if id_file.is_file():
             return id_file.read_text().strip()
-        # Kafka's Uuid format: url-safe base64 of 16 random bytes, without padding.
-        cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        # Kafka's Uuid format: url-safe base64 of 16 random bytes, without padding. Like
+        # Kafka's own Uuid.randomUuid(), skip ids starting with "-": CLIs take them for flags.
+        cluster_id = "-"
+        while cluster_id.startswith("-"):
+            cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
         id_file.write_text(cluster_id + "\n")
         return cluster_id
 
@@ -513,8 +516,7 @@ class DevCluster:
                 "format",
                 "--config",
                 str(self._config_file(node_id)),
-                "--cluster-id",
-                cluster_id,
+                f"--cluster-id={cluster_id}",
                 "--ignore-formatted",
             ]
             procs[node_id] = subprocess.Popen(
