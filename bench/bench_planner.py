@@ -156,8 +156,18 @@ def run_one(size: str, threshold: float, mode: str) -> dict:
         "balance": r["balance"],
         "movement": r["movement"],
         "goals": [
-            {k: g[k] for k in ("name", "violation_before", "violation_after", "replica_moves",
-                               "leadership_moves", "swaps", "seconds")}
+            {
+                k: g[k]
+                for k in (
+                    "name",
+                    "violation_before",
+                    "violation_after",
+                    "replica_moves",
+                    "leadership_moves",
+                    "swaps",
+                    "seconds",
+                )
+            }
             for g in r["goals"]
         ],
     }
@@ -198,11 +208,14 @@ def print_result(res: dict) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    ap.add_argument("--size", choices=[*SIZES, "all"], default="all",
-                    help="all = small and large")
-    ap.add_argument("--threshold", type=float, default=1.05,
-                    help="balance threshold of every distribution goal (default 1.05, the "
-                         "issue's target; the planner's own default is 1.10)")
+    ap.add_argument("--size", choices=[*SIZES, "all"], default="all", help="all = small and large")
+    ap.add_argument(
+        "--threshold",
+        type=float,
+        default=1.05,
+        help="balance threshold of every distribution goal (default 1.05, the "
+        "issue's target; the planner's own default is 1.10)",
+    )
     ap.add_argument("--mode", default="full")
     ap.add_argument("--json", help="also write the results to this file")
     ap.add_argument("--one", action="store_true", help=argparse.SUPPRESS)
@@ -213,10 +226,24 @@ def main() -> None:
     sizes = ["small", "large"] if args.size == "all" else [args.size]
     results = []
     for size in sizes:
-        cmd = [sys.executable, __file__, "--one", "--size", size,
-               "--threshold", str(args.threshold), "--mode", args.mode]
-        out = subprocess.run(cmd, check=True, capture_output=True, text=True,
-                             env={**os.environ, "PYTHONHASHSEED": "0"})
+        cmd = [
+            sys.executable,
+            __file__,
+            "--one",
+            "--size",
+            size,
+            "--threshold",
+            str(args.threshold),
+            "--mode",
+            args.mode,
+        ]
+        out = subprocess.run(
+            cmd,
+            check=True,
+            capture_output=True,
+            text=True,
+            env={**os.environ, "PYTHONHASHSEED": "0"},
+        )
         res = json.loads(out.stdout.strip().splitlines()[-1])
         print_result(res)
         results.append(res)

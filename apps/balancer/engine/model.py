@@ -372,7 +372,7 @@ class ClusterModel:
         self.topic_count[t, s] -= 1
         self.topic_count[t, d] += 1
         self.assign[p, k] = d
-        if self.frozen[p]:
+        if self.frozen[p] or not self.alive[d]:  # d dead only when a rollback moves back
             self.frozen[p] = not bool(self.alive[self.assign[p, : self.rf_l[p]]].all())
         if self.journal is not None:
             self.journal.append(("r", p, k, s, goal))

@@ -1,0 +1,154 @@
+"""Plan format, net difference, report contents, determinism and engine purity."""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from apps.balancer.engine import PlannerOptions, propose, validate_plan
+
+from .factories import MiB, broker, broker_loads, part, snapshot
+
+ENGINE = Path(__file__).resolve().parents[2] / "apps" / "balancer" / "engine"
+
+
+def cluster() -> dict:
+    return snapshot(
+        [
+            broker(b, f"r{b % 3}", network_in=100 * MiB, network_out=200 * MiB, disk=1e12)
+            for b in range(1, 7)
+        ],
+        [
+            part(
+                f"topic-{t}",
+                i,
+                [1 + (i + t) % 2, 3 + i % 2, 5],
+                bytes_in=(t + 1) * 100_000.0,
+                bytes_out=50_000.0 * i,
+                size=1e8 * (1 + i % 4),
+            )
+            for t in range(3)
+            for i in range(10)
+        ],
+    )
+
+
+def test_it_writes_exactly_the_reassignment_json() -> None:
+    snap = cluster()
+    pr = propose(snap)
+    assert set(pr.plan) == {"version", "partitions"} and pr.plan["version"] == 1
+    assert pr.plan["partitions"], "the cluster is skewed: something must move"
+    for e in pr.plan["partitions"]:
+        assert set(e) == {"topic", "partition", "replicas"}
+    assert validate_plan(pr.plan, snap) == []
+    json.dumps(pr.plan)  # plain JSON types only
+
+
+def test_it_lists_only_changed_partitions_and_nets_out_round_trips() -> None:
+    snap = snapshot([broker(1), broker(2)], [part("t", 0, [1]), part("t", 1, [2])])
+    pr = propose(snap)
+    assert pr.plan["partitions"] == []
+    assert pr.report["movement"]["replica_moves"] == 0
+
+
+def test_it_gives_the_same_plan_for_the_same_input() -> None:
+    snap = cluster()
+    a = propose(snap, options=PlannerOptions(balance_threshold=1.02))
+    b = propose(json.loads(json.dumps(snap)), options=PlannerOptions(balance_threshold=1.02))
+    shuffled = {
+        **snap,
+        "partitions": list(reversed(snap["partitions"])),
+        "brokers": list(reversed(snap["brokers"])),
+    }
+    c = propose(shuffled, options=PlannerOptions(balance_threshold=1.02))
+    assert a.plan == b.plan == c.plan
+
+
+def test_it_reports_figures_movement_goals_and_time() -> None:
+    snap = cluster()
+    pr = propose(snap)
+    r = pr.report
+    for resource in ("network_in", "network_out", "disk", "replicas", "leaders"):
+        fig = r["balance"][resource]
+        assert fig["after"] >= fig["lower_bound"] - 1e-9
+        assert {"before", "after", "lower_bound"} <= set(fig)
+    assert r["balance"]["network_in"]["after"] < r["balance"]["network_in"]["before"]
+    assert set(r["movement"]) == {
+        "partitions_changed",
+        "replica_moves",
+        "bytes_moved",
+        "leadership_moves",
+    }
+    assert len(r["moves"]) == len(pr.plan["partitions"]) == r["movement"]["partitions_changed"]
+    for m in r["moves"]:
+        assert m["goals"], m  # every change names the goal behind it
+    assert [g["name"] for g in r["goals"]][:6] == [
+        "dead-brokers",
+        "rack-awareness",
+        "max-replicas",
+        "disk-capacity",
+        "network-in-capacity",
+        "network-out-capacity",
+    ]
+    assert r["seconds"]["total"] > 0
+    json.dumps(r)
+
+
+def test_it_reports_movement_consistent_with_the_plan() -> None:
+    snap = cluster()
+    pr = propose(snap)
+    before = {(p["topic"], p["partition"]): p for p in snap["partitions"]}
+    added = moved_bytes = leaders = 0
+    for e in pr.plan["partitions"]:
+        old = before[(e["topic"], e["partition"])]
+        new_reps = [b for b in e["replicas"] if b not in old["replicas"]]
+        added += len(new_reps)
+        moved_bytes += len(new_reps) * old["load"]["size"]
+        leaders += e["replicas"][0] != old["replicas"][0] and e["replicas"][0] in old["replicas"]
+    m = pr.report["movement"]
+    assert (m["replica_moves"], m["bytes_moved"], m["leadership_moves"]) == (
+        added,
+        round(moved_bytes),
+        leaders,
+    )
+
+
+def test_it_computes_the_load_model_of_the_contract() -> None:
+    # network out of a leader = bytes_out + bytes_in x (rf - 1)
+    snap = snapshot(
+        [broker(1), broker(2), broker(3)],
+        [part("t", 0, [1, 2, 3], bytes_in=10.0, bytes_out=7.0, size=5.0)],
+    )
+    loads = broker_loads(snap)
+    assert loads[1]["network_out"] == 27.0 and loads[2]["network_out"] == 0.0
+    pr = propose(snap, options=PlannerOptions(goals=()))
+    assert pr.report["balance"]["network_out"]["before"] == 3.0  # 27 / (27 / 3)
+    assert pr.report["balance"]["network_out"]["lower_bound"] == 3.0  # one leader only
+
+
+def test_it_never_imports_django_in_the_engine() -> None:
+    for path in ENGINE.rglob("*.py"):
+        tree = ast.parse(path.read_text(), str(path))
+        for node in ast.walk(tree):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module]
+            assert not any(n.split(".")[0] == "django" for n in names), path
+    code = (
+        "import sys, apps.balancer.engine as e; "
+        "e.propose({'brokers': [{'id': 1}], 'partitions': []}); "
+        "print(any(m.split('.')[0] == 'django' for m in sys.modules))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ENGINE.parents[2],
+    )
+    assert out.stdout.strip() == "False"

@@ -1,0 +1,165 @@
+"""Property-based tests on random snapshots (hypothesis).
+
+Whatever the snapshot, mode and options: every plan is valid by BALANCING.md §2,
+never puts a replica on a dead or removed broker, never breaks rack awareness that
+held before, never makes a hard goal worse, and is deterministic.
+"""
+
+from __future__ import annotations
+
+import os
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from apps.balancer.engine import MODES, PlanError, PlannerOptions, propose, validate_plan
+
+from .factories import apply_plan, broker_loads, rack_violation, usable_ids
+
+LOADS = [0.0, 1.0, 5.0, 20.0, 60.0]
+SIZES = [0.0, 10.0, 100.0, 1000.0]
+CAP_KEYS = {"network_in": "network_in", "network_out": "network_out", "disk": "disk"}
+EPS = 1e-6
+# moderate by default to keep the suite quick; raise it to hunt for bugs
+EXAMPLES = int(os.environ.get("BALANCER_HYPOTHESIS_EXAMPLES", "150"))
+
+
+@st.composite
+def clusters(draw) -> dict:
+    n = draw(st.integers(2, 7))
+    rack_style = draw(st.sampled_from(["none", "some", "all"]))
+    n_racks = draw(st.integers(1, 4))
+    with_cap = draw(st.booleans())
+    brokers = []
+    for bid in range(1, n + 1):
+        rack = None
+        if rack_style == "all" or (rack_style == "some" and draw(st.booleans())):
+            rack = f"r{draw(st.integers(0, n_racks - 1))}"
+        b: dict = {"id": bid * 10, "rack": rack, "alive": draw(st.integers(0, 4)) > 0}
+        if with_cap:
+            b["capacity"] = {
+                k: draw(st.sampled_from([40.0, 100.0, 400.0, 5000.0])) for k in CAP_KEYS
+            }
+        brokers.append(b)
+    ids = [b["id"] for b in brokers]
+    parts = []
+    for i in range(draw(st.integers(0, 24))):
+        rf = draw(st.integers(1, min(3, n)))
+        reps = draw(st.permutations(ids))[:rf]
+        leader = draw(st.sampled_from([*reps, -1]))
+        parts.append(
+            {
+                "topic": f"t{i % 3}",
+                "partition": i,
+                "replicas": reps,
+                "leader": leader,
+                "load": {
+                    "bytes_in": draw(st.sampled_from(LOADS)),
+                    "bytes_out": draw(st.sampled_from(LOADS)),
+                    "size": draw(st.sampled_from(SIZES)),
+                },
+            }
+        )
+    return {"brokers": brokers, "partitions": parts}
+
+
+def limits(snap: dict, options: PlannerOptions) -> dict[int, dict[str, float]]:
+    out = {}
+    for b in snap["brokers"]:
+        cap = b.get("capacity") or {}
+        lim = {k: cap[k] * options.capacity_threshold for k in CAP_KEYS if k in cap}
+        lim["replicas"] = options.max_replicas_per_broker
+        out[b["id"]] = lim
+    return out
+
+
+def impossible(snap: dict, mode: str, ids: list[int]) -> bool:
+    """Requests the engine must refuse."""
+    alive = {b["id"]: b["alive"] for b in snap["brokers"]}
+    removed = tuple(ids) if mode == "remove-brokers" else ()
+    usable = usable_ids(snap, removed)
+    if not usable:
+        return True
+    if mode == "add-brokers" and not all(alive[b] for b in ids):
+        return True
+    if mode in ("add-brokers", "remove-brokers") and not ids:
+        return True
+    return mode != "leaders" and any(len(p["replicas"]) > len(usable) for p in snap["partitions"])
+
+
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(snap=clusters(), data=st.data())
+def test_it_always_plans_within_the_contract(snap: dict, data) -> None:
+    mode = data.draw(st.sampled_from(MODES), label="mode")
+    all_ids = [b["id"] for b in snap["brokers"]]
+    ids: list[int] = []
+    if mode in ("add-brokers", "remove-brokers"):
+        ids = data.draw(st.lists(st.sampled_from(all_ids), min_size=1, max_size=2, unique=True))
+    options = PlannerOptions(
+        balance_threshold=data.draw(st.sampled_from([1.0, 1.05, 1.1, 1.5])),
+        capacity_threshold=data.draw(st.sampled_from([0.5, 0.8, 1.0])),
+        max_replicas_per_broker=data.draw(st.sampled_from([2, 6, 10_000])),
+        allow_data_loss=data.draw(st.booleans()),
+    )
+    try:
+        pr = propose(snap, mode=mode, brokers=ids, options=options)
+    except PlanError as err:
+        assert impossible(snap, mode, ids), err
+        return
+    assert not impossible(snap, mode, ids)
+    plan = pr.plan
+
+    # valid by BALANCING.md §2
+    assert validate_plan(plan, snap) == []
+
+    removed = tuple(ids) if mode == "remove-brokers" else ()
+    usable = set(usable_ids(snap, removed))
+    before = {(p["topic"], p["partition"]): p["replicas"] for p in snap["partitions"]}
+    after_snap = apply_plan(snap, plan)
+
+    for e in plan["partitions"]:
+        old = before[(e["topic"], e["partition"])]
+        added = [b for b in e["replicas"] if b not in old]
+        # never a new replica on a dead or removed broker (or outside IDS when adding)
+        assert all(b in usable for b in added), (e, old)
+        if mode == "add-brokers":
+            assert all(b in ids for b in added)
+        if mode == "leaders":
+            assert sorted(e["replicas"]) == sorted(old)
+        if mode == "fix-offline":
+            assert any(
+                not b_alive
+                for b_alive in (
+                    next(x["alive"] for x in snap["brokers"] if x["id"] == r) for r in old
+                )
+            )
+        if mode == "remove-brokers" and sorted(e["replicas"]) != sorted(old):
+            assert any(r not in usable for r in old)
+        # rack awareness never gets worse for any partition (so what held still holds)
+        assert rack_violation(after_snap, e["replicas"], removed) <= rack_violation(
+            snap, old, removed
+        )
+
+    # hard goals never worse: replicas on unusable brokers, capacities, max replicas
+    def stranded(s: dict) -> int:
+        return sum(r not in usable for p in s["partitions"] for r in p["replicas"])
+
+    assert stranded(after_snap) <= stranded(snap)
+    lim = limits(snap, options)
+    lb, la = broker_loads(snap), broker_loads(after_snap)
+    for b in usable:
+        for key, limit in lim[b].items():
+            x0, x1 = lb[b][key], la[b][key]
+            if x0 <= limit + EPS:
+                assert x1 <= limit + EPS, (b, key, x0, x1, limit)
+            else:
+                assert x1 <= x0 + EPS, (b, key, x0, x1, limit)
+
+    # a goal satisfied in its turn is still satisfied at the end
+    for g in pr.report["goals"]:
+        if g["satisfied"]:
+            assert g["satisfied_final"], g
+
+    # deterministic
+    again = propose(snap, mode=mode, brokers=ids, options=options)
+    assert again.plan == plan
