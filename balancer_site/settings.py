@@ -56,6 +56,7 @@ INSTALLED_APPS = [
     "apps.clusters",
     "apps.balancer",
     "apps.audit",
+    "apps.plans",
 ]
 
 MIDDLEWARE = [
@@ -150,6 +151,20 @@ CLUSTER_SYNC_INTERVAL = env_float("CLUSTER_SYNC_INTERVAL", 10.0)
 METRICS_SAMPLE_INTERVAL = env_float("METRICS_SAMPLE_INTERVAL", 10.0)
 METRICS_TOPIC = os.environ.get("METRICS_TOPIC", "__balancer_metrics")
 
+# --- Plans: detection and execution -------------------------------------------
+# Defaults of a new cluster policy (each cluster's policy is edited in the admin).
+PLAN_DETECTION_INTERVAL = env_float("PLAN_DETECTION_INTERVAL", 60.0)
+PLAN_DEAD_BROKER_GRACE = env_float("PLAN_DEAD_BROKER_GRACE", 60.0)
+# How often beat looks for clusters whose detection interval has elapsed.
+PLAN_DETECTION_TICK = env_float("PLAN_DETECTION_TICK", 10.0)
+EXECUTOR_MAX_MOVES_PER_BROKER = env_int("EXECUTOR_MAX_MOVES_PER_BROKER", 5)
+EXECUTOR_MAX_MOVES_CLUSTER = env_int("EXECUTOR_MAX_MOVES_CLUSTER", 20)
+EXECUTOR_DEFAULT_THROTTLE = env_int("EXECUTOR_DEFAULT_THROTTLE", 50_000_000)  # bytes/s
+EXECUTOR_POLL_INTERVAL = env_float("EXECUTOR_POLL_INTERVAL", 2.0)
+# A worker holding no fresh lease for this long is presumed dead; another resumes.
+EXECUTOR_LEASE_SECONDS = env_float("EXECUTOR_LEASE_SECONDS", 60.0)
+EXECUTOR_RESUME_INTERVAL = env_float("EXECUTOR_RESUME_INTERVAL", 30.0)
+
 # --- Spark -------------------------------------------------------------------
 SPARK_MASTER = os.environ.get("SPARK_MASTER", "local[*]")
 
@@ -167,5 +182,13 @@ CELERY_BEAT_SCHEDULE = {
     "clusters-sync": {
         "task": "apps.clusters.tasks.clusters_sync_all",
         "schedule": CLUSTER_SYNC_INTERVAL,
+    },
+    "plans-detect": {
+        "task": "apps.plans.tasks.plans_detect_all",
+        "schedule": PLAN_DETECTION_TICK,
+    },
+    "plans-executions-resume": {
+        "task": "apps.plans.tasks.executions_resume",
+        "schedule": EXECUTOR_RESUME_INTERVAL,
     },
 }

@@ -8,4 +8,5 @@ urlpatterns = [
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("", include("apps.clusters.urls")),
     path("", include("apps.audit.urls")),
+    path("", include("apps.plans.urls")),
 ]

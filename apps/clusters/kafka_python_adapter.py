@@ -19,12 +19,66 @@ def admin_client_open(*, bootstrap_servers: str) -> Iterator[KafkaAdminClient]:
         bootstrap_servers=bootstrap_servers.split(","),
         client_id="kafka-balancer",
         request_timeout_ms=timeout_ms,
-        api_version_auto_timeout_ms=timeout_ms,
+        # kafka-python 3 renamed api_version_auto_timeout_ms to bootstrap_timeout_ms.
+        bootstrap_timeout_ms=timeout_ms,
     )
     try:
         yield client
     finally:
         client.close()
+
+
+# --- Partition reassignments (used by the plan executor) -----------------------------
+
+PartitionKey = tuple[str, int]
+
+
+def reassignments_alter(
+    *, bootstrap_servers: str, moves: dict[PartitionKey, list[int] | None]
+) -> dict[PartitionKey, str | None]:
+    """AlterPartitionReassignments: target replica list per partition, None cancels.
+
+    Returns per partition the error name Kafka gave, or None when accepted. A
+    partition Kafka did not answer for is reported as "no response".
+    """
+    from kafka import TopicPartition
+
+    if not moves:
+        return {}
+    request = {
+        TopicPartition(topic, partition): (None if replicas is None else list(replicas))
+        for (topic, partition), replicas in moves.items()
+    }
+    with admin_client_open(bootstrap_servers=bootstrap_servers) as client:
+        answered = client.alter_partition_reassignments(request)
+    result: dict[PartitionKey, str | None] = {key: "no response" for key in moves}
+    for tp, error in answered.items():
+        result[(tp.topic, tp.partition)] = None if error is None else error.__name__
+    return result
+
+
+def reassignments_list(
+    *, bootstrap_servers: str, partitions: list[PartitionKey] | None = None
+) -> dict[PartitionKey, dict[str, list[int]]]:
+    """ListPartitionReassignments: the in-flight ones (all, or among `partitions`).
+
+    Each value has `replicas` (the union Kafka currently lists), `adding` and `removing`.
+    """
+    from kafka import TopicPartition
+
+    if partitions is not None and not partitions:
+        return {}
+    wanted = None if partitions is None else [TopicPartition(t, p) for t, p in partitions]
+    with admin_client_open(bootstrap_servers=bootstrap_servers) as client:
+        listed = client.list_partition_reassignments(wanted)
+    return {
+        (tp.topic, tp.partition): {
+            "replicas": list(info["replicas"]),
+            "adding": list(info["adding_replicas"]),
+            "removing": list(info["removing_replicas"]),
+        }
+        for tp, info in listed.items()
+    }
 
 
 def replica_sizes_describe(*, bootstrap_servers: str) -> dict[tuple[str, int, int], int]:

@@ -1,0 +1,25 @@
+"""Errors the plan services raise; each message is meant for the operator."""
+
+
+class PlanServiceError(Exception):
+    """Base: the request was refused and nothing was changed."""
+
+    status_code = 400
+
+
+class PlanPermissionDenied(PlanServiceError):
+    status_code = 403
+
+
+class PlanStateError(PlanServiceError):
+    """The plan is not in a state that allows this (e.g. approving a rejected plan)."""
+
+    status_code = 409
+
+
+class PlanStale(PlanStateError):
+    """The cluster no longer matches the assignment the plan started from."""
+
+
+class PlanRequestInvalid(PlanServiceError):
+    """A malformed or impossible request (unknown mode or broker, planner refusal)."""

@@ -1,0 +1,230 @@
+"""What the executor asks of a live Kafka cluster, behind one small interface.
+
+`LiveKafka` talks to the real cluster: confluent-kafka for metadata, configs
+(throttles) and leader election; the kafka-python adapter for the reassignment
+APIs and replica sizes. Unit tests pass a fake with the same methods.
+"""
+
+import logging
+from dataclasses import dataclass
+from typing import Protocol
+
+from confluent_kafka import ElectionType, KafkaException, TopicCollection, TopicPartition
+from confluent_kafka.admin import (
+    AdminClient,
+    AlterConfigOpType,
+    ConfigEntry,
+    ConfigResource,
+    ConfigSource,
+    ResourceType,
+)
+from django.conf import settings
+
+from apps.clusters import kafka_python_adapter
+from apps.clusters.kafka_clients import admin_client_create
+from apps.clusters.models import Cluster
+
+logger = logging.getLogger(__name__)
+
+PartitionKey = tuple[str, int]
+
+BROKER_THROTTLE_KEYS = ("leader.replication.throttled.rate", "follower.replication.throttled.rate")
+TOPIC_THROTTLE_KEYS = (
+    "leader.replication.throttled.replicas",
+    "follower.replication.throttled.replicas",
+)
+
+
+class KafkaOpError(Exception):
+    """A request to Kafka failed as a whole (not one partition of it)."""
+
+
+@dataclass(frozen=True)
+class PartitionInfo:
+    replicas: list[int]
+    isr: list[int]
+    leader: int | None
+
+
+class KafkaOps(Protocol):
+    def partitions_describe(self, keys: list[PartitionKey]) -> dict[PartitionKey, PartitionInfo]:
+        """Current replicas / ISR / leader; a missing partition is absent."""
+
+    def brokers_alive(self) -> set[int]: ...
+
+    def reassignments_list(self, keys: list[PartitionKey]) -> dict[PartitionKey, dict]: ...
+
+    def reassignments_alter(
+        self, moves: dict[PartitionKey, list[int] | None]
+    ) -> dict[PartitionKey, str | None]: ...
+
+    def configs_read(
+        self, brokers: list[int], topics: list[str]
+    ) -> tuple[dict[int, dict[str, str]], dict[str, dict[str, str]]]:
+        """Dynamic throttle settings found per broker and per topic (absent when unset)."""
+
+    def configs_write(
+        self, brokers: dict[int, dict[str, str | None]], topics: dict[str, dict[str, str | None]]
+    ) -> None:
+        """Set (str) or delete (None) each key; raises KafkaOpError naming what failed."""
+
+    def leaders_elect(
+        self, keys: list[PartitionKey], unclean: bool = False
+    ) -> dict[PartitionKey, str | None]: ...
+
+    def replica_sizes(self) -> dict[tuple[str, int, int], int]: ...
+
+
+class LiveKafka:
+    def __init__(self, *, cluster: Cluster, admin: AdminClient | None = None) -> None:
+        self.cluster = cluster
+        self.bootstrap = cluster.bootstrap_servers
+        self.admin = admin or admin_client_create(
+            bootstrap_servers=cluster.bootstrap_servers, extra=cluster.client_config
+        )
+        self.timeout = float(settings.KAFKA_REQUEST_TIMEOUT)
+
+    def _wait(self, future):
+        try:
+            return future.result(timeout=self.timeout + 5)
+        except KafkaException as exc:
+            raise KafkaOpError(str(exc.args[0] if exc.args else exc)) from exc
+
+    def partitions_describe(self, keys: list[PartitionKey]) -> dict[PartitionKey, PartitionInfo]:
+        topics = sorted({t for t, _ in keys})
+        if not topics:
+            return {}
+        futures = self.admin.describe_topics(TopicCollection(topics), request_timeout=self.timeout)
+        wanted = set(keys)
+        out: dict[PartitionKey, PartitionInfo] = {}
+        for name, future in futures.items():
+            try:
+                description = future.result(timeout=self.timeout + 5)
+            except KafkaException as exc:
+                if "UNKNOWN_TOPIC" in str(exc):
+                    continue  # deleted topic: its partitions are simply absent
+                raise KafkaOpError(str(exc)) from exc
+            for p in description.partitions:
+                key = (name, p.id)
+                if key in wanted:
+                    leader = p.leader.id if p.leader is not None and p.leader.id >= 0 else None
+                    out[key] = PartitionInfo(
+                        replicas=[n.id for n in p.replicas],
+                        isr=[n.id for n in p.isr],
+                        leader=leader,
+                    )
+        return out
+
+    def brokers_alive(self) -> set[int]:
+        description = self._wait(self.admin.describe_cluster(request_timeout=self.timeout))
+        return {n.id for n in description.nodes}
+
+    def reassignments_list(self, keys: list[PartitionKey]) -> dict[PartitionKey, dict]:
+        try:
+            return kafka_python_adapter.reassignments_list(
+                bootstrap_servers=self.bootstrap, partitions=keys
+            )
+        except Exception as exc:  # kafka-python raises many unrelated classes
+            raise KafkaOpError(f"ListPartitionReassignments failed: {exc}") from exc
+
+    def reassignments_alter(
+        self, moves: dict[PartitionKey, list[int] | None]
+    ) -> dict[PartitionKey, str | None]:
+        try:
+            return kafka_python_adapter.reassignments_alter(
+                bootstrap_servers=self.bootstrap, moves=moves
+            )
+        except Exception as exc:
+            raise KafkaOpError(f"AlterPartitionReassignments failed: {exc}") from exc
+
+    def configs_read(
+        self, brokers: list[int], topics: list[str]
+    ) -> tuple[dict[int, dict[str, str]], dict[str, dict[str, str]]]:
+        broker_out: dict[int, dict[str, str]] = {}
+        topic_out: dict[str, dict[str, str]] = {}
+        for broker in brokers:
+            resource = ConfigResource(ResourceType.BROKER, str(broker))
+            entries = self._wait(self.admin.describe_configs([resource])[resource])
+            broker_out[broker] = {
+                k: entries[k].value
+                for k in BROKER_THROTTLE_KEYS
+                if k in entries and entries[k].source == ConfigSource.DYNAMIC_BROKER_CONFIG.value
+            }
+        for topic in topics:
+            resource = ConfigResource(ResourceType.TOPIC, topic)
+            entries = self._wait(self.admin.describe_configs([resource])[resource])
+            topic_out[topic] = {
+                k: entries[k].value
+                for k in TOPIC_THROTTLE_KEYS
+                if k in entries
+                and entries[k].source == ConfigSource.DYNAMIC_TOPIC_CONFIG.value
+                and entries[k].value
+            }
+        return broker_out, topic_out
+
+    def configs_write(
+        self, brokers: dict[int, dict[str, str | None]], topics: dict[str, dict[str, str | None]]
+    ) -> None:
+        resources = [
+            ConfigResource(ResourceType.BROKER, str(b), incremental_configs=_entries(values))
+            for b, values in brokers.items()
+            if values
+        ] + [
+            ConfigResource(ResourceType.TOPIC, t, incremental_configs=_entries(values))
+            for t, values in topics.items()
+            if values
+        ]
+        if not resources:
+            return
+        failures = []
+        # One request per resource: broker configs go to that very broker.
+        for resource in resources:
+            future = self.admin.incremental_alter_configs([resource])[resource]
+            try:
+                future.result(timeout=self.timeout + 5)
+            except KafkaException as exc:
+                if resource.restype == ResourceType.TOPIC and "UNKNOWN_TOPIC" in str(exc):
+                    continue  # topic deleted meanwhile: nothing left to configure
+                failures.append(f"{resource.restype.name.lower()} {resource.name}: {exc}")
+        if failures:
+            raise KafkaOpError("; ".join(failures))
+
+    def leaders_elect(
+        self, keys: list[PartitionKey], unclean: bool = False
+    ) -> dict[PartitionKey, str | None]:
+        if not keys:
+            return {}
+        kind = ElectionType.UNCLEAN if unclean else ElectionType.PREFERRED
+        # No kwargs: confluent-kafka 2.16's binding rejects request_timeout here.
+        future = self.admin.elect_leaders(kind, [TopicPartition(t, p) for t, p in keys])
+        results = self._wait(future)
+        out: dict[PartitionKey, str | None] = {}
+        for tp, error in results.items():
+            # ELECTION_NOT_NEEDED: the preferred replica already leads.
+            name = None if error is None else _error_name(error)
+            out[(tp.topic, tp.partition)] = None if name == "ELECTION_NOT_NEEDED" else name
+        return out
+
+    def replica_sizes(self) -> dict[tuple[str, int, int], int]:
+        try:
+            return kafka_python_adapter.replica_sizes_describe(bootstrap_servers=self.bootstrap)
+        except Exception as exc:
+            raise KafkaOpError(f"DescribeLogDirs failed: {exc}") from exc
+
+
+def _error_name(error) -> str:
+    inner = error.args[0] if isinstance(error, KafkaException) and error.args else error
+    return inner.name() if hasattr(inner, "name") else str(inner)
+
+
+def _entries(values: dict[str, str | None]) -> list[ConfigEntry]:
+    return [
+        ConfigEntry(
+            key,
+            value if value is not None else "",
+            incremental_operation=(
+                AlterConfigOpType.SET if value is not None else AlterConfigOpType.DELETE
+            ),
+        )
+        for key, value in values.items()
+    ]

@@ -1,0 +1,283 @@
+"""Plans (Kafka reassignments awaiting a decision or running), their moves, the
+execution bookkeeping that makes a run resumable, and the per-cluster policy."""
+
+from django.conf import settings
+from django.db import models
+
+from apps.clusters.models import Cluster
+
+
+def _default_detection_interval() -> int:
+    return int(settings.PLAN_DETECTION_INTERVAL)
+
+
+def _default_grace() -> int:
+    return int(settings.PLAN_DEAD_BROKER_GRACE)
+
+
+def _default_throttle() -> int:
+    return int(settings.EXECUTOR_DEFAULT_THROTTLE)
+
+
+def _default_moves_per_broker() -> int:
+    return int(settings.EXECUTOR_MAX_MOVES_PER_BROKER)
+
+
+def _default_moves_cluster() -> int:
+    return int(settings.EXECUTOR_MAX_MOVES_CLUSTER)
+
+
+class ClusterPolicy(models.Model):
+    """What the periodic balancer may do on one cluster. Edited in the admin."""
+
+    cluster = models.OneToOneField(Cluster, on_delete=models.CASCADE, related_name="policy")
+    detection_enabled = models.BooleanField(default=True)
+    detection_interval = models.PositiveIntegerField(
+        default=_default_detection_interval, help_text="Seconds between two detections."
+    )
+    dead_broker_grace = models.PositiveIntegerField(
+        default=_default_grace,
+        help_text="Seconds a broker must stay dead before self-healing is proposed.",
+    )
+    goals = models.JSONField(
+        default=list,
+        blank=True,
+        help_text='Soft goals in priority order, e.g. ["replica-distribution", '
+        '"network-in-distribution"]. Empty: every soft goal. Hard goals always apply.',
+    )
+    balance_threshold = models.FloatField(
+        default=1.10, help_text="Max utilisation over the mean a goal tolerates (>= 1.0)."
+    )
+    goal_thresholds = models.JSONField(
+        default=dict, blank=True, help_text='Per-goal override, e.g. {"leader-distribution": 1.2}.'
+    )
+    topics_include = models.JSONField(
+        default=list,
+        blank=True,
+        help_text='Topic name patterns (fnmatch, e.g. "orders-*") the balancer manages. '
+        "Empty: every topic.",
+    )
+    topics_exclude = models.JSONField(
+        default=list, blank=True, help_text="Topic name patterns the balancer never touches."
+    )
+    excluded_brokers = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="Broker ids the balancer leaves alone: nothing moves to or from them.",
+    )
+    auto_approve_self_healing = models.BooleanField(
+        default=False,
+        help_text="Approve self-healing of dead brokers without an operator "
+        "(never when data would be lost).",
+    )
+    auto_approve_max_bytes = models.BigIntegerField(
+        null=True,
+        blank=True,
+        help_text="Approve plans that move fewer bytes than this. Empty: off.",
+    )
+    four_eyes = models.BooleanField(
+        default=False, help_text="Whoever requested a plan by hand may not approve it."
+    )
+    throttle_bytes_per_sec = models.BigIntegerField(
+        default=_default_throttle, help_text="Replication throttle during execution; 0: none."
+    )
+    max_moves_per_broker = models.PositiveIntegerField(default=_default_moves_per_broker)
+    max_moves_cluster = models.PositiveIntegerField(default=_default_moves_cluster)
+    # Bookkeeping of the detector, not an operator setting (not audited).
+    last_detection_at = models.DateTimeField(null=True, blank=True, editable=False)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        verbose_name_plural = "cluster policies"
+
+    def __str__(self) -> str:
+        return f"policy of {self.cluster.name}"
+
+
+class PlanState(models.TextChoices):
+    PROPOSED = "proposed"
+    APPROVED = "approved"
+    EXECUTING = "executing"
+    COMPLETED = "completed"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+    REJECTED = "rejected"
+    SUPERSEDED = "superseded"
+    STALE = "stale"
+
+
+# The only legal state changes; services check every transition against this.
+PLAN_TRANSITIONS: dict[str, set[str]] = {
+    PlanState.PROPOSED: {
+        PlanState.APPROVED,
+        PlanState.REJECTED,
+        PlanState.SUPERSEDED,
+        PlanState.STALE,
+    },
+    PlanState.APPROVED: {PlanState.EXECUTING, PlanState.STALE, PlanState.CANCELLED},
+    PlanState.EXECUTING: {PlanState.COMPLETED, PlanState.FAILED, PlanState.CANCELLED},
+}
+OPEN_STATES = (PlanState.PROPOSED,)
+ACTIVE_STATES = (PlanState.APPROVED, PlanState.EXECUTING)
+
+
+class PlanOrigin(models.TextChoices):
+    DETECTOR = "detector", "periodic balancer"
+    OPERATOR = "operator", "requested by hand"
+    ROLLBACK = "rollback", "rollback"
+
+
+class PlanMode(models.TextChoices):
+    FULL = "full", "full rebalance"
+    ADD_BROKERS = "add-brokers", "add brokers"
+    REMOVE_BROKERS = "remove-brokers", "remove brokers (drain)"
+    FIX_OFFLINE = "fix-offline", "self-healing (dead brokers)"
+    LEADERS = "leaders", "leaders only"
+    ROLLBACK = "rollback", "rollback"
+
+
+class Plan(models.Model):
+    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="plans")
+    origin = models.CharField(max_length=16, choices=PlanOrigin.choices)
+    mode = models.CharField(max_length=16, choices=PlanMode.choices)
+    brokers = models.JSONField(default=list, blank=True)
+    trigger = models.TextField(blank=True, help_text="Why this plan was proposed.")
+    state = models.CharField(
+        max_length=16, choices=PlanState.choices, default=PlanState.PROPOSED, db_index=True
+    )
+    # sha256 of the replica lists, at proposal time, of the partitions the plan changes.
+    fingerprint = models.CharField(max_length=64)
+    # Kafka's reassignment JSON, and the one that restores the starting assignment.
+    reassignment = models.JSONField()
+    rollback_reassignment = models.JSONField()
+    report = models.JSONField(default=dict, blank=True)
+    bytes_to_move = models.BigIntegerField(default=0)
+    # Partitions healed only by giving up their data (every replica on dead brokers).
+    data_loss_partitions = models.JSONField(default=list, blank=True)
+
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    request_reason = models.TextField(blank=True)
+    decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    decided_by_policy = models.BooleanField(default=False)
+    decided_at = models.DateTimeField(null=True, blank=True)
+    decision_reason = models.TextField(blank=True)
+    data_loss_confirmed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    superseded_by = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    rollback_of = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.PROTECT, related_name="rollbacks"
+    )
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    error = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        permissions = [
+            ("request_plan", "Can request a plan by hand (or a rollback)"),
+            ("approve_plan", "Can approve a plan"),
+            ("reject_plan", "Can reject a plan"),
+            ("cancel_plan", "Can cancel an approved or executing plan"),
+            ("approve_data_loss", "Can approve a plan that heals partitions with data loss"),
+        ]
+
+    def __str__(self) -> str:
+        return f"plan #{self.pk} ({self.get_mode_display()}) on {self.cluster.name}"
+
+    @property
+    def partition_count(self) -> int:
+        return len(self.reassignment.get("partitions", []))
+
+    @property
+    def needs_data_loss_confirmation(self) -> bool:
+        return bool(self.data_loss_partitions)
+
+
+class MoveState(models.TextChoices):
+    PENDING = "pending"
+    IN_PROGRESS = "in_progress"
+    DONE = "done"
+    CANCELLED = "cancelled"
+    FAILED = "failed"
+
+
+class PlanMove(models.Model):
+    """One partition of a plan: its replica list before and after."""
+
+    plan = models.ForeignKey(Plan, on_delete=models.CASCADE, related_name="moves")
+    topic = models.CharField(max_length=249)
+    partition = models.IntegerField()
+    replicas_before = models.JSONField()
+    replicas_after = models.JSONField()
+    # Bytes to copy: one replica's size times the replicas added.
+    bytes = models.BigIntegerField(default=0)
+    goals = models.JSONField(default=list, blank=True)
+    state = models.CharField(max_length=16, choices=MoveState.choices, default=MoveState.PENDING)
+    batch = models.PositiveIntegerField(null=True, blank=True)
+    # How many times the executor sent this move to Kafka; more than 1 only after a
+    # crash between recording a batch and Kafka accepting it.
+    submissions = models.PositiveIntegerField(default=0)
+    bytes_done = models.BigIntegerField(default=0)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    error = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["plan", "topic", "partition"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["plan", "topic", "partition"], name="unique_plan_partition"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.topic}-{self.partition}: {self.replicas_before} -> {self.replicas_after}"
+
+    @property
+    def added(self) -> list[int]:
+        return [b for b in self.replicas_after if b not in self.replicas_before]
+
+    @property
+    def removed(self) -> list[int]:
+        return [b for b in self.replicas_before if b not in self.replicas_after]
+
+    @property
+    def leader_only(self) -> bool:
+        return sorted(self.replicas_before) == sorted(self.replicas_after)
+
+
+class Execution(models.Model):
+    """Everything a (re)started executor needs beyond what Kafka itself reports."""
+
+    plan = models.OneToOneField(Plan, on_delete=models.CASCADE, related_name="execution")
+    # Lease: only the worker holding it may step the plan; a dead worker's lease expires.
+    lease_owner = models.CharField(max_length=64, blank=True)
+    lease_until = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    cancel_requested = models.BooleanField(default=False)
+    # What was throttled and the values found before, so cleanup restores exactly that.
+    throttle = models.JSONField(default=dict, blank=True)
+    throttle_applied = models.BooleanField(default=False)
+    batches = models.PositiveIntegerField(default=0)
+    leaders_elected = models.BooleanField(default=False)
+    election_attempts = models.PositiveIntegerField(default=0)
+    bytes_total = models.BigIntegerField(default=0)
+    bytes_done = models.BigIntegerField(default=0)
+    rate_bytes_per_sec = models.FloatField(null=True, blank=True)
+    eta_seconds = models.FloatField(null=True, blank=True)
+    # Times a worker started stepping this plan: above 1 after a resume.
+    runs = models.PositiveIntegerField(default=0)
+    consecutive_errors = models.PositiveIntegerField(default=0)
+    last_error = models.TextField(blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"execution of plan #{self.plan_id}"

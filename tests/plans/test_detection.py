@@ -1,0 +1,158 @@
+"""The periodic balancer's decisions, on a synced model (no Kafka)."""
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from apps.audit.models import AuditEvent
+from apps.clusters.models import Broker
+from apps.plans.models import ClusterPolicy, Plan, PlanMode, PlanOrigin, PlanState
+from apps.plans.services import cluster_detect, clusters_due_for_detection, policy_get
+from apps.plans.tasks import plans_detect_all
+
+pytestmark = pytest.mark.django_db
+
+BALANCED = {("orders", i): [[1, 2], [2, 3], [3, 1]][i % 3] for i in range(6)}
+
+
+def set_policy(cluster, **values) -> ClusterPolicy:
+    policy = policy_get(cluster=cluster)
+    ClusterPolicy.objects.filter(pk=policy.pk).update(**values)
+    policy.refresh_from_db()
+    return policy
+
+
+def test_it_proposes_nothing_for_a_balanced_cluster(cluster, apply_state):
+    apply_state(cluster, BALANCED)
+    assert cluster_detect(cluster=cluster) is None
+    assert not Plan.objects.exists()
+
+
+def test_it_waits_out_the_grace_delay_then_proposes_self_healing(cluster, apply_state):
+    set_policy(cluster, dead_broker_grace=60)
+    apply_state(cluster, BALANCED)
+    t0 = timezone.now()
+    apply_state(cluster, BALANCED, alive=(1, 2), now=t0 + timedelta(seconds=1))
+    assert not Broker.objects.get(cluster=cluster, node_id=3).alive
+
+    assert cluster_detect(cluster=cluster, now=t0 + timedelta(seconds=30)) is None
+    assert not Plan.objects.exists()
+
+    # Syncs go on; broker 3's last_seen stays at t0.
+    apply_state(cluster, BALANCED, alive=(1, 2), now=t0 + timedelta(seconds=55))
+    plan = cluster_detect(cluster=cluster, now=t0 + timedelta(seconds=61))
+    assert plan is not None and plan.origin == PlanOrigin.DETECTOR
+    assert plan.mode == PlanMode.FIX_OFFLINE and "broker 3 dead for" in plan.trigger
+    # Only partitions with a replica on broker 3 move, and only off broker 3.
+    for move in plan.moves.all():
+        assert 3 in move.replicas_before and 3 not in move.replicas_after
+        assert len(move.replicas_after) == 2
+    assert plan.moves.count() == 4
+    event = AuditEvent.objects.get(action="plan.proposed")
+    assert event.actor_kind == "system" and event.actor == "detector"
+
+
+def test_it_does_not_propose_the_same_plan_twice(cluster, apply_state):
+    set_policy(cluster, dead_broker_grace=0)
+    apply_state(cluster, BALANCED, alive=(1, 2))
+    first = cluster_detect(cluster=cluster)
+    second = cluster_detect(cluster=cluster)
+    assert first is not None and second == first
+    assert Plan.objects.count() == 1
+
+
+def test_it_auto_approves_self_healing_when_the_policy_says_so(cluster, apply_state):
+    set_policy(cluster, dead_broker_grace=0, auto_approve_self_healing=True)
+    apply_state(cluster, BALANCED, alive=(1, 2))
+    plan = cluster_detect(cluster=cluster)
+    plan.refresh_from_db()
+    assert plan.state == PlanState.APPROVED and plan.decided_by_policy
+
+
+def test_it_moves_load_onto_a_new_empty_broker(cluster):
+    # The `cluster` fixture has every replica on brokers 1 and 2.
+    plan = cluster_detect(cluster=cluster)
+    assert plan is not None and plan.mode == PlanMode.ADD_BROKERS and plan.brokers == [3]
+    assert "broker 3" in plan.trigger
+    for move in plan.moves.all():
+        assert set(move.replicas_after) - set(move.replicas_before) <= {3}
+
+
+def test_it_proposes_a_rebalance_when_a_goal_is_violated(cluster, apply_state):
+    skewed = {("orders", i): [[1, 2], [2, 1], [1, 3]][i % 3] for i in range(9)}
+    apply_state(cluster, skewed)
+    plan = cluster_detect(cluster=cluster)
+    assert plan is not None and plan.mode == PlanMode.FULL
+    assert "goals violated" in plan.trigger and "replica-distribution" in plan.trigger
+
+
+def test_it_leaves_excluded_topics_and_brokers_alone(cluster, apply_state):
+    state = {("orders", i): [1, 2] for i in range(6)}
+    state.update({("orders", i): [1, 3] for i in range(6, 9)})
+    state.update({("audit-log", i): [1, 2] for i in range(3)})
+    apply_state(cluster, state)
+
+    set_policy(cluster, topics_exclude=["orders"])
+    plan = cluster_detect(cluster=cluster)
+    assert plan is not None and {m.topic for m in plan.moves.all()} == {"audit-log"}
+
+    set_policy(cluster, topics_exclude=[], topics_include=["ord*"], excluded_brokers=[3])
+    plan = cluster_detect(cluster=cluster)
+    # Without broker 3, orders-0..5 all led by broker 1: leadership is rebalanced on 1 and 2.
+    assert plan is not None
+    moved = {(m.topic, m.partition) for m in plan.moves.all()}
+    assert moved and all(t == "orders" and p < 6 for t, p in moved)
+    assert all(3 not in m.replicas_after for m in plan.moves.all())
+
+
+def test_it_skips_a_cluster_whose_model_is_stale_or_busy(cluster, apply_state, operator, approver):
+    apply_state(cluster, BALANCED, alive=(1, 2))
+    set_policy(cluster, dead_broker_grace=0)
+    cluster.__class__.objects.filter(pk=cluster.pk).update(last_sync_error="unreachable: boom")
+    assert cluster_detect(cluster=cluster) is None
+
+    cluster.__class__.objects.filter(pk=cluster.pk).update(last_sync_error="")
+    plan = cluster_detect(cluster=cluster)
+    Plan.objects.filter(pk=plan.pk).update(state=PlanState.EXECUTING)
+    assert cluster_detect(cluster=cluster) is None
+    assert Plan.objects.count() == 1
+
+
+def test_it_marks_an_outdated_proposal_stale_and_proposes_afresh(cluster, apply_state):
+    set_policy(cluster, dead_broker_grace=0)
+    apply_state(cluster, BALANCED, alive=(1, 2))
+    first = cluster_detect(cluster=cluster)
+    moved = dict(BALANCED)
+    moved[("orders", 1)] = [3, 2]
+    apply_state(cluster, moved, alive=(1, 2))
+    second = cluster_detect(cluster=cluster)
+    first.refresh_from_db()
+    assert first.state == PlanState.STALE and second.pk != first.pk
+
+
+def test_it_runs_detection_on_the_policy_interval(
+    cluster, apply_state, django_capture_on_commit_callbacks
+):
+    apply_state(cluster, BALANCED)
+    set_policy(cluster, detection_interval=60)
+    now = timezone.now()
+    assert clusters_due_for_detection(now=now) == [cluster.pk]
+    cluster_detect(cluster=cluster, now=now)
+    assert clusters_due_for_detection(now=now + timedelta(seconds=30)) == []
+    assert clusters_due_for_detection(now=now + timedelta(seconds=61)) == [cluster.pk]
+    set_policy(cluster, detection_enabled=False)
+    assert clusters_due_for_detection(now=now + timedelta(seconds=61)) == []
+
+
+def test_the_beat_task_fans_out_per_due_cluster(cluster, apply_state, settings):
+    settings.CELERY_TASK_ALWAYS_EAGER = True
+    from balancer_site.celery import app
+
+    app.conf.task_always_eager = True
+    try:
+        apply_state(cluster, {("orders", i): [1, 2] for i in range(4)}, alive=(1, 2, 3))
+        plans_detect_all()
+    finally:
+        app.conf.task_always_eager = False
+    assert Plan.objects.filter(cluster=cluster, mode=PlanMode.ADD_BROKERS).exists()

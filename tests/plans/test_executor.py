@@ -1,0 +1,318 @@
+"""The executor against an in-memory Kafka: batches and caps, throttles, progress,
+leader election, cancel, crash-and-resume, failures, lease."""
+
+import pytest
+from django.utils import timezone
+
+from apps.audit.models import AuditEvent
+from apps.plans.kafka_ops import KafkaOpError
+from apps.plans.models import Execution, MoveState, Plan, PlanMode, PlanOrigin, PlanState
+from apps.plans.services import (
+    execution_run,
+    execution_step,
+    executions_resume,
+    plan_approve,
+    plan_cancel,
+    plan_create,
+    policy_get,
+    policy_update,
+)
+from apps.plans.services.execution import _lease_take
+
+from .fakes import FakeKafka
+
+pytestmark = pytest.mark.django_db
+
+# 12 partitions on brokers 1 and 2; the plan moves one replica of each to broker 3.
+BEFORE = {("t", i): [1, 2] if i % 2 else [2, 1] for i in range(12)}
+AFTER = {("t", i): [3, 1] if i % 2 else [3, 2] for i in range(12)}
+
+
+@pytest.fixture
+def kafka() -> FakeKafka:
+    return FakeKafka(
+        assignment={k: list(v) for k, v in BEFORE.items()},
+        sizes={k: 1000 for k in BEFORE},
+        ticks=2,
+    )
+
+
+@pytest.fixture
+def plan(cluster, admin_member, apply_state) -> Plan:
+    apply_state(cluster, BEFORE)
+    policy_update(
+        policy=policy_get(cluster=cluster),
+        actor=admin_member,
+        changes={
+            "max_moves_per_broker": 5,
+            "max_moves_cluster": 8,
+            "throttle_bytes_per_sec": 1_000_000,
+        },
+    )
+    plan = plan_create(
+        cluster=cluster,
+        origin=PlanOrigin.OPERATOR,
+        mode=PlanMode.FULL,
+        reassignment={
+            "version": 1,
+            "partitions": [
+                {"topic": t, "partition": p, "replicas": r} for (t, p), r in AFTER.items()
+            ],
+        },
+        assignment_before=BEFORE,
+        report={},
+        actor=admin_member,
+    )
+    plan_approve(plan=plan, user=admin_member)
+    return plan
+
+
+def run_to_end(plan: Plan, kafka: FakeKafka, limit: int = 100) -> int:
+    for step in range(1, limit):
+        if execution_step(plan=plan, kafka=kafka):
+            return step
+    raise AssertionError("plan did not finish")
+
+
+def test_it_runs_a_plan_in_capped_batches_with_throttles_and_leader_election(plan, kafka):
+    execution_step(plan=plan, kafka=kafka)
+
+    plan.refresh_from_db()
+    assert plan.state == PlanState.EXECUTING and plan.started_at
+    # Broker 3 receives every move: at most 5 at once, whatever the cluster cap (8).
+    assert len(kafka.alter_calls) == 1 and len(kafka.alter_calls[0]) == 5
+    # Throttles are set before the first batch, on every broker involved and the topic.
+    brokers, topics = kafka.config_writes[0]
+    assert sorted(brokers) == [1, 2, 3]
+    assert brokers[3] == {
+        "leader.replication.throttled.rate": "1000000",
+        "follower.replication.throttled.rate": "1000000",
+    }
+    assert "0:2" in topics["t"]["leader.replication.throttled.replicas"]
+    assert "0:3" in topics["t"]["follower.replication.throttled.replicas"]
+    assert "0:1" not in topics["t"]["follower.replication.throttled.replicas"]
+    assert kafka.throttles_left()
+
+    run_to_end(plan, kafka)
+
+    plan.refresh_from_db()
+    assert plan.state == PlanState.COMPLETED and plan.finished_at
+    assert kafka.assignment == AFTER
+    assert kafka.max_in_flight_seen <= 5
+    assert plan.moves.filter(state=MoveState.DONE).count() == 12
+    assert set(plan.moves.values_list("submissions", flat=True)) == {1}
+    assert plan.moves.values_list("batch", flat=True).distinct().count() >= 3
+    assert not kafka.throttles_left()
+    assert kafka.elect_calls and not kafka.elect_calls[-1][1]
+    execution = Execution.objects.get(plan=plan)
+    assert execution.bytes_total == 12 * 1000 and execution.bytes_done == execution.bytes_total
+    assert execution.leaders_elected and not execution.throttle_applied
+    audited = set(
+        AuditEvent.objects.filter(object_id=str(plan.pk)).values_list("action", flat=True)
+    )
+    assert {
+        "execution.started",
+        "execution.throttle_set",
+        "execution.batch_submitted",
+        "execution.leaders_elected",
+        "execution.throttle_removed",
+        "execution.completed",
+    } <= audited
+
+
+def test_it_honours_the_cluster_wide_cap(plan, kafka, admin_member):
+    policy_update(
+        policy=policy_get(cluster=plan.cluster),
+        actor=admin_member,
+        changes={"max_moves_cluster": 2},
+    )
+    run_to_end(plan, kafka)
+    assert kafka.max_in_flight_seen <= 2
+    assert all(len(call) <= 2 for call in kafka.alter_calls)
+
+
+def test_it_reports_progress_in_bytes(plan, kafka):
+    execution_step(plan=plan, kafka=kafka)
+    execution_step(plan=plan, kafka=kafka)
+    execution = Execution.objects.get(plan=plan)
+    # Half of each in-flight copy is on broker 3 (fake sizes).
+    running = plan.moves.filter(state=MoveState.IN_PROGRESS)
+    assert running and all(m.bytes_done == 500 for m in running)
+    assert 0 < execution.bytes_done < execution.bytes_total
+
+
+def test_it_restores_a_throttle_that_was_there_before(plan, kafka):
+    kafka.broker_configs[1] = {"leader.replication.throttled.rate": "777"}
+    run_to_end(plan, kafka)
+    assert kafka.broker_configs == {1: {"leader.replication.throttled.rate": "777"}}
+    assert kafka.topic_configs == {}
+
+
+def test_it_cancels_in_flight_moves_sends_nothing_more_and_removes_throttles(plan, kafka, operator):
+    execution_step(plan=plan, kafka=kafka)
+    plan.refresh_from_db()
+    plan_cancel(plan=plan, user=operator, reason="traffic peak")
+    sent = len(kafka.alter_calls)
+
+    assert execution_step(plan=plan, kafka=kafka) is True
+
+    plan.refresh_from_db()
+    assert plan.state == PlanState.CANCELLED
+    cancels = kafka.alter_calls[sent:]
+    assert len(cancels) == 1 and all(v is None for v in cancels[0].values())
+    assert not kafka.in_flight and not kafka.throttles_left()
+    # Every partition is either untouched or fully moved: never half-way.
+    for key, replicas in kafka.assignment.items():
+        assert replicas in (BEFORE[key], AFTER[key])
+    assert not plan.moves.filter(state__in=[MoveState.PENDING, MoveState.IN_PROGRESS]).exists()
+    actions = list(
+        AuditEvent.objects.filter(object_id=str(plan.pk)).values_list("action", flat=True)
+    )
+    assert "plan.cancel_requested" in actions and "execution.cancelled" in actions
+
+
+def test_it_resends_a_batch_that_never_reached_kafka_and_nothing_else(plan, kafka):
+    original = kafka.reassignments_alter
+    calls = []
+
+    def killed_on_second_batch(moves):
+        calls.append(moves)
+        if len(calls) == 2:
+            # The worker dies after batch 2 is recorded, before Kafka hears of it.
+            raise SystemExit("worker killed")
+        return original(moves)
+
+    kafka.reassignments_alter = killed_on_second_batch
+    with pytest.raises(SystemExit):
+        for _ in range(10):
+            execution_step(plan=plan, kafka=kafka)
+    kafka.reassignments_alter = original
+    recorded_twice = set(
+        plan.moves.filter(state=MoveState.IN_PROGRESS, batch=2).values_list("partition", flat=True)
+    )
+    assert recorded_twice and not any(("t", p) in kafka.in_flight for p in recorded_twice)
+
+    run_to_end(plan, kafka)  # a new worker
+
+    plan.refresh_from_db()
+    assert plan.state == PlanState.COMPLETED and kafka.assignment == AFTER
+    sent = [key for call in kafka.alter_calls for key, target in call.items() if target]
+    assert sorted(sent) == sorted(AFTER)  # each partition reached Kafka exactly once
+    submissions = dict(plan.moves.values_list("partition", "submissions"))
+    assert {p for p, n in submissions.items() if n == 2} == recorded_twice and recorded_twice
+
+
+def test_it_carries_on_after_a_crash_with_moves_in_flight(plan, kafka):
+    kafka.ticks = 3
+    execution_step(plan=plan, kafka=kafka)
+    in_flight = set(kafka.in_flight)
+    assert in_flight
+    # The worker dies here; a new one starts from the database and Kafka alone.
+    run_to_end(plan, kafka)
+    plan.refresh_from_db()
+    assert plan.state == PlanState.COMPLETED
+    sent = [key for call in kafka.alter_calls for key, target in call.items() if target]
+    assert len(sent) == 12 and set(sent) == set(AFTER)
+
+
+def test_it_fails_a_plan_kafka_refuses_and_still_removes_throttles(plan, kafka):
+    kafka.refuse[("t", 0)] = "InvalidReplicaAssignmentError"
+    run_to_end(plan, kafka)
+    plan.refresh_from_db()
+    assert plan.state == PlanState.FAILED and "InvalidReplicaAssignmentError" in plan.error
+    assert not kafka.throttles_left() and not kafka.in_flight
+    assert not plan.moves.filter(state__in=[MoveState.PENDING, MoveState.IN_PROGRESS]).exists()
+
+
+def test_it_retries_kafka_errors_then_gives_up_cleanly(plan, kafka):
+    kafka.fail_next = 3
+    result = execution_run(plan=plan, kafka=kafka, poll_interval=0, sleep=lambda s: None)
+    assert result.state == PlanState.COMPLETED
+
+    other = Plan.objects.get(pk=plan.pk)
+    assert Execution.objects.get(plan=other).consecutive_errors == 0
+
+
+def test_it_fails_after_too_many_errors_in_a_row(plan, kafka):
+    execution_step(plan=plan, kafka=kafka)
+    kafka.fail_next = 10
+    result = execution_run(plan=plan, kafka=kafka, poll_interval=0, sleep=lambda s: None)
+    assert result.state == PlanState.FAILED and "Kafka kept failing" in result.error
+    assert not kafka.in_flight and not kafka.throttles_left()
+
+
+def test_it_marks_the_plan_stale_when_kafka_moved_on_before_start(plan, kafka):
+    kafka.assignment[("t", 0)] = [1, 3]
+    execution_step(plan=plan, kafka=kafka)
+    plan.refresh_from_db()
+    assert plan.state == PlanState.STALE and not kafka.alter_calls and not kafka.config_writes
+
+
+def test_it_lets_only_one_worker_hold_the_lease(plan, kafka):
+    assert _lease_take(plan=plan, owner="worker-a")
+    assert not _lease_take(plan=plan, owner="worker-b")
+    result = execution_run(plan=plan, kafka=kafka, poll_interval=0, sleep=lambda s: None)
+    assert result.state == PlanState.APPROVED and not kafka.alter_calls  # b stood aside
+    Execution.objects.filter(plan=plan).update(lease_until=timezone.now())  # a died
+    result = execution_run(plan=plan, kafka=kafka, poll_interval=0, sleep=lambda s: None)
+    assert result.state == PlanState.COMPLETED
+
+
+def test_it_resumes_plans_whose_worker_is_gone(
+    plan, kafka, django_capture_on_commit_callbacks, mocker=None
+):
+    from apps.plans import tasks
+
+    sent = []
+    original = tasks.plan_execute_task.delay
+    tasks.plan_execute_task.delay = lambda plan_id: sent.append(plan_id)
+    try:
+        assert _lease_take(plan=plan, owner="alive-worker")
+        with django_capture_on_commit_callbacks(execute=True):
+            assert executions_resume() == []
+        Execution.objects.filter(plan=plan).update(lease_until=timezone.now())
+        with django_capture_on_commit_callbacks(execute=True):
+            assert executions_resume() == [plan.pk]
+    finally:
+        tasks.plan_execute_task.delay = original
+    assert sent == [plan.pk]
+
+
+def test_it_elects_an_unclean_leader_only_for_confirmed_data_loss(
+    cluster, admin_member, apply_state
+):
+    apply_state(cluster, {("t", 0): [1, 2], ("t", 1): [1, 2]}, alive=(3, 4))
+    kafka = FakeKafka(assignment={("t", 0): [1, 2], ("t", 1): [1, 2]}, alive={3, 4})
+    plan = plan_create(
+        cluster=cluster,
+        origin=PlanOrigin.OPERATOR,
+        mode=PlanMode.FIX_OFFLINE,
+        reassignment={
+            "version": 1,
+            "partitions": [{"topic": "t", "partition": 0, "replicas": [3, 4]}],
+        },
+        assignment_before={("t", 0): [1, 2]},
+        report={},
+        actor=admin_member,
+        data_loss_partitions=["t-0"],
+    )
+    plan_approve(plan=plan, user=admin_member, confirm_data_loss=True)
+    run_to_end(plan, kafka)
+    assert ([("t", 0)], True) in kafka.elect_calls
+    plan.refresh_from_db()
+    assert plan.state == PlanState.COMPLETED
+
+
+def test_it_refuses_to_step_a_plan_that_is_not_approved(cluster, operator, kafka):
+    from apps.plans.services import plan_request
+
+    plan = plan_request(cluster=cluster, user=operator, mode="full")
+    assert execution_step(plan=plan, kafka=kafka) is True
+    plan.refresh_from_db()
+    assert plan.state == PlanState.PROPOSED and not kafka.alter_calls
+
+
+def test_it_surfaces_a_failing_kafka_as_kafka_op_error(plan, kafka):
+    kafka.fail_next = 1
+    with pytest.raises(KafkaOpError):
+        execution_step(plan=plan, kafka=kafka)
