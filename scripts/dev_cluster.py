@@ -198,21 +198,22 @@ def _cmdline(pid: int) -> str:
         return ""
 
 
-def _pid_matches(pid: int, marker: str, exit_wait: float = 30.0) -> bool:
+def _pid_matches(pid: int, marker: str, settle: float = 30.0) -> bool:
     """True if pid is alive and its command line contains marker.
 
     The marker check keeps us from signalling an unrelated process that reused a stale pid.
-    A process whose cmdline is already gone is exiting: wait for it so callers never see a
-    half-dead node as stopped and start a second one on the same ports.
+    An empty cmdline means the process is mid-exec (Popen can return before the kernel has
+    set up the new argv) or already exiting: wait until it shows a cmdline or is gone, so a
+    half-dead node is never taken for stopped and started twice on the same ports.
     """
-    if not _alive(pid):
-        return False
-    cmdline = _cmdline(pid)
-    if cmdline:
-        return marker in cmdline
-    deadline = time.monotonic() + exit_wait
-    while _alive(pid) and time.monotonic() < deadline:
-        time.sleep(0.05)
+    deadline = time.monotonic() + settle
+    while _alive(pid):
+        cmdline = _cmdline(pid)
+        if cmdline:
+            return marker in cmdline
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
     return False
 
 
