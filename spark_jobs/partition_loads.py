@@ -160,11 +160,13 @@ def offsets_next(classified: DataFrame) -> DataFrame:
     )
 
 
-def state_counts(classified: DataFrame, next_offsets: DataFrame) -> DataFrame:
+def state_counts(classified: DataFrame, next_offsets: dict[int, int]) -> DataFrame:
     """Rows per state, counting only records the next run will not read again."""
+    if not next_offsets:
+        return classified.where(F.lit(False)).groupBy("state").count()
+    limits = F.create_map(*[F.lit(x) for kv in sorted(next_offsets.items()) for x in kv])
     return (
-        classified.join(F.broadcast(next_offsets), "kafka_partition")
-        .where(F.col("kafka_offset") < F.col("next_offset"))
+        classified.where(F.col("kafka_offset") < limits[F.col("kafka_partition")])
         .groupBy("state")
         .count()
     )
@@ -187,15 +189,23 @@ def partition_loads_compute(samples: DataFrame) -> DataFrame:
       leader's is unknown).
     """
     s = samples.withColumn(
-        "leader_size", F.col("sizes").getItem(F.col("leader").cast("string"))
+        "leader_size", F.col("sizes")[F.col("leader").cast("string")]
     ).withColumn("max_size", F.array_max(F.map_values("sizes")))
-    point = F.struct("ts", "start_offset", "end_offset", "leader_size")
     g = s.groupBy(*GROUP_KEYS).agg(
         F.count(F.lit(1)).alias("samples"),
-        F.min_by(point, "ts").alias("first"),
+        F.min_by(
+            F.struct("ts", "start_offset", "end_offset", "leader_size", "committed"), "ts"
+        ).alias("first"),
         F.max_by(
             F.struct(
-                "ts", "start_offset", "end_offset", "leader_size", "max_size", "leader", "replicas"
+                "ts",
+                "start_offset",
+                "end_offset",
+                "leader_size",
+                "committed",
+                "max_size",
+                "leader",
+                "replicas",
             ),
             "ts",
         ).alias("last"),
@@ -207,9 +217,10 @@ def partition_loads_compute(samples: DataFrame) -> DataFrame:
     avg_size = F.when(
         (on_disk > 0) & last["leader_size"].isNotNull(), last["leader_size"] / on_disk
     )
-    shrank = (
-        F.coalesce(last["start_offset"], F.lit(0)) > F.coalesce(first["start_offset"], F.lit(0))
-    ) | (last["leader_size"] < first["leader_size"])
+    start_moved = F.coalesce(last["start_offset"], F.lit(0)) > F.coalesce(
+        first["start_offset"], F.lit(0)
+    )
+    shrank = start_moved | (last["leader_size"] < first["leader_size"])
     growth_usable = first["leader_size"].isNotNull() & last["leader_size"].isNotNull() & ~shrank
     messages_in = F.when(appended >= 0, _rate(appended, dt))
     bytes_in = (
@@ -218,51 +229,35 @@ def partition_loads_compute(samples: DataFrame) -> DataFrame:
         .when(growth_usable, _rate(last["leader_size"] - first["leader_size"], dt))
         .otherwise(messages_in * avg_size)
     )
-    loads = g.select(
+    # Progress of each group committed at both the first and the last sample; a
+    # group that rewound its offsets consumed nothing new. Comparing the two ends
+    # avoids exploding every sample's groups (one aggregation, no join).
+    progress = F.map_values(
+        F.map_zip_with(
+            F.coalesce(first["committed"], F.create_map().cast("map<string,bigint>")),
+            F.coalesce(last["committed"], F.create_map().cast("map<string,bigint>")),
+            lambda _k, c0, c1: F.when(
+                c0.isNotNull() & c1.isNotNull(), F.greatest(c1 - c0, F.lit(0))
+            ),
+        )
+    )
+    consumed = F.aggregate(
+        progress, F.lit(0).cast("bigint"), lambda acc, x: acc + F.coalesce(x, F.lit(0))
+    )
+    consumer_groups = F.size(F.filter(progress, lambda x: x.isNotNull()))
+    consumed_rate = F.when(consumer_groups == 0, F.lit(0.0)).otherwise(_rate(consumed, dt))
+    bytes_out = F.when(consumed_rate == 0, F.lit(0.0)).otherwise(consumed_rate * avg_size)
+    return g.select(
         *GROUP_KEYS,
         "samples",
         last["leader"].alias("leader"),
         last["replicas"].alias("replicas"),
         messages_in.cast("double").alias("messages_in"),
         bytes_in.cast("double").alias("bytes_in"),
+        bytes_out.cast("double").alias("bytes_out"),
         F.coalesce(last["leader_size"], last["max_size"]).alias("size"),
         avg_size.cast("double").alias("avg_record_size"),
-    )
-
-    progress = (
-        samples.select(*GROUP_KEYS, "ts", F.explode("committed").alias("group", "committed"))
-        .groupBy(*GROUP_KEYS, "group")
-        .agg(
-            F.min_by("committed", "ts").alias("c0"),
-            F.max_by("committed", "ts").alias("c1"),
-            F.min("ts").alias("t0"),
-            F.max("ts").alias("t1"),
-        )
-        # A group that rewound its offsets consumed nothing new.
-        .select(
-            *GROUP_KEYS,
-            _rate(
-                F.greatest(F.col("c1") - F.col("c0"), F.lit(0)),
-                (F.col("t1") - F.col("t0")) / 1000.0,
-            ).alias("rate"),
-        )
-        .groupBy(*GROUP_KEYS)
-        .agg(F.sum("rate").alias("consumed"), F.count("rate").alias("consumer_groups"))
-    )
-    joined = loads.join(progress, GROUP_KEYS, "left")
-    consumed = F.coalesce(F.col("consumed"), F.lit(0.0))
-    bytes_out = F.when(consumed == 0, F.lit(0.0)).otherwise(consumed * F.col("avg_record_size"))
-    return joined.select(
-        *GROUP_KEYS,
-        "samples",
-        "leader",
-        "replicas",
-        "messages_in",
-        "bytes_in",
-        bytes_out.cast("double").alias("bytes_out"),
-        "size",
-        "avg_record_size",
-        F.coalesce(F.col("consumer_groups"), F.lit(0)).alias("consumer_groups"),
+        consumer_groups.alias("consumer_groups"),
     )
 
 
@@ -285,7 +280,7 @@ def broker_loads_compute(partition_loads: DataFrame) -> DataFrame:
         F.explode("replicas").alias("broker"),
     )
     is_leader = F.col("broker") == F.col("leader")
-    totals = r.groupBy("window_start", "window_end", "broker").agg(
+    per_topic = r.groupBy("window_start", "window_end", "broker", "topic").agg(
         F.sum("bi").alias("network_in"),
         F.sum(
             F.when(is_leader, F.col("bo") + F.col("bi") * (F.col("rf") - 1)).otherwise(0.0)
@@ -294,13 +289,14 @@ def broker_loads_compute(partition_loads: DataFrame) -> DataFrame:
         F.count(F.lit(1)).alias("replicas"),
         F.sum(is_leader.cast("int")).alias("leaders"),
     )
-    per_topic = (
-        r.groupBy("window_start", "broker", "topic")
-        .agg(F.count(F.lit(1)).alias("n"))
-        .groupBy("window_start", "broker")
-        .agg(F.map_from_entries(F.collect_list(F.struct("topic", "n"))).alias("topic_replicas"))
+    return per_topic.groupBy("window_start", "window_end", "broker").agg(
+        F.sum("network_in").alias("network_in"),
+        F.sum("network_out").alias("network_out"),
+        F.sum("disk").alias("disk"),
+        F.sum("replicas").alias("replicas"),
+        F.sum("leaders").alias("leaders"),
+        F.map_from_entries(F.collect_list(F.struct("topic", "replicas"))).alias("topic_replicas"),
     )
-    return totals.join(per_topic, ["window_start", "broker"])
 
 
 # --- load (to the driver) ---------------------------------------------------------
@@ -349,7 +345,7 @@ def aggregation_execute(
             int(r["kafka_partition"]): int(r["next_offset"]) for r in next_offsets_df.collect()
         }
         counts = {
-            r["state"]: int(r["count"]) for r in state_counts(classified, next_offsets_df).collect()
+            r["state"]: int(r["count"]) for r in state_counts(classified, next_offsets).collect()
         }
         result = AggregationResult(
             input_rows=input_rows,
