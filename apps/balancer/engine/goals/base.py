@@ -135,9 +135,17 @@ class BandGoal(Goal):
         j = self.measure
         return model.fvec[ps, j] + np.where(ks == 0, model.lvec[ps, j], 0.0)
 
-    def _candidate_order(self, model: ClusterModel, ps: np.ndarray, w: np.ndarray) -> np.ndarray:
+    def _candidate_order(
+        self, model: ClusterModel, ps: np.ndarray, w: np.ndarray, s: int
+    ) -> np.ndarray:
         # most load per byte moved first
         return np.argsort(-(w / (model.size[ps] + 1.0)), kind="stable")
+
+    def _dest_score(
+        self, model: ClusterModel, p: int, after: np.ndarray, norm: np.ndarray
+    ) -> np.ndarray:
+        """Lower is better: the destination's utilisation after the move."""
+        return after / norm
 
     def _leader_order(self, model: ClusterModel, ps: np.ndarray, w: np.ndarray) -> np.ndarray:
         """Leadership candidates: most of this measure per unit of network out moved
@@ -263,7 +271,7 @@ class BandGoal(Goal):
                 ok &= x[s] - w >= lo[s]
             ps, ks, w = ps[ok], ks[ok], w[ok]
             fails = 0
-            for i in self._candidate_order(model, ps, w).tolist():
+            for i in self._candidate_order(model, ps, w, s).tolist():
                 if x[s] <= stop[s] + tolerance(stop[s]) or fails > MAX_FAILS:
                     break
                 p, k = int(ps[i]), int(ks[i])
@@ -280,7 +288,7 @@ class BandGoal(Goal):
                 if not mask.any():
                     fails += 1
                     continue
-                d = int(np.argmin(np.where(mask, after / norm, np.inf)))
+                d = int(np.argmin(np.where(mask, self._dest_score(model, p, after, norm), np.inf)))
                 if not shed and after[d] / norm[d] >= x[s] / norm[s]:
                     fails += 1
                     continue

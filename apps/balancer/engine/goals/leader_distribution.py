@@ -25,5 +25,7 @@ class LeaderDistributionGoal(BandGoal):
         b = model.n_brokers
         return np.full(b, lo), np.full(b, hi)
 
-    def _candidate_order(self, model: ClusterModel, ps: np.ndarray, w: np.ndarray) -> np.ndarray:
+    def _candidate_order(
+        self, model: ClusterModel, ps: np.ndarray, w: np.ndarray, s: int
+    ) -> np.ndarray:
         return np.argsort(model.size[ps], kind="stable")

@@ -21,7 +21,9 @@ class MaxReplicasGoal(BandGoal):
         b = model.n_brokers
         return np.full(b, -np.inf), np.full(b, float(self.max_replicas))
 
-    def _candidate_order(self, model: ClusterModel, ps: np.ndarray, w: np.ndarray) -> np.ndarray:
+    def _candidate_order(
+        self, model: ClusterModel, ps: np.ndarray, w: np.ndarray, s: int
+    ) -> np.ndarray:
         return np.argsort(model.size[ps], kind="stable")  # smallest replicas: fewest bytes
 
     def describe(self) -> dict:

@@ -23,5 +23,18 @@ class ReplicaDistributionGoal(BandGoal):
         b = model.n_brokers
         return np.full(b, lo), np.full(b, hi)
 
-    def _candidate_order(self, model: ClusterModel, ps: np.ndarray, w: np.ndarray) -> np.ndarray:
-        return np.argsort(model.size[ps], kind="stable")  # smallest replicas: fewest bytes
+    def _candidate_order(
+        self, model: ClusterModel, ps: np.ndarray, w: np.ndarray, s: int
+    ) -> np.ndarray:
+        # smallest replicas (fewest bytes) first, but replicas of topics crowded on this
+        # broker before the others: the same move then serves per-topic balance too
+        t = model.topic[ps]
+        total = model.topic_count[t][:, model.usable].sum(axis=1)
+        crowded = model.topic_count[t, s] >= 2.0 * total / max(model.n_usable, 1) + 1.0
+        return np.lexsort((model.size[ps], ~crowded))
+
+    def _dest_score(
+        self, model: ClusterModel, p: int, after: np.ndarray, norm: np.ndarray
+    ) -> np.ndarray:
+        # equal counts: prefer the broker with fewest replicas of this topic
+        return after / norm + model.topic_count[model.topic_l[p]] * 1e-6
