@@ -1,0 +1,231 @@
+"""Runs, the per-cluster lock, storing windows, pruning and the sampler's records."""
+
+from __future__ import annotations
+
+import json
+import sys
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from apps.metrics.models import AggregationRun, BrokerLoad, MetricsCursor, PartitionLoad
+from apps.metrics.services import (
+    AggregationAlreadyRunning,
+    PartitionInfo,
+    aggregation_results_store,
+    aggregation_run,
+    aggregation_run_start,
+    aggregation_submit,
+    metric_records_build,
+    metrics_windows_prune,
+)
+from spark_jobs.partition_loads import AggregationResult
+
+from .factories import cluster_create
+
+pytestmark = pytest.mark.django_db
+
+MIN = 60_000
+
+
+def result_for(*, windows: list[int], next_offsets=None, malformed=0) -> AggregationResult:
+    partition_loads, broker_loads = [], []
+    for w in windows:
+        start = 1_763_784_000_000 + w * MIN  # 2025-11-22T04:00Z + w minutes
+        partition_loads.append(
+            {
+                "topic": "orders",
+                "partition": 0,
+                "window_start": start,
+                "window_end": start + MIN,
+                "samples": 6,
+                "leader": 1,
+                "replicas": [1, 2],
+                "messages_in": 50.0 + w,
+                "bytes_in": 5000.0,
+                "bytes_out": 2000.0,
+                "size": 350_000,
+                "avg_record_size": 100.0,
+                "consumer_groups": 1,
+            }
+        )
+        broker_loads.append(
+            {
+                "broker": 1,
+                "window_start": start,
+                "window_end": start + MIN,
+                "network_in": 5000.0,
+                "network_out": 7000.0,
+                "disk": 350_000,
+                "replicas": 1,
+                "leaders": 1,
+                "topic_replicas": {"orders": 1},
+            }
+        )
+    return AggregationResult(
+        input_rows=7 * len(windows),
+        malformed_rows=malformed,
+        partition_loads=partition_loads,
+        broker_loads=broker_loads,
+        next_offsets=next_offsets or {0: 42},
+        finalized_until_ms=(1_763_784_000_000 + (max(windows) + 1) * MIN) if windows else None,
+    )
+
+
+def test_it_allows_one_running_aggregation_per_cluster():
+    cluster = cluster_create()
+    other = cluster_create(name="other")
+    first = aggregation_run_start(cluster=cluster)
+
+    with pytest.raises(AggregationAlreadyRunning):
+        aggregation_run_start(cluster=cluster)
+    aggregation_run_start(cluster=other)  # another cluster is not blocked
+
+    first.status = AggregationRun.Status.SUCCEEDED
+    first.save()
+    aggregation_run_start(cluster=cluster)  # the lock is free again
+
+
+def test_it_takes_over_from_a_run_abandoned_long_ago(settings):
+    settings.METRICS_AGGREGATION_TIMEOUT = 60
+    cluster = cluster_create()
+    dead = aggregation_run_start(cluster=cluster)
+    AggregationRun.objects.filter(pk=dead.pk).update(
+        started_at=timezone.now() - timedelta(minutes=5)
+    )
+
+    aggregation_run_start(cluster=cluster)
+
+    dead.refresh_from_db()
+    assert dead.status == AggregationRun.Status.FAILED
+    assert "abandoned" in dead.error
+
+
+def test_it_stores_windows_once_and_advances_the_cursor():
+    cluster = cluster_create()
+    run = aggregation_run_start(cluster=cluster)
+
+    aggregation_results_store(
+        cluster=cluster,
+        run=run,
+        topic="m",
+        result=result_for(windows=[0, 1], next_offsets={0: 10, 1: 20}),
+    )
+    # A re-run over the same records (e.g. after a crash) rewrites, never duplicates.
+    aggregation_results_store(
+        cluster=cluster, run=run, topic="m", result=result_for(windows=[1, 2], next_offsets={1: 30})
+    )
+
+    assert PartitionLoad.objects.filter(cluster=cluster).count() == 3
+    assert BrokerLoad.objects.filter(cluster=cluster).count() == 3
+    cursor = MetricsCursor.objects.get(cluster=cluster)
+    assert cursor.offsets == {"0": 10, "1": 30}
+    assert cursor.finalized_until.isoformat() == "2025-11-22T04:03:00+00:00"
+    assert run.output_rows == 2 and run.broker_rows == 2 and run.input_rows == 14
+    assert run.windows == ["2025-11-22T04:01:00+00:00", "2025-11-22T04:02:00+00:00"]
+    load = PartitionLoad.objects.get(cluster=cluster, window_start__minute=2)
+    assert (load.messages_in, load.bytes_in, load.size) == (52.0, 5000.0, 350_000)
+
+
+def test_it_keeps_only_the_last_windows(settings):
+    settings.METRICS_WINDOWS_KEPT = 3
+    cluster = cluster_create()
+    run = aggregation_run_start(cluster=cluster)
+
+    aggregation_results_store(
+        cluster=cluster, run=run, topic="m", result=result_for(windows=[0, 1, 2, 3, 4])
+    )
+
+    minutes = sorted(PartitionLoad.objects.values_list("window_start__minute", flat=True))
+    assert minutes == [2, 3, 4]
+    assert sorted(BrokerLoad.objects.values_list("window_start__minute", flat=True)) == [2, 3, 4]
+    assert metrics_windows_prune(cluster=cluster) == 0
+
+
+def test_it_records_a_run_that_fails(settings):
+    settings.KAFKA_REQUEST_TIMEOUT = 1.0
+    cluster = cluster_create(bootstrap_servers="127.0.0.1:1")  # nothing listens there
+
+    run = aggregation_run(cluster=cluster)
+
+    assert run.status == AggregationRun.Status.FAILED
+    assert run.finished_at is not None
+    assert "KafkaException" in run.error or "Timed out" in run.error
+    # The lock is released: the next run can start.
+    aggregation_run_start(cluster=cluster)
+
+
+def test_it_records_a_submission_whose_job_dies(monkeypatch):
+    cluster = cluster_create()
+    monkeypatch.setattr(
+        "apps.metrics.services.spark_submit_command",
+        lambda **kw: [sys.executable, "-c", "import sys; print('JVM died'); sys.exit(7)"],
+    )
+
+    run = aggregation_submit(cluster=cluster)
+
+    assert run.status == AggregationRun.Status.FAILED
+    assert run.error.startswith("spark-submit exited 7")
+    assert "JVM died" in run.error
+    assert AggregationRun.objects.get().pk == run.pk
+
+
+def test_it_builds_the_spark_submit_command(settings):
+    from apps.metrics.services import spark_submit_command
+
+    settings.SPARK_MASTER = "spark://spark-master:7077"
+    cluster = cluster_create()
+    run = aggregation_run_start(cluster=cluster)
+
+    cmd = spark_submit_command(cluster=cluster, run=run)
+
+    assert cmd[0].endswith("spark-submit")
+    assert cmd[cmd.index("--master") + 1] == "spark://spark-master:7077"
+    assert "spark-sql-kafka-0-10_2.13" in cmd[cmd.index("--jars") + 1]
+    assert cmd[-5:] == [cmd[-5], "--cluster", "demo", "--run-id", str(run.pk)]
+    assert cmd[-5].endswith("spark_jobs/partition_loads.py")
+
+
+def test_it_builds_one_record_per_partition_with_known_offsets():
+    partitions = [
+        PartitionInfo(topic="orders", partition=0, leader=1, replicas=[1, 2]),
+        PartitionInfo(topic="orders", partition=1, leader=-1, replicas=[2, 3]),  # offline
+    ]
+    records = metric_records_build(
+        ts_ms=1_000,
+        partitions=partitions,
+        start_offsets={("orders", 0): 5},
+        end_offsets={("orders", 0): 50},
+        sizes={("orders", 0, 1): 4_500, ("orders", 0, 2): 4_400, ("other", 0, 1): 9},
+        committed={("orders", 0): {"g": 40}},
+    )
+
+    assert len(records) == 1
+    key, value = records[0]
+    assert key == b"orders-0"
+    assert json.loads(value) == {
+        "v": 1,
+        "ts": 1_000,
+        "topic": "orders",
+        "partition": 0,
+        "leader": 1,
+        "replicas": [1, 2],
+        "start_offset": 5,
+        "end_offset": 50,
+        "sizes": {"1": 4_500, "2": 4_400},
+        "committed": {"g": 40},
+    }
+
+
+def test_it_publishes_without_sizes_when_log_dirs_are_unknown():
+    records = metric_records_build(
+        ts_ms=1,
+        partitions=[PartitionInfo(topic="t", partition=0, leader=1, replicas=[1])],
+        start_offsets={("t", 0): 0},
+        end_offsets={("t", 0): 0},
+        sizes=None,
+        committed={},
+    )
+
+    assert json.loads(records[0][1])["sizes"] == {}
