@@ -4,6 +4,7 @@ Every knob has a default that runs the product on the local dev cluster
 (scripts/dev-cluster), so `make run` needs no configuration.
 """
 
+import importlib.util
 import os
 from pathlib import Path
 
@@ -54,9 +55,15 @@ INSTALLED_APPS = [
     "channels",
     "django_celery_beat",
     "apps.clusters",
+    "apps.metrics",
     "apps.balancer",
     "apps.audit",
     "apps.plans",
+    "rest_framework",
+    "rest_framework.authtoken",
+    "drf_spectacular",
+    "apps.dashboard",
+    "apps.api",
 ]
 
 MIDDLEWARE = [
@@ -114,7 +121,11 @@ USE_I18N = False
 USE_TZ = True
 
 STATIC_URL = "static/"
-STATICFILES_DIRS = [BASE_DIR / "static"]
+STATICFILES_DIRS = [
+    BASE_DIR / "static",
+    # plotly.js from the installed plotly package, as static/plotly/plotly.min.js: no CDN.
+    ("plotly", Path(importlib.util.find_spec("plotly").origin).parent / "package_data"),
+]
 STATIC_ROOT = BASE_DIR / ".run" / "staticfiles"
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -191,4 +202,24 @@ CELERY_BEAT_SCHEDULE = {
         "task": "apps.plans.tasks.executions_resume",
         "schedule": EXECUTOR_RESUME_INTERVAL,
     },
+}
+
+# --- REST API (apps/api) -------------------------------------------------------
+REST_FRAMEWORK = {
+    # Token first, so an anonymous call gets 401 with WWW-Authenticate rather than 403.
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "rest_framework.authentication.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["apps.api.permissions.CanViewClusters"],
+    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
+    "PAGE_SIZE": 100,
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Kafka Balancer API",
+    "DESCRIPTION": "Clusters, brokers, topics, partitions, loads, plans and the audit trail.",
+    "VERSION": "1",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
 }

@@ -1,12 +1,18 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
+from django.contrib.staticfiles.urls import staticfiles_urlpatterns
 from django.urls import include, path
 
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("api/", include("apps.api.urls")),
+    # The dashboard serves the clusters pages ("/", "/clusters/<name>/") before apps.clusters.
+    path("", include("apps.dashboard.urls")),
     path("", include("apps.clusters.urls")),
     path("", include("apps.audit.urls")),
     path("", include("apps.plans.urls")),
 ]
+# Daphne serves no static files itself: with DEBUG on (make run) Django does.
+urlpatterns += staticfiles_urlpatterns()

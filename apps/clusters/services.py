@@ -10,6 +10,8 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from apps.dashboard.events import cluster_changed_send
+
 from .kafka_clients import admin_client_create
 from .models import Broker, Cluster, Partition, Topic
 
@@ -221,6 +223,8 @@ def cluster_sync(*, cluster: Cluster, admin: AdminClient | None = None) -> bool:
         cluster_sync_error_record(cluster=cluster, error=f"unreachable: {exc}", now=timezone.now())
         return False
     cluster_state_apply(cluster=cluster, state=state, now=timezone.now())
+    # Live pages refetch; sent after commit and never raises (a Redis outage can't fail a sync).
+    cluster_changed_send(cluster_id=cluster.pk)
     return True
 
 

@@ -5,6 +5,7 @@ import uuid
 
 import pytest
 from confluent_kafka.admin import NewTopic
+from django.contrib.auth.models import Group
 
 from apps.clusters.kafka_clients import admin_client_create
 from apps.clusters.models import Cluster, Partition
@@ -65,7 +66,10 @@ def test_it_follows_a_broker_stop_and_start(kafka_cluster, live_topic, client, d
         )
         assert all(p.under_replicated for p in partitions.all())
         # The page shows it too.
-        client.force_login(django_user_model.objects.create_user("op"))
+        # Seeing clusters takes a role (the viewer group, created by a plans migration).
+        viewer = django_user_model.objects.create_user("op")
+        viewer.groups.add(Group.objects.get(name="viewer"))
+        client.force_login(viewer)
         page = client.get(f"/clusters/{cluster.name}/").content.decode()
         assert 'data-broker="2" data-alive="false"' in page
     finally:

@@ -1,0 +1,397 @@
+"""What the API shows, and the validation of what it accepts (query strings and bodies)."""
+
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from apps.audit.models import AuditEvent
+from apps.clusters.models import Broker, Cluster, Partition
+from apps.dashboard.selectors import (
+    HEATMAP_METRICS,
+    PLAN_MOVE_ORDERINGS,
+    plan_actions_get,
+    plan_eta_at_throttle,
+)
+from apps.plans.models import Plan, PlanMove
+from apps.plans.selectors import plan_progress
+from apps.plans.services.lifecycle import REQUESTABLE_MODES
+
+
+class ClusterSerializer(serializers.ModelSerializer):
+    """A cluster and its health at a glance (client_config is never shown)."""
+
+    reachable = serializers.BooleanField(read_only=True)
+
+    class Meta:
+        model = Cluster
+        fields = [
+            "id",
+            "name",
+            "bootstrap_servers",
+            "kafka_cluster_id",
+            "controller_id",
+            "created_at",
+            "last_synced_at",
+            "last_sync_error",
+            "last_sync_error_at",
+            "reachable",
+        ]
+
+
+class PlanBriefSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    state = serializers.CharField()
+    mode = serializers.CharField()
+    trigger = serializers.CharField()
+    bytes_to_move = serializers.IntegerField()
+    created_at = serializers.DateTimeField()
+
+
+class ClusterHealthSerializer(serializers.Serializer):
+    cluster = ClusterSerializer()
+    healthy = serializers.BooleanField()
+    brokers_alive = serializers.IntegerField()
+    brokers_total = serializers.IntegerField()
+    topics = serializers.IntegerField()
+    partitions = serializers.IntegerField()
+    offline = serializers.IntegerField()
+    under_replicated = serializers.IntegerField()
+    balance = serializers.DictField(
+        child=serializers.FloatField(allow_null=True),
+        help_text="Per resource: busiest alive broker over the mean (1.0 is perfect).",
+    )
+    open_plan = PlanBriefSerializer(allow_null=True)
+    running_plan = PlanBriefSerializer(allow_null=True)
+
+
+class BrokerSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Broker
+        fields = [
+            "node_id",
+            "host",
+            "port",
+            "rack",
+            "alive",
+            "first_seen",
+            "last_seen",
+            "capacity_network_in",
+            "capacity_network_out",
+            "capacity_disk",
+        ]
+
+
+class BrokerRowSerializer(serializers.Serializer):
+    broker = BrokerSerializer()
+    replicas = serializers.IntegerField()
+    leaders = serializers.IntegerField()
+    replica_skew_pct = serializers.FloatField(allow_null=True)
+    leader_skew_pct = serializers.FloatField(allow_null=True)
+
+
+class TopicRowSerializer(serializers.Serializer):
+    name = serializers.CharField(source="topic.name")
+    internal = serializers.BooleanField(source="topic.internal")
+    partitions = serializers.IntegerField()
+    replication_factor = serializers.IntegerField()
+    offline = serializers.IntegerField()
+    under_replicated = serializers.IntegerField()
+
+
+class PartitionSerializer(serializers.ModelSerializer):
+    topic = serializers.CharField(source="topic.name")
+
+    class Meta:
+        model = Partition
+        fields = ["topic", "index", "leader", "replicas", "isr", "offline", "under_replicated"]
+
+
+class PartitionQuerySerializer(serializers.Serializer):
+    topic = serializers.CharField(required=False, max_length=249)
+    broker = serializers.IntegerField(required=False, min_value=0)
+
+
+class HeatmapQuerySerializer(serializers.Serializer):
+    metric = serializers.ChoiceField(choices=list(HEATMAP_METRICS), default="replicas")
+    internal = serializers.BooleanField(default=True, help_text="Include internal topics.")
+
+
+class HeatmapSerializer(serializers.Serializer):
+    metric = serializers.CharField()
+    label = serializers.CharField()
+    unit = serializers.CharField()
+    brokers = serializers.ListField(child=serializers.IntegerField())
+    broker_alive = serializers.ListField(child=serializers.BooleanField())
+    topics = serializers.ListField(child=serializers.CharField())
+    z = serializers.ListField(
+        child=serializers.ListField(child=serializers.FloatField()),
+        help_text="z[topic][broker], in the order of `topics` and `brokers`.",
+    )
+    window_end = serializers.CharField(help_text="End of the traffic window; empty for counts.")
+
+
+class TrafficQuerySerializer(serializers.Serializer):
+    windows = serializers.IntegerField(default=60, min_value=1, max_value=360)
+
+
+class BrokerTrafficSerializer(serializers.Serializer):
+    windows = serializers.ListField(child=serializers.CharField(), help_text="Window ends.")
+    series = serializers.DictField(
+        child=serializers.DictField(
+            child=serializers.ListField(child=serializers.FloatField(allow_null=True))
+        ),
+        help_text="broker id -> network_in / network_out / messages_in -> values per window.",
+    )
+
+
+class BrokerLoadSerializer(serializers.Serializer):
+    broker_id = serializers.IntegerField()
+    window_start = serializers.DateTimeField()
+    window_end = serializers.DateTimeField()
+    network_in = serializers.FloatField()
+    network_out = serializers.FloatField()
+    disk = serializers.IntegerField()
+    replicas = serializers.IntegerField()
+    leaders = serializers.IntegerField()
+
+
+class PartitionLoadSerializer(serializers.Serializer):
+    topic = serializers.CharField()
+    partition = serializers.IntegerField()
+    window_start = serializers.DateTimeField()
+    window_end = serializers.DateTimeField()
+    samples = serializers.IntegerField()
+    leader = serializers.IntegerField(allow_null=True)
+    replicas = serializers.ListField(child=serializers.IntegerField())
+    messages_in = serializers.FloatField(allow_null=True)
+    bytes_in = serializers.FloatField(allow_null=True)
+    bytes_out = serializers.FloatField(allow_null=True)
+    size = serializers.IntegerField(allow_null=True)
+
+
+class BrokerLoadQuerySerializer(serializers.Serializer):
+    since = serializers.DateTimeField(required=False, help_text="Windows starting at or after.")
+    until = serializers.DateTimeField(required=False, help_text="Windows starting before.")
+
+    def validate(self, attrs: dict) -> dict:
+        if "since" in attrs and "until" in attrs and attrs["since"] >= attrs["until"]:
+            raise serializers.ValidationError("since must be before until")
+        return attrs
+
+
+class LoadQuerySerializer(BrokerLoadQuerySerializer):
+    topic = serializers.CharField(required=False, max_length=249)
+
+
+# --- plans ------------------------------------------------------------------------
+
+
+class PlanSerializer(serializers.ModelSerializer):
+    cluster = serializers.CharField(source="cluster.name")
+    requested_by = serializers.CharField(source="requested_by.username", default=None)
+    decided_by = serializers.CharField(source="decided_by.username", default=None)
+    partitions = serializers.IntegerField(source="partition_count")
+
+    class Meta:
+        model = Plan
+        fields = [
+            "id",
+            "cluster",
+            "state",
+            "origin",
+            "mode",
+            "brokers",
+            "trigger",
+            "partitions",
+            "bytes_to_move",
+            "data_loss_partitions",
+            "requested_by",
+            "request_reason",
+            "decided_by",
+            "decided_by_policy",
+            "decided_at",
+            "decision_reason",
+            "rollback_of",
+            "superseded_by",
+            "created_at",
+            "started_at",
+            "finished_at",
+            "error",
+        ]
+
+
+class PlanProgressSerializer(serializers.Serializer):
+    moves_total = serializers.IntegerField()
+    moves_by_state = serializers.DictField(child=serializers.IntegerField())
+    bytes_total = serializers.IntegerField()
+    bytes_done = serializers.IntegerField()
+    percent = serializers.FloatField()
+    eta_seconds = serializers.FloatField(allow_null=True)
+    rate_bytes_per_sec = serializers.FloatField(allow_null=True)
+    cancel_requested = serializers.BooleanField()
+
+
+class PlanActionsSerializer(serializers.Serializer):
+    approve = serializers.BooleanField()
+    reject = serializers.BooleanField()
+    execute = serializers.BooleanField()
+    cancel = serializers.BooleanField()
+    rollback = serializers.BooleanField()
+
+
+class PlanDetailSerializer(PlanSerializer):
+    report = serializers.JSONField()
+    progress = serializers.SerializerMethodField()
+    actions = serializers.SerializerMethodField()
+    eta_seconds_at_throttle = serializers.SerializerMethodField(
+        help_text="Bytes to move over the cluster's replication throttle (null: no throttle)."
+    )
+
+    class Meta(PlanSerializer.Meta):
+        fields = PlanSerializer.Meta.fields + [
+            "report",
+            "progress",
+            "actions",
+            "eta_seconds_at_throttle",
+        ]
+
+    @extend_schema_field(PlanProgressSerializer)
+    def get_progress(self, plan: Plan) -> dict:
+        return PlanProgressSerializer(plan_progress(plan=plan)).data
+
+    @extend_schema_field(PlanActionsSerializer)
+    def get_actions(self, plan: Plan) -> dict:
+        return PlanActionsSerializer(
+            plan_actions_get(user=self.context["request"].user, plan=plan)
+        ).data
+
+    def get_eta_seconds_at_throttle(self, plan: Plan) -> float | None:
+        return plan_eta_at_throttle(plan=plan)
+
+
+class PlanMoveSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = PlanMove
+        fields = [
+            "topic",
+            "partition",
+            "replicas_before",
+            "replicas_after",
+            "added",
+            "removed",
+            "leader_only",
+            "bytes",
+            "goals",
+            "state",
+            "bytes_done",
+            "started_at",
+            "finished_at",
+            "error",
+        ]
+
+
+class PlanMoveQuerySerializer(serializers.Serializer):
+    topic = serializers.CharField(required=False, max_length=249, help_text="contains")
+    broker = serializers.IntegerField(required=False, min_value=0)
+    goal = serializers.CharField(required=False, max_length=100)
+    ordering = serializers.ChoiceField(
+        required=False, choices=list(PLAN_MOVE_ORDERINGS), default="topic"
+    )
+
+
+class PlanRequestSerializer(serializers.Serializer):
+    mode = serializers.ChoiceField(choices=[m.value for m in REQUESTABLE_MODES])
+    brokers = serializers.ListField(
+        child=serializers.IntegerField(min_value=0), required=False, default=list, max_length=1000
+    )
+    reason = serializers.CharField(required=False, allow_blank=True, max_length=2000, default="")
+    allow_data_loss = serializers.BooleanField(required=False, default=False)
+
+
+class ApproveSerializer(serializers.Serializer):
+    reason = serializers.CharField(required=False, allow_blank=True, max_length=2000, default="")
+    confirm_data_loss = serializers.BooleanField(required=False, default=False)
+
+
+class RejectSerializer(serializers.Serializer):
+    reason = serializers.CharField(max_length=2000, help_text="Required: why the plan is rejected.")
+
+
+class ReasonSerializer(serializers.Serializer):
+    reason = serializers.CharField(required=False, allow_blank=True, max_length=2000, default="")
+
+
+class EmptySerializer(serializers.Serializer):
+    pass
+
+
+class ErrorSerializer(serializers.Serializer):
+    detail = serializers.CharField()
+
+
+class ExportQuerySerializer(serializers.Serializer):
+    which = serializers.ChoiceField(choices=["reassignment", "rollback"], default="reassignment")
+
+
+# --- what-if ------------------------------------------------------------------------
+
+
+class WhatIfBrokerSerializer(serializers.Serializer):
+    id = serializers.IntegerField(min_value=0)
+    rack = serializers.CharField(required=False, allow_null=True, max_length=255, default=None)
+
+
+class WhatIfRequestSerializer(serializers.Serializer):
+    add_brokers = WhatIfBrokerSerializer(many=True, required=False, default=list)
+    remove_brokers = serializers.ListField(
+        child=serializers.IntegerField(min_value=0), required=False, default=list
+    )
+    traffic_scale = serializers.FloatField(
+        required=False, default=1.0, min_value=0.01, max_value=100
+    )
+
+
+class LoadsBeforeAfterSerializer(serializers.Serializer):
+    brokers = serializers.ListField(child=serializers.IntegerField())
+    before = serializers.DictField(child=serializers.ListField(child=serializers.FloatField()))
+    after = serializers.DictField(child=serializers.ListField(child=serializers.FloatField()))
+
+
+class WhatIfSerializer(serializers.Serializer):
+    mode = serializers.CharField()
+    brokers = serializers.ListField(child=serializers.IntegerField())
+    traffic_scale = serializers.FloatField()
+    plan = serializers.JSONField(help_text="Kafka's reassignment JSON; nothing is proposed.")
+    report = serializers.JSONField()
+    loads = LoadsBeforeAfterSerializer()
+
+
+# --- audit --------------------------------------------------------------------------
+
+
+class AuditQuerySerializer(serializers.Serializer):
+    cluster = serializers.SlugField(required=False, max_length=100)
+    actor = serializers.CharField(required=False, max_length=255)
+    action = serializers.CharField(required=False, max_length=100, help_text="prefix")
+    object_type = serializers.CharField(required=False, max_length=100)
+    object_id = serializers.CharField(required=False, max_length=100)
+    since = serializers.DateTimeField(required=False)
+    until = serializers.DateTimeField(required=False)
+
+
+class AuditEventSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = AuditEvent
+        fields = [
+            "id",
+            "created_at",
+            "actor_kind",
+            "actor",
+            "action",
+            "object_type",
+            "object_id",
+            "object_repr",
+            "before",
+            "after",
+            "reason",
+            "client_address",
+        ]

@@ -1,0 +1,385 @@
+"""REST API views: thin. They validate input with serializers, read with selectors
+and change state only through the owning app's services."""
+
+from django.http import Http404, HttpResponse
+from drf_spectacular.utils import extend_schema
+from rest_framework import generics, serializers
+from rest_framework.exceptions import PermissionDenied, ValidationError
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from apps.audit.services import client_address_get
+from apps.clusters.models import Cluster
+from apps.clusters.selectors import broker_rows_list, topic_rows_list
+from apps.dashboard.selectors import (
+    audit_events_explore,
+    broker_traffic_series,
+    cluster_health_get,
+    cluster_health_list,
+    cluster_visible_get,
+    heatmap_get,
+    loads_broker_filter,
+    loads_partition_filter,
+    partitions_filter,
+    plan_moves_filter,
+    plan_visible_get,
+)
+from apps.dashboard.services import (
+    plan_action_refused_record,
+    plan_execution_start,
+    whatif_simulate,
+)
+from apps.plans.errors import PlanPermissionDenied, PlanServiceError
+from apps.plans.models import Plan, PlanState
+from apps.plans.selectors import plan_export_json, plan_rollback_export_json, plans_list
+from apps.plans.services import (
+    plan_approve,
+    plan_cancel,
+    plan_reject,
+    plan_request,
+    plan_rollback_request,
+)
+
+from . import serializers as s
+from .permissions import CanViewAudit, CanViewClusters
+
+
+def _query(serializer_class, request: Request) -> dict:
+    """Validated query parameters; a bad one answers 400 naming it."""
+    serializer = serializer_class(data=request.query_params)
+    serializer.is_valid(raise_exception=True)
+    return serializer.validated_data
+
+
+class ClusterScopedMixin:
+    """Resolves <name> to a cluster the user may see; 404 otherwise."""
+
+    def cluster_get(self) -> Cluster:
+        cluster = cluster_visible_get(user=self.request.user, name=self.kwargs["name"])
+        if cluster is None:
+            raise Http404("no such cluster")
+        return cluster
+
+
+class ClusterListView(APIView):
+    @extend_schema(responses=s.ClusterHealthSerializer(many=True))
+    def get(self, request: Request) -> Response:
+        healths = cluster_health_list(user=request.user)
+        return Response(s.ClusterHealthSerializer(healths, many=True).data)
+
+
+class ClusterDetailView(ClusterScopedMixin, APIView):
+    @extend_schema(responses=s.ClusterHealthSerializer)
+    def get(self, request: Request, name: str) -> Response:
+        health = cluster_health_get(cluster=self.cluster_get())
+        return Response(s.ClusterHealthSerializer(health).data)
+
+
+class BrokerListView(ClusterScopedMixin, APIView):
+    @extend_schema(responses=s.BrokerRowSerializer(many=True))
+    def get(self, request: Request, name: str) -> Response:
+        rows = broker_rows_list(cluster=self.cluster_get())
+        return Response(s.BrokerRowSerializer(rows, many=True).data)
+
+
+class TopicListView(ClusterScopedMixin, APIView):
+    @extend_schema(responses=s.TopicRowSerializer(many=True))
+    def get(self, request: Request, name: str) -> Response:
+        rows = topic_rows_list(cluster=self.cluster_get())
+        return Response(s.TopicRowSerializer(rows, many=True).data)
+
+
+class PartitionListView(ClusterScopedMixin, generics.ListAPIView):
+    serializer_class = s.PartitionSerializer
+
+    @extend_schema(parameters=[s.PartitionQuerySerializer])
+    def get(self, request: Request, *args, **kwargs) -> Response:
+        return super().get(request, *args, **kwargs)
+
+    def get_queryset(self):
+        query = _query(s.PartitionQuerySerializer, self.request)
+        return partitions_filter(
+            cluster=self.cluster_get(), topic=query.get("topic", ""), broker=query.get("broker")
+        )
+
+
+class HeatmapView(ClusterScopedMixin, APIView):
+    @extend_schema(parameters=[s.HeatmapQuerySerializer], responses=s.HeatmapSerializer)
+    def get(self, request: Request, name: str) -> Response:
+        query = _query(s.HeatmapQuerySerializer, request)
+        heatmap = heatmap_get(
+            cluster=self.cluster_get(), metric=query["metric"], include_internal=query["internal"]
+        )
+        return Response(s.HeatmapSerializer(heatmap).data)
+
+
+class TrafficView(ClusterScopedMixin, APIView):
+    @extend_schema(parameters=[s.TrafficQuerySerializer], responses=s.BrokerTrafficSerializer)
+    def get(self, request: Request, name: str) -> Response:
+        query = _query(s.TrafficQuerySerializer, request)
+        traffic = broker_traffic_series(cluster=self.cluster_get(), windows=query["windows"])
+        return Response(s.BrokerTrafficSerializer(traffic).data)
+
+
+class BrokerLoadListView(ClusterScopedMixin, generics.ListAPIView):
+    serializer_class = s.BrokerLoadSerializer
+
+    @extend_schema(parameters=[s.BrokerLoadQuerySerializer])
+    def get(self, request: Request, *args, **kwargs) -> Response:
+        return super().get(request, *args, **kwargs)
+
+    def get_queryset(self):
+        query = _query(s.BrokerLoadQuerySerializer, self.request)
+        return loads_broker_filter(
+            cluster=self.cluster_get(), since=query.get("since"), until=query.get("until")
+        )
+
+
+class PartitionLoadListView(ClusterScopedMixin, generics.ListAPIView):
+    serializer_class = s.PartitionLoadSerializer
+
+    @extend_schema(parameters=[s.LoadQuerySerializer])
+    def get(self, request: Request, *args, **kwargs) -> Response:
+        return super().get(request, *args, **kwargs)
+
+    def get_queryset(self):
+        query = _query(s.LoadQuerySerializer, self.request)
+        return loads_partition_filter(
+            cluster=self.cluster_get(),
+            since=query.get("since"),
+            until=query.get("until"),
+            topic=query.get("topic", ""),
+        )
+
+
+# --- plans ----------------------------------------------------------------------
+
+
+def _plan_or_404(request: Request, plan_id: int) -> Plan:
+    plan = plan_visible_get(user=request.user, plan_id=plan_id)
+    if plan is None:
+        raise Http404("no such plan")
+    return plan
+
+
+def _refused(exc: PlanServiceError) -> Response:
+    return Response({"detail": str(exc)}, status=exc.status_code)
+
+
+class PlanListView(ClusterScopedMixin, generics.ListAPIView):
+    """GET: the cluster's plans, newest first. POST: request a plan (operator)."""
+
+    serializer_class = s.PlanSerializer
+
+    def get_queryset(self):
+        if not self.request.user.has_perm("plans.view_plan"):
+            raise PermissionDenied("you may not see plans")
+        states = self.request.query_params.getlist("state")
+        unknown = [x for x in states if x not in PlanState.values]
+        if unknown:
+            raise ValidationError({"state": f"unknown state {unknown[0]!r}"})
+        return plans_list(cluster=self.cluster_get(), states=states)
+
+    @extend_schema(
+        request=s.PlanRequestSerializer,
+        responses={201: s.PlanDetailSerializer, 400: s.ErrorSerializer, 403: s.ErrorSerializer},
+    )
+    def post(self, request: Request, name: str) -> Response:
+        cluster = self.cluster_get()
+        body = s.PlanRequestSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        try:
+            plan = plan_request(
+                cluster=cluster,
+                user=request.user,
+                client_address=client_address_get(request=request),
+                **body.validated_data,
+            )
+        except PlanServiceError as exc:
+            return _refused(exc)
+        return Response(s.PlanDetailSerializer(plan, context={"request": request}).data, status=201)
+
+
+class PlanDetailView(APIView):
+    @extend_schema(responses=s.PlanDetailSerializer)
+    def get(self, request: Request, plan_id: int) -> Response:
+        plan = _plan_or_404(request, plan_id)
+        return Response(s.PlanDetailSerializer(plan, context={"request": request}).data)
+
+
+class PlanMoveListView(generics.ListAPIView):
+    serializer_class = s.PlanMoveSerializer
+
+    @extend_schema(parameters=[s.PlanMoveQuerySerializer])
+    def get(self, request: Request, *args, **kwargs) -> Response:
+        return super().get(request, *args, **kwargs)
+
+    def get_queryset(self):
+        plan = _plan_or_404(self.request, self.kwargs["plan_id"])
+        query = _query(s.PlanMoveQuerySerializer, self.request)
+        return plan_moves_filter(plan=plan, **query)
+
+
+class PlanExportView(APIView):
+    """Kafka's reassignment JSON (kafka-reassign-partitions.sh --reassignment-json-file)."""
+
+    @extend_schema(parameters=[s.ExportQuerySerializer], responses={200: dict})
+    def get(self, request: Request, plan_id: int) -> HttpResponse:
+        plan = _plan_or_404(request, plan_id)
+        which = _query(s.ExportQuerySerializer, request)["which"]
+        if which == "rollback":
+            body, filename = plan_rollback_export_json(plan=plan), f"plan-{plan.pk}-rollback.json"
+        else:
+            body, filename = plan_export_json(plan=plan), f"plan-{plan.pk}-reassignment.json"
+        response = HttpResponse(body, content_type="application/json")
+        response["Content-Disposition"] = f'attachment; filename="{filename}"'
+        return response
+
+
+class _PlanActionView(APIView):
+    """POST a decision: validate the body, call the lifecycle service, answer the plan.
+
+    The service checks permission and state; a refusal answers its status (403, 409,
+    400) with its message, changes nothing, and a refused permission is audited."""
+
+    action = ""
+    body_serializer: type[serializers.Serializer] = s.ReasonSerializer
+    created = False
+
+    def call(self, *, plan: Plan, user, data: dict, client_address: str | None) -> Plan:
+        raise NotImplementedError
+
+    def post(self, request: Request, plan_id: int) -> Response:
+        plan = _plan_or_404(request, plan_id)
+        body = self.body_serializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        address = client_address_get(request=request)
+        try:
+            result = self.call(
+                plan=plan, user=request.user, data=body.validated_data, client_address=address
+            )
+        except PlanPermissionDenied as exc:
+            plan_action_refused_record(
+                user=request.user,
+                action=self.action,
+                plan=plan,
+                error=str(exc),
+                client_address=address,
+            )
+            return _refused(exc)
+        except PlanServiceError as exc:
+            return _refused(exc)
+        return Response(
+            s.PlanDetailSerializer(result, context={"request": request}).data,
+            status=201 if self.created else 200,
+        )
+
+
+def _action_schema(body, created: bool = False):
+    ok = {201 if created else 200: s.PlanDetailSerializer}
+    errors = {code: s.ErrorSerializer for code in (400, 403, 404, 409)}
+    return extend_schema(request=body, responses=ok | errors)
+
+
+class PlanApproveView(_PlanActionView):
+    action = "approve"
+    body_serializer = s.ApproveSerializer
+
+    @_action_schema(s.ApproveSerializer)
+    def post(self, request: Request, plan_id: int) -> Response:
+        return super().post(request, plan_id)
+
+    def call(self, *, plan, user, data, client_address):
+        return plan_approve(plan=plan, user=user, client_address=client_address, **data)
+
+
+class PlanRejectView(_PlanActionView):
+    action = "reject"
+    body_serializer = s.RejectSerializer
+
+    @_action_schema(s.RejectSerializer)
+    def post(self, request: Request, plan_id: int) -> Response:
+        return super().post(request, plan_id)
+
+    def call(self, *, plan, user, data, client_address):
+        return plan_reject(plan=plan, user=user, client_address=client_address, **data)
+
+
+class PlanExecuteView(_PlanActionView):
+    action = "execute"
+    body_serializer = s.EmptySerializer
+
+    @_action_schema(s.EmptySerializer)
+    def post(self, request: Request, plan_id: int) -> Response:
+        return super().post(request, plan_id)
+
+    def call(self, *, plan, user, data, client_address):
+        return plan_execution_start(plan=plan, user=user, client_address=client_address)
+
+
+class PlanCancelView(_PlanActionView):
+    action = "cancel"
+
+    @_action_schema(s.ReasonSerializer)
+    def post(self, request: Request, plan_id: int) -> Response:
+        return super().post(request, plan_id)
+
+    def call(self, *, plan, user, data, client_address):
+        return plan_cancel(plan=plan, user=user, client_address=client_address, **data)
+
+
+class PlanRollbackView(_PlanActionView):
+    action = "rollback"
+    created = True
+
+    @_action_schema(s.ReasonSerializer, created=True)
+    def post(self, request: Request, plan_id: int) -> Response:
+        return super().post(request, plan_id)
+
+    def call(self, *, plan, user, data, client_address):
+        return plan_rollback_request(plan=plan, user=user, client_address=client_address, **data)
+
+
+# --- what-if -----------------------------------------------------------------------
+
+
+class WhatIfView(ClusterScopedMixin, APIView):
+    """Simulate brokers added / removed or traffic scaled; proposes nothing."""
+
+    @extend_schema(
+        request=s.WhatIfRequestSerializer,
+        responses={200: s.WhatIfSerializer, 400: s.ErrorSerializer},
+    )
+    def post(self, request: Request, name: str) -> Response:
+        cluster = self.cluster_get()
+        body = s.WhatIfRequestSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        try:
+            result = whatif_simulate(cluster=cluster, **body.validated_data)
+        except PlanServiceError as exc:
+            return _refused(exc)
+        return Response(s.WhatIfSerializer(result).data)
+
+
+# --- audit --------------------------------------------------------------------------
+
+
+class AuditEventListView(generics.ListAPIView):
+    """The audit trail, newest first: filter by cluster, actor, action (prefix), time."""
+
+    serializer_class = s.AuditEventSerializer
+    permission_classes = [CanViewClusters, CanViewAudit]
+
+    @extend_schema(parameters=[s.AuditQuerySerializer])
+    def get(self, request: Request, *args, **kwargs) -> Response:
+        return super().get(request, *args, **kwargs)
+
+    def get_queryset(self):
+        query = _query(s.AuditQuerySerializer, self.request)
+        cluster = None
+        if "cluster" in query:
+            cluster = cluster_visible_get(user=self.request.user, name=query.pop("cluster"))
+            if cluster is None:
+                raise ValidationError({"cluster": "no such cluster"})
+        return audit_events_explore(cluster=cluster, **query)

@@ -1,0 +1,107 @@
+"""Websocket consumers, one per concern, each joined to per-cluster groups.
+
+They only forward the small notices `events.py` sends; pages then fetch what they
+show over HTTP with the same permission checks as any page. A socket needs a
+signed-in user allowed to see the cluster: otherwise it is accepted and closed at
+once with a 44xx code, so the browser knows not to reconnect (a refused handshake
+looks like a network error and would be retried forever).
+"""
+
+from channels.db import database_sync_to_async
+from channels.generic.websocket import AsyncJsonWebsocketConsumer
+
+from apps.clusters.models import Cluster
+
+from .events import cluster_group_name, plans_group_name
+from .selectors import cluster_visible_get, clusters_visible_list, user_may_see_clusters
+
+CLOSE_NOT_SIGNED_IN = 4401
+CLOSE_FORBIDDEN = 4403
+CLOSE_NOT_FOUND = 4404
+
+
+@database_sync_to_async
+def _visible_cluster_ids(user) -> list[int]:
+    return list(clusters_visible_list(user=user).values_list("pk", flat=True))
+
+
+@database_sync_to_async
+def _visible_cluster(user, name: str) -> tuple[bool, Cluster | None]:
+    return user_may_see_clusters(user=user), cluster_visible_get(user=user, name=name)
+
+
+class _GroupsConsumer(AsyncJsonWebsocketConsumer):
+    """Accepts, checks the user, joins `groups_for(...)`, forwards events as JSON."""
+
+    async def connect(self) -> None:
+        self.joined: list[str] = []
+        await self.accept()
+        user = self.scope.get("user")
+        if user is None or not user.is_authenticated:
+            await self.close(code=CLOSE_NOT_SIGNED_IN)
+            return
+        groups, refusal = await self.groups_for(user)
+        if refusal:
+            await self.close(code=refusal)
+            return
+        for group in groups:
+            await self.channel_layer.group_add(group, self.channel_name)
+            self.joined.append(group)
+        await self.send_json({"type": "hello", "groups": len(self.joined)})
+
+    async def groups_for(self, user) -> tuple[list[str], int | None]:
+        raise NotImplementedError
+
+    async def disconnect(self, code: int) -> None:
+        for group in getattr(self, "joined", []):
+            await self.channel_layer.group_discard(group, self.channel_name)
+
+    async def receive_json(self, content, **kwargs) -> None:
+        # Read-only channel: clients only listen.
+        return
+
+    async def forward(self, event: dict) -> None:
+        await self.send_json(event)
+
+    # Channels calls the handler named after the event type ("." becomes "_").
+    cluster_changed = forward
+    loads_changed = forward
+    plan_changed = forward
+    execution_progress = forward
+
+
+class ClustersConsumer(_GroupsConsumer):
+    """The clusters overview: every cluster the user may see."""
+
+    async def groups_for(self, user) -> tuple[list[str], int | None]:
+        if not await database_sync_to_async(user_may_see_clusters)(user=user):
+            return [], CLOSE_FORBIDDEN
+        ids = await _visible_cluster_ids(user)
+        return [cluster_group_name(cluster_id=i) for i in ids], None
+
+
+class _OneClusterConsumer(_GroupsConsumer):
+    async def groups_for(self, user) -> tuple[list[str], int | None]:
+        allowed, cluster = await _visible_cluster(user, self.scope["url_route"]["kwargs"]["name"])
+        if not allowed:
+            return [], CLOSE_FORBIDDEN
+        if cluster is None:
+            return [], CLOSE_NOT_FOUND
+        return [self.group_name(cluster_id=cluster.pk)], None
+
+    def group_name(self, *, cluster_id: int) -> str:
+        raise NotImplementedError
+
+
+class ClusterConsumer(_OneClusterConsumer):
+    """One cluster's state and traffic (heatmap, brokers, charts)."""
+
+    def group_name(self, *, cluster_id: int) -> str:
+        return cluster_group_name(cluster_id=cluster_id)
+
+
+class PlansConsumer(_OneClusterConsumer):
+    """One cluster's plans: state changes and execution progress."""
+
+    def group_name(self, *, cluster_id: int) -> str:
+        return plans_group_name(cluster_id=cluster_id)

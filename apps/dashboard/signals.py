@@ -1,0 +1,26 @@
+"""Bridge: every plan state change and executor step is written to the audit trail
+in the transaction that makes it, so an audit event about a plan is our cue to tell
+that plan's watchers (after commit). This keeps pages live for changes made by the
+detector and the executor in Celery without those services knowing about websockets.
+"""
+
+from django.db.models.signals import post_save
+from django.dispatch import receiver
+
+from apps.audit.models import AuditEvent
+from apps.plans.models import Plan
+
+from .events import plan_changed_send
+
+PLAN_OBJECT_TYPE = Plan._meta.label_lower  # "plans.plan"
+
+
+@receiver(post_save, sender=AuditEvent, dispatch_uid="dashboard_plan_event_push")
+def _plan_event_push(sender, instance: AuditEvent, created: bool, **kwargs) -> None:
+    if not created or instance.object_type != PLAN_OBJECT_TYPE or not instance.object_id.isdigit():
+        return
+    row = Plan.objects.filter(pk=int(instance.object_id)).values_list("cluster_id", "state").first()
+    if row is None:
+        return
+    cluster_id, state = row
+    plan_changed_send(cluster_id=cluster_id, plan_id=int(instance.object_id), state=state)

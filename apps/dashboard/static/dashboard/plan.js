@@ -1,0 +1,149 @@
+/* The plan page: decisions through the REST API, live state and progress over the
+ * cluster's plans websocket, before / after bars, and the moves table. */
+(function () {
+  "use strict";
+  const root = document.getElementById("plan-page");
+  const planId = Number(root.dataset.plan);
+  const errorBox = document.getElementById("action-error");
+  const esc = Charts.escapeHtml;
+
+  // --- decisions (forms are re-rendered live, so listen on the document) ---------
+  document.addEventListener("submit", async (e) => {
+    const form = e.target.closest("form[data-action]");
+    if (!form) return;
+    e.preventDefault();
+    const body = {};
+    new FormData(form).forEach((value, key) => (body[key] = value));
+    form.querySelectorAll("input[type=checkbox]").forEach((box) => (body[box.name] = box.checked));
+    const button = form.querySelector("button");
+    button.disabled = true;
+    errorBox.hidden = true;
+    try {
+      const response = await fetch(root.dataset.apiUrl + form.dataset.action + "/", {
+        method: "POST",
+        credentials: "same-origin",
+        headers: { "Content-Type": "application/json", "X-CSRFToken": Live.csrfToken(), Accept: "application/json" },
+        body: JSON.stringify(body),
+      });
+      const answer = await response.json().catch(() => ({}));
+      if (!response.ok) {
+        const detail = answer.detail || Object.entries(answer).map(([k, v]) => k + ": " + v).join("; ");
+        errorBox.textContent = "Refused (" + response.status + "): " + (detail || response.statusText);
+        errorBox.hidden = false;
+      } else if (form.dataset.action === "rollback" && answer.id) {
+        location.href = "../" + answer.id + "/";
+        return;
+      }
+      await refresh();
+    } finally {
+      button.disabled = false;
+    }
+  });
+
+  // --- live -----------------------------------------------------------------------
+  const regions = Live.coalesce(Live.regionsRefresh);
+  const moves = movesTable();
+  async function refresh() {
+    await regions();
+    moves.reload();
+  }
+  const path = "/ws/clusters/" + encodeURIComponent(root.dataset.cluster) + "/";
+  Live.connect(path + "plans/", {
+    onEvent(message) {
+      if (message.plan_id === planId) refresh();
+    },
+    onReconnect: refresh,
+  });
+  // Replica moves show in the cluster's sync ticks too (progress between batches).
+  Live.connect(path, {
+    onEvent(message) {
+      if (message.type === "cluster.changed" && ["executing", "approved"].includes(stateNow())) refresh();
+    },
+  });
+  function stateNow() {
+    const badge = document.getElementById("plan-state-badge");
+    return badge ? badge.dataset.state : "";
+  }
+
+  // --- before / after bars -----------------------------------------------------
+  const loadsScript = document.getElementById("plan-loads");
+  if (loadsScript) {
+    const loads = JSON.parse(loadsScript.textContent);
+    const x = loads.brokers.map(String);
+    document.querySelectorAll(".bars .plot").forEach((el) => {
+      const m = el.dataset.measure;
+      const bytes = m === "network_in" || m === "network_out" || m === "disk";
+      const fmt = bytes ? ":.3s" : "";
+      Plotly.newPlot(
+        el,
+        [
+          { type: "bar", name: "before", x: x, y: loads.before[m], marker: { color: "#0072B2" }, hovertemplate: "broker %{x}: %{y" + fmt + "}<extra>before</extra>" },
+          { type: "bar", name: "after", x: x, y: loads.after[m], marker: { color: "#E69F00" }, hovertemplate: "broker %{x}: %{y" + fmt + "}<extra>after</extra>" },
+        ],
+        {
+          barmode: "group",
+          height: 240,
+          title: { text: el.dataset.title, font: { size: 14 } },
+          margin: { l: 55, r: 10, t: 30, b: 35 },
+          xaxis: { type: "category", title: { text: "broker" } },
+          yaxis: { tickformat: bytes ? ".2s" : "" },
+          legend: { orientation: "h" },
+          paper_bgcolor: "rgba(0,0,0,0)",
+        },
+        { displaylogo: false, responsive: true },
+      );
+    });
+  }
+
+  // --- moves table: sorted and filtered by the API -------------------------------
+  function movesTable() {
+    const table = document.getElementById("moves");
+    const filter = document.getElementById("moves-filter");
+    const count = document.getElementById("moves-count");
+    let ordering = "topic";
+
+    async function reload() {
+      const params = new URLSearchParams({ ordering: ordering, limit: "500" });
+      new FormData(filter).forEach((value, key) => {
+        if (value !== "") params.set(key, value);
+      });
+      const page = await Live.fetchJson(root.dataset.movesUrl + "?" + params);
+      table.tBodies[0].innerHTML = page.results
+        .map((m) => {
+          const leader = m.replicas_before[0] !== m.replicas_after[0] ? m.replicas_before[0] + " → " + m.replicas_after[0] : "";
+          return (
+            `<tr data-move="${esc(m.topic)}-${m.partition}" data-state="${m.state}"><td>${esc(m.topic)}-${m.partition}</td>` +
+            `<td>${m.replicas_before.join(", ")}</td><td>${m.replicas_after.join(", ")}</td><td>${leader}</td>` +
+            `<td data-bytes="${m.bytes}">${m.bytes ? formatBytes(m.bytes) : m.leader_only ? "leader only" : "0"}</td>` +
+            `<td>${m.goals.map(esc).join(", ")}</td><td>${m.state}${m.error ? ": " + esc(m.error) : ""}</td></tr>`
+          );
+        })
+        .join("");
+      count.textContent = page.count + " move(s)" + (page.count > page.results.length ? ", first " + page.results.length + " shown" : "");
+    }
+    table.querySelectorAll("th[data-sort]").forEach((th) => {
+      th.tabIndex = 0;
+      th.addEventListener("click", () => {
+        const key = th.dataset.sort;
+        ordering = ordering === key ? "-" + key : key;
+        table.querySelectorAll("th[data-sort]").forEach((other) => other.removeAttribute("aria-sort"));
+        th.setAttribute("aria-sort", ordering.startsWith("-") ? "descending" : "ascending");
+        run();
+      });
+    });
+    filter.addEventListener("input", () => run());
+    const run = Live.coalesce(reload);
+    run();
+    return { reload: run };
+  }
+
+  function formatBytes(n) {
+    const units = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let i = 0;
+    while (n >= 1024 && i < units.length - 1) {
+      n /= 1024;
+      i += 1;
+    }
+    return (i ? n.toFixed(1) : n) + " " + units[i];
+  }
+})();

@@ -1,0 +1,34 @@
+import pytest
+from dashboard.factories import cluster_make, plan_make, user_make
+from rest_framework.test import APIClient
+
+
+@pytest.fixture
+def api() -> APIClient:
+    return APIClient()
+
+
+@pytest.fixture
+def cluster(db):
+    return cluster_make()
+
+
+@pytest.fixture
+def plan(cluster):
+    return plan_make(cluster)
+
+
+@pytest.fixture
+def as_role(api, db):
+    """as_role("approver") -> the client, signed in (session) as a new user of that role."""
+    made = {}
+
+    def sign_in(role: str | None) -> APIClient:
+        name = f"user-{role or 'none'}"
+        if name not in made:
+            made[name] = user_make(name, *([role] if role else []))
+        api.force_authenticate(user=None)
+        api.force_login(made[name])
+        return api
+
+    return sign_in

@@ -1,0 +1,102 @@
+"""Dashboard pages: permissions, what they render, and that they never change state."""
+
+import pytest
+
+from apps.audit.models import AuditEvent
+from apps.plans.models import Plan
+
+from .factories import cluster_make, plan_make
+
+pytestmark = pytest.mark.django_db
+
+
+def test_it_sends_anonymous_users_to_sign_in(client, cluster):
+    plan = plan_make(cluster)
+    for url in (
+        "/",
+        "/clusters/prod/",
+        f"/clusters/prod/plans/{plan.pk}/",
+        "/clusters/prod/what-if/",
+    ):
+        response = client.get(url)
+        assert response.status_code == 302 and response["Location"].startswith("/accounts/login/")
+
+
+def test_it_refuses_users_without_a_role(client, cluster, nobody):
+    client.force_login(nobody)
+    for url in ("/", "/clusters/prod/", "/clusters/prod/what-if/"):
+        assert client.get(url).status_code == 403
+
+
+def test_it_shows_cluster_health_to_a_viewer(client, cluster, viewer):
+    client.force_login(viewer)
+    body = client.get("/").content.decode()
+    assert 'data-cluster="prod"' in body and "3 / 3" in body
+    assert 'data-healthy="true"' in body
+    # Replicas 8 / 6 / 2 over brokers: the busiest over the mean is 1.50.
+    assert "1.50" in body
+    assert "/ws/clusters/" in body  # and keeps it live
+
+
+def test_it_shows_the_open_proposal_on_the_overview(client, cluster, viewer):
+    plan = plan_make(cluster)
+    client.force_login(viewer)
+    body = client.get("/").content.decode()
+    assert f'href="/clusters/prod/plans/{plan.pk}/"' in body and "proposed" in body
+
+
+def test_it_renders_the_cluster_page_with_heatmap_and_charts(client, cluster, viewer):
+    client.force_login(viewer)
+    body = client.get("/clusters/prod/").content.decode()
+    for broker in (1, 2, 3):
+        assert f'data-broker="{broker}" data-alive="true"' in body
+    assert 'id="heatmap"' in body and 'data-heatmap-url="/api/clusters/prod/heatmap/"' in body
+    assert 'id="chart-network-in"' in body and 'data-topic="orders"' in body
+    # plotly.js comes from our own static files, never a CDN.
+    assert "/static/plotly/plotly.min.js" in body and "cdn" not in body.lower()
+    # A viewer may not request plans.
+    assert 'id="plan-request"' not in body
+
+
+def test_it_serves_plotly_from_the_installed_package(client):
+    from django.contrib.staticfiles import finders
+
+    path = finders.find("plotly/plotly.min.js")
+    assert path and path.endswith("plotly/package_data/plotly.min.js")
+
+
+def test_it_offers_the_request_form_to_operators(client, cluster, operator):
+    client.force_login(operator)
+    assert 'id="plan-request"' in client.get("/clusters/prod/").content.decode()
+
+
+def test_it_shows_approve_only_to_approvers(client, cluster, viewer, approver):
+    plan = plan_make(cluster)
+    url = f"/clusters/prod/plans/{plan.pk}/"
+    client.force_login(viewer)
+    body = client.get(url).content.decode()
+    assert 'id="plan-state-badge" data-state="proposed"' in body
+    assert 'id="approve-button"' not in body and 'id="reject-button"' not in body
+    assert "No action is open to you" in body
+
+    client.force_login(approver)
+    body = client.get(url).content.decode()
+    assert 'id="approve-button"' in body and 'id="reject-button"' in body
+    assert f"/api/plans/{plan.pk}/reassignment/" in body  # Kafka JSON export
+    assert '"before"' in body and "plan-loads" in body  # before / after bars
+
+
+def test_it_answers_404_for_a_plan_of_another_cluster(client, cluster, viewer):
+    cluster_make("other")
+    plan = plan_make(cluster)
+    client.force_login(viewer)
+    assert client.get(f"/clusters/other/plans/{plan.pk}/").status_code == 404
+    assert client.get("/clusters/prod/plans/999999/").status_code == 404
+
+
+def test_it_renders_the_what_if_page_without_changing_anything(client, cluster, viewer):
+    client.force_login(viewer)
+    before = AuditEvent.objects.count()
+    body = client.get("/clusters/prod/what-if/").content.decode()
+    assert 'id="whatif-form"' in body and 'value="3"' in body
+    assert Plan.objects.count() == 0 and AuditEvent.objects.count() == before
