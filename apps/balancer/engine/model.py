@@ -269,6 +269,12 @@ class ClusterModel:
         full = [r for r, c in cnt.items() if c >= m]
         return full, own in full
 
+    def may_return(self, p: int, b: int) -> bool:
+        """A replica of p may always go back to a usable broker that held one at the
+        start: in the net plan that broker keeps its data, nothing is copied (this is
+        what lets add-brokers swap a replica back to where it came from)."""
+        return bool(self.usable[b]) and b in self.initial[p, : self.rf_l[p]].tolist()
+
     def move_dest_mask(
         self, p: int, k: int, vec: np.ndarray | None = None, *, fix_rack: bool = False
     ) -> np.ndarray | None:
@@ -283,7 +289,10 @@ class ClusterModel:
         if self.topic_lo is not None and self.usable[s]:
             if self.topic_count[t, s] - 1 < min(self.topic_lo[t], self.topic_count[t, s]):
                 return None
-        mask = self.dest & (vec <= self.room).all(axis=1)
+        mask = self.dest.copy()
+        home = self.initial[p, : self.rf_l[p]]
+        mask[home] |= self.usable[home]
+        mask &= (vec <= self.room).all(axis=1)
         mask[self.assign[p, : self.rf_l[p]]] = False
         full, leaving_full = self.rack_full(p, k)
         if fix_rack or not leaving_full:
@@ -296,7 +305,7 @@ class ClusterModel:
     def move_ok_to(self, p: int, k: int, d: int) -> bool:
         """Scalar form of `move_dest_mask` for one destination."""
         s = int(self.assign[p, k])
-        if not self.dest[d] or d in self.members(p):
+        if not (self.dest[d] or self.may_return(p, d)) or d in self.members(p):
             return False
         vec = self.replica_vec(p, k)
         if (vec > self.room[d]).any() or (vec > self.slack[s]).any():
@@ -328,7 +337,9 @@ class ClusterModel:
             return False
         s = int(self.assign[p1, k1])
         d = int(self.assign[p2, k2])
-        if not (self.dest[d] and self.dest[s]):
+        if not (self.dest[d] or self.may_return(p1, d)):
+            return False
+        if not (self.dest[s] or self.may_return(p2, s)):
             return False
         if not (self.movable[p1, k1] and self.movable[p2, k2]):
             return False

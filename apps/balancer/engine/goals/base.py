@@ -241,7 +241,7 @@ class BandGoal(Goal):
         if shed:
             sources = np.flatnonzero(model.usable & (x > hi + tolerance(hi)))
             stop = hi
-            dest_filter = model.dest
+            dest_filter = model.usable  # the model's mask knows where each replica may go
         else:
             under = model.dest & (x < lo - tolerance(lo))
             if not under.any():
@@ -312,17 +312,20 @@ class BandGoal(Goal):
         index = model.replicas_by_broker()
         moved = 0
         pairs: list[tuple[int, bool]] = []
-        over = np.flatnonzero(model.usable & model.dest & (x > hi + tolerance(hi)))
+        over = np.flatnonzero(model.usable & (x > hi + tolerance(hi)))
         pairs += [(int(b), True) for b in over[np.argsort(-util[over], kind="stable")]]
         under = np.flatnonzero(model.usable & model.dest & (x < lo - tolerance(lo)))
         pairs += [(int(b), False) for b in under[np.argsort(util[under], kind="stable")]]
         for b, is_over in pairs:
             # heavy side s gives a replica of weight wa, light side d gives wb < wa
             if is_over:
-                partners = np.flatnonzero(model.dest & (util < util[b]))
-                partners = partners[np.argsort(util[partners], kind="stable")][:SWAP_DESTS]
+                # brokers open to new replicas first (in add-brokers only those can take
+                # load for good), then the least utilised
+                partners = np.flatnonzero(model.usable & (util < util[b]))
+                order = np.lexsort((util[partners], ~model.dest[partners]))
+                partners = partners[order][:SWAP_DESTS]
             else:
-                partners = np.flatnonzero(model.dest & (util > util[b]))
+                partners = np.flatnonzero(model.usable & (util > util[b]))
                 partners = partners[np.argsort(-util[partners], kind="stable")][:SWAP_DESTS]
             for other in partners.tolist():
                 s, d = (b, other) if is_over else (other, b)
@@ -346,14 +349,16 @@ class BandGoal(Goal):
         x = model.load[:, self.measure]
         assign = model.assign
 
-        def cands(b: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        def cands(b: int, to: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
             ps, ks = model.cells_of(index, b)
             ok = model.movable[ps, ks] & ~model.frozen[ps] & (assign[ps, ks] == b)
+            if not model.dest[to]:  # only replicas that came from `to` may go back there
+                ok &= (model.initial[ps] == to).any(axis=1)
             ps, ks = ps[ok], ks[ok]
             return ps, ks, self._weights(model, ps, ks)
 
-        pa, ka, wa = cands(s)
-        pb, kb, wb = cands(d)
+        pa, ka, wa = cands(s, d)
+        pb, kb, wb = cands(d, s)
         if pa.shape[0] == 0 or pb.shape[0] == 0:
             return 0
         order_b = np.argsort(wb, kind="stable")
