@@ -12,7 +12,14 @@ import os
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from apps.balancer.engine import MODES, PlanError, PlannerOptions, propose, validate_plan
+from apps.balancer.engine import (
+    MODES,
+    SOFT_GOALS,
+    PlanError,
+    PlannerOptions,
+    propose,
+    validate_plan,
+)
 
 from .factories import apply_plan, broker_loads, rack_violation, usable_ids
 
@@ -95,7 +102,17 @@ def test_it_always_plans_within_the_contract(snap: dict, data) -> None:
     ids: list[int] = []
     if mode in ("add-brokers", "remove-brokers"):
         ids = data.draw(st.lists(st.sampled_from(all_ids), min_size=1, max_size=2, unique=True))
+    goals = data.draw(
+        st.one_of(
+            st.none(),
+            st.permutations(SOFT_GOALS).flatmap(
+                lambda g: st.integers(0, len(g)).map(lambda n: tuple(g[:n]))
+            ),
+        ),
+        label="goals",
+    )
     options = PlannerOptions(
+        goals=goals,
         balance_threshold=data.draw(st.sampled_from([1.0, 1.05, 1.1, 1.5])),
         capacity_threshold=data.draw(st.sampled_from([0.5, 0.8, 1.0])),
         max_replicas_per_broker=data.draw(st.sampled_from([2, 6, 10_000])),
