@@ -521,6 +521,26 @@ def plan_eta_at_throttle(*, plan: Plan) -> float | None:
 # --- audit explorer ------------------------------------------------------------------
 
 
+# What the trail records (the lifecycle, the executor, sign-ins, policy), offered as
+# suggestions in the explorer's action filter; the filter takes any prefix.
+AUDIT_ACTIONS = (
+    "plan.",
+    "plan.proposed",
+    "plan.approved",
+    "plan.rejected",
+    "plan.cancelled",
+    "plan.superseded",
+    "plan.stale",
+    "plan.approve_refused",
+    "execution.",
+    "execution.started",
+    "execution.completed",
+    "execution.failed",
+    "policy.changed",
+    "auth.",
+)
+
+
 def _ids_as_text(queryset: QuerySet) -> QuerySet:
     return queryset.annotate(text_id=Cast("pk", CharField())).values("text_id")
 

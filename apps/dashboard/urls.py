@@ -1,4 +1,4 @@
-from django.urls import path
+from django.urls import path, re_path
 
 from . import views
 
@@ -9,4 +9,6 @@ urlpatterns = [
     path("clusters/<slug:name>/", views.cluster_page, name="cluster"),
     path("clusters/<slug:name>/plans/<int:plan_id>/", views.plan_page, name="plan"),
     path("clusters/<slug:name>/what-if/", views.whatif_page, name="what-if"),
+    path("audit/explore/", views.audit_page, name="audit"),
+    re_path(r"^audit/explore/export\.(?P<fmt>csv|json)$", views.audit_export, name="audit-export"),
 ]

@@ -8,20 +8,35 @@ API (heatmap, charts) or the page itself (tables, see static/dashboard/live.js).
 from dataclasses import asdict
 
 from django.contrib.auth.decorators import login_required, permission_required
-from django.http import Http404, HttpRequest, HttpResponse
+from django.core.paginator import Paginator
+from django.db.models import QuerySet
+from django.http import (
+    Http404,
+    HttpRequest,
+    HttpResponse,
+    HttpResponseBadRequest,
+    StreamingHttpResponse,
+)
 from django.shortcuts import render
+from django.utils import timezone
+from django.views.decorators.http import require_GET
 
+from apps.audit.selectors import audit_events_csv_lines, audit_events_json_chunks
 from apps.clusters.models import Cluster
 from apps.clusters.selectors import broker_rows_list, topic_rows_list
 from apps.plans.selectors import plan_progress, plans_list
 from apps.plans.services.lifecycle import REQUESTABLE_MODES
 
+from .forms import AuditExploreForm
 from .selectors import (
+    AUDIT_ACTIONS,
     HEATMAP_METRICS,
     VIEW_CLUSTER_PERMISSION,
+    audit_events_explore,
     cluster_health_get,
     cluster_health_list,
     cluster_visible_get,
+    clusters_visible_list,
     plan_actions_get,
     plan_eta_at_throttle,
     plan_loads_before_after,
@@ -90,3 +105,62 @@ def whatif_page(request: HttpRequest, name: str) -> HttpResponse:
     cluster = _cluster_or_404(request, name)
     context = {"cluster": cluster, "brokers": cluster.brokers.order_by("node_id")}
     return render(request, "dashboard/whatif.html", context)
+
+
+AUDIT_PAGE_SIZE = 100
+
+
+def _audit_filtered(request: HttpRequest) -> tuple[AuditExploreForm, QuerySet | None, str]:
+    """The form, the events it selects (None when invalid) and the error to show."""
+    form = AuditExploreForm(request.GET or None)
+    if request.GET and not form.is_valid():
+        errors = "; ".join(f"{f}: {' '.join(m)}" for f, m in form.errors.items())
+        return form, None, errors
+    filters = {k: v for k, v in (form.cleaned_data if request.GET else {}).items() if v}
+    cluster = None
+    if "cluster" in filters:
+        cluster = cluster_visible_get(user=request.user, name=filters.pop("cluster"))
+        if cluster is None:
+            return form, None, "cluster: no such cluster"
+    return form, audit_events_explore(cluster=cluster, **filters), ""
+
+
+@require_GET
+@login_required
+@permission_required("audit.view_auditevent", raise_exception=True)
+def audit_page(request: HttpRequest) -> HttpResponse:
+    form, events, error = _audit_filtered(request)
+    if events is None:
+        return HttpResponseBadRequest(f"invalid filter: {error}\n", content_type="text/plain")
+    page = Paginator(events, AUDIT_PAGE_SIZE).get_page(request.GET.get("page"))
+    query = request.GET.copy()
+    query.pop("page", None)
+    context = {
+        "form": form,
+        "page": page,
+        "query": query.urlencode(),
+        "clusters": clusters_visible_list(user=request.user),
+        "actions": AUDIT_ACTIONS,
+    }
+    return render(request, "dashboard/audit.html", context)
+
+
+@require_GET
+@login_required
+@permission_required("audit.export_auditevent", raise_exception=True)
+def audit_export(request: HttpRequest, fmt: str) -> HttpResponse:
+    _, events, error = _audit_filtered(request)
+    if events is None:
+        return HttpResponseBadRequest(f"invalid filter: {error}\n", content_type="text/plain")
+    rows = events.iterator()
+    if fmt == "csv":
+        response = StreamingHttpResponse(
+            audit_events_csv_lines(events=rows), content_type="text/csv"
+        )
+    else:
+        response = StreamingHttpResponse(
+            audit_events_json_chunks(events=rows), content_type="application/json"
+        )
+    stamp = timezone.now().strftime("%Y%m%dT%H%M%SZ")
+    response["Content-Disposition"] = f'attachment; filename="audit-{stamp}.{fmt}"'
+    return response

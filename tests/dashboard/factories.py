@@ -47,7 +47,7 @@ def cluster_state(assignment: dict[Key, list[int]], alive=(1, 2, 3)) -> ClusterS
         cluster_id="test-cluster",
         controller_id=100,
         brokers=[
-            BrokerState(node_id=b, host="127.0.0.1", port=29090 + b, rack="abc"[b - 1])
+            BrokerState(node_id=b, host="127.0.0.1", port=29090 + b, rack="abc"[(b - 1) % 3])
             for b in alive
         ],
         topics=[TopicState(name=t, internal=False, partitions=ps) for t, ps in topics.items()],

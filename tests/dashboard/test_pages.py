@@ -1,5 +1,7 @@
 """Dashboard pages: permissions, what they render, and that they never change state."""
 
+import json
+
 import pytest
 
 from apps.audit.models import AuditEvent
@@ -100,3 +102,39 @@ def test_it_renders_the_what_if_page_without_changing_anything(client, cluster, 
     body = client.get("/clusters/prod/what-if/").content.decode()
     assert 'id="whatif-form"' in body and 'value="3"' in body
     assert Plan.objects.count() == 0 and AuditEvent.objects.count() == before
+
+
+def test_it_explores_the_audit_trail_by_cluster_actor_and_action(client, cluster, viewer):
+    ours, theirs = plan_make(cluster), plan_make(cluster_make("other"))
+    client.force_login(viewer)
+    body = client.get("/audit/explore/", {"cluster": "prod", "action": "plan."}).content.decode()
+    assert 'data-action="plan.proposed"' in body and f"plans.plan#{ours.pk}" in body
+    assert f"plans.plan#{theirs.pk}" not in body
+    body = client.get("/audit/explore/", {"actor": "vic"}).content.decode()
+    assert 'data-action="auth.login"' in body and 'data-action="plan.proposed"' not in body
+    assert 'id="export-csv"' not in body  # viewers read, admins export
+
+
+@pytest.mark.parametrize(
+    "query", [{"since": "last tuesday"}, {"cluster": "nope"}, {"cluster": "not a slug!"}]
+)
+def test_it_answers_400_to_a_bad_audit_filter(client, cluster, viewer, query):
+    client.force_login(viewer)
+    response = client.get("/audit/explore/", query)
+    assert response.status_code == 400 and b"invalid filter" in response.content
+
+
+def test_it_exports_the_filtered_audit_trail_for_admins(client, cluster, viewer):
+    from .factories import user_make
+
+    ours, theirs = plan_make(cluster), plan_make(cluster_make("other"))
+    client.force_login(viewer)
+    assert client.get("/audit/explore/export.csv").status_code == 403
+    client.force_login(user_make("ada", "admin"))
+    response = client.get("/audit/explore/export.csv", {"cluster": "prod"})
+    assert response.status_code == 200 and response["Content-Type"] == "text/csv"
+    text = b"".join(response.streaming_content).decode()
+    assert f",plans.plan,{ours.pk}," in text and f",plans.plan,{theirs.pk}," not in text
+    response = client.get("/audit/explore/export.json", {"cluster": "other", "action": "plan."})
+    rows = json.loads(b"".join(response.streaming_content))
+    assert [(r["action"], r["object_id"]) for r in rows] == [("plan.proposed", str(theirs.pk))]

@@ -1,5 +1,6 @@
 """Read side of the dashboard: visibility, health, heatmap, traffic, plan figures."""
 
+import time
 from datetime import timedelta
 
 import pytest
@@ -168,3 +169,18 @@ def test_it_finds_audit_events_by_cluster(cluster, viewer):
     assert ("plan.proposed", str(theirs.pk)) not in actions
     assert list(audit_events_explore(cluster=cluster, actor="vic")) != []
     assert list(audit_events_explore(cluster=other, actor="vic")) == []
+
+
+def test_it_builds_a_heatmap_of_100_brokers_and_500_topics_quickly():
+    assignment = {
+        (f"topic-{t:03d}", p): [1 + (t * 7 + p * 3 + k * 31) % 100 for k in range(3)]
+        for t in range(500)
+        for p in range(4)
+    }
+    cluster = cluster_make("big", assignment, alive=tuple(range(1, 101)))
+    started = time.perf_counter()
+    heatmap = heatmap_get(cluster=cluster, metric="replicas")
+    elapsed = time.perf_counter() - started
+    assert len(heatmap.brokers) == 100 and len(heatmap.topics) == 500
+    assert sum(map(sum, heatmap.z)) == 500 * 4 * 3
+    assert elapsed < 2.0, f"heatmap took {elapsed:.2f} s"

@@ -60,6 +60,7 @@
       Plotly.react(el, [trace], layout, CONFIG);
       el.dataset.metric = data.metric;
       el.dataset.brokers = data.brokers.join(",");
+      el.dataset.dead = data.brokers.filter((b, i) => !data.broker_alive[i]).join(",");
       el.dataset.topics = String(rows.length);
       el.dataset.renders = String(Number(el.dataset.renders || 0) + 1);
       const note = document.getElementById("heatmap-note");
@@ -131,9 +132,9 @@
         }));
         const layout = {
           height: 260,
-          margin: { l: 60, r: 10, t: 30, b: 40 },
-          title: { text: el.dataset.title, font: { size: 14 } },
-          yaxis: { rangemode: "tozero", ticksuffix: " " + units[measure], tickformat: ".2s" },
+          margin: { l: 70, r: 10, t: 30, b: 40 },
+          title: { text: el.dataset.title + " (" + units[measure] + ")", font: { size: 14 } },
+          yaxis: { rangemode: "tozero", tickformat: ".2s" },
           legend: { orientation: "h" },
           paper_bgcolor: "rgba(0,0,0,0)",
         };
