@@ -6,6 +6,7 @@ APIs and replica sizes. Unit tests pass a fake with the same methods.
 """
 
 import logging
+import time
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -15,7 +16,6 @@ from confluent_kafka.admin import (
     AlterConfigOpType,
     ConfigEntry,
     ConfigResource,
-    ConfigSource,
     ResourceType,
 )
 from django.conf import settings
@@ -58,15 +58,13 @@ class KafkaOps(Protocol):
         self, moves: dict[PartitionKey, list[int] | None]
     ) -> dict[PartitionKey, str | None]: ...
 
-    def configs_read(
-        self, brokers: list[int], topics: list[str]
-    ) -> tuple[dict[int, dict[str, str]], dict[str, dict[str, str]]]:
-        """Dynamic throttle settings found per broker and per topic (absent when unset)."""
-
     def configs_write(
         self, brokers: dict[int, dict[str, str | None]], topics: dict[str, dict[str, str | None]]
     ) -> None:
         """Set (str) or delete (None) each key; raises KafkaOpError naming what failed."""
+
+    def broker_rates_wait(self, brokers: list[int], rate: str, timeout: float) -> bool:
+        """Wait until every broker reports `rate` as its throttle; False on timeout."""
 
     def leaders_elect(
         self, keys: list[PartitionKey], unclean: bool = False
@@ -137,31 +135,6 @@ class LiveKafka:
         except Exception as exc:
             raise KafkaOpError(f"AlterPartitionReassignments failed: {exc}") from exc
 
-    def configs_read(
-        self, brokers: list[int], topics: list[str]
-    ) -> tuple[dict[int, dict[str, str]], dict[str, dict[str, str]]]:
-        broker_out: dict[int, dict[str, str]] = {}
-        topic_out: dict[str, dict[str, str]] = {}
-        for broker in brokers:
-            resource = ConfigResource(ResourceType.BROKER, str(broker))
-            entries = self._wait(self.admin.describe_configs([resource])[resource])
-            broker_out[broker] = {
-                k: entries[k].value
-                for k in BROKER_THROTTLE_KEYS
-                if k in entries and entries[k].source == ConfigSource.DYNAMIC_BROKER_CONFIG.value
-            }
-        for topic in topics:
-            resource = ConfigResource(ResourceType.TOPIC, topic)
-            entries = self._wait(self.admin.describe_configs([resource])[resource])
-            topic_out[topic] = {
-                k: entries[k].value
-                for k in TOPIC_THROTTLE_KEYS
-                if k in entries
-                and entries[k].source == ConfigSource.DYNAMIC_TOPIC_CONFIG.value
-                and entries[k].value
-            }
-        return broker_out, topic_out
-
     def configs_write(
         self, brokers: dict[int, dict[str, str | None]], topics: dict[str, dict[str, str | None]]
     ) -> None:
@@ -188,6 +161,27 @@ class LiveKafka:
                 failures.append(f"{resource.restype.name.lower()} {resource.name}: {exc}")
         if failures:
             raise KafkaOpError("; ".join(failures))
+
+    def broker_rates_wait(self, brokers: list[int], rate: str, timeout: float) -> bool:
+        deadline = time.monotonic() + timeout
+        pending = set(brokers)
+        while pending:
+            for broker in sorted(pending):
+                resource = ConfigResource(ResourceType.BROKER, str(broker))
+                try:
+                    entries = self._wait(self.admin.describe_configs([resource])[resource])
+                except KafkaOpError:
+                    continue
+                values = {
+                    k: entries[k].value if k in entries else None for k in BROKER_THROTTLE_KEYS
+                }
+                if all(v == rate for v in values.values()):
+                    pending.discard(broker)
+            if pending and time.monotonic() > deadline:
+                return False
+            if pending:
+                time.sleep(0.2)
+        return True
 
     def leaders_elect(
         self, keys: list[PartitionKey], unclean: bool = False

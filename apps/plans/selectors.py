@@ -8,11 +8,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from django.apps import apps as django_apps
 from django.db.models import QuerySet
-from django.utils import timezone
 
 from apps.clusters.models import Cluster, Partition
+from apps.metrics.selectors import cluster_snapshot_build
 
 from .models import ClusterPolicy, MoveState, Plan, PlanMove, PlanState
 
@@ -29,43 +28,7 @@ def topic_in_scope(*, policy: ClusterPolicy, topic: str) -> bool:
     return not any(fnmatch.fnmatchcase(topic, pattern) for pattern in policy.topics_exclude or [])
 
 
-def partitions_in_scope(*, cluster: Cluster, policy: ClusterPolicy) -> list[Partition]:
-    """Partitions the balancer may touch: topic in scope, no replica on an excluded broker."""
-    excluded = set(policy.excluded_brokers or [])
-    rows = Partition.objects.filter(topic__cluster=cluster).select_related("topic")
-    return [
-        p
-        for p in rows.order_by("topic__name", "index")
-        if topic_in_scope(policy=policy, topic=p.topic.name) and not excluded & set(p.replicas)
-    ]
-
-
 # --- Snapshot (BALANCING.md §1) -----------------------------------------------------------
-
-
-def _partition_loads(*, cluster: Cluster) -> dict[PartitionKey, dict[str, float]]:
-    """Latest measured load per partition; empty when the metrics app has none yet."""
-    if not django_apps.is_installed("apps.metrics"):
-        return {}  # no measurements: plan on counts alone
-    from apps.metrics.models import PartitionLoad
-
-    latest = (
-        PartitionLoad.objects.filter(cluster=cluster)
-        .order_by("-window_start")
-        .values_list("window_start", flat=True)
-        .first()
-    )
-    if latest is None:
-        return {}
-    loads = {}
-    for row in PartitionLoad.objects.filter(cluster=cluster, window_start=latest):
-        loads[(row.topic, row.partition)] = {
-            "bytes_in": float(row.bytes_in or 0.0),
-            "bytes_out": float(row.bytes_out or 0.0),
-            "messages_in": float(row.messages_in or 0.0),
-            "size": int(row.size or 0),
-        }
-    return loads
 
 
 @dataclass(frozen=True)
@@ -78,60 +41,29 @@ class ScopedSnapshot:
 
 
 def snapshot_build(*, cluster: Cluster, policy: ClusterPolicy) -> ScopedSnapshot:
-    """Snapshot from the synced model and the latest loads, limited to the policy's scope.
+    """The metrics app's snapshot (synced placement + latest loads), cut to the policy's scope.
 
-    Excluded brokers and their partitions are left out entirely, as are partitions
-    with more replicas than alive brokers (e.g. RF 3 with one of three brokers down):
-    the planner refuses a snapshot containing them, and nothing could heal them anyway.
+    Left out: topics out of scope, excluded brokers and every partition with a
+    replica on one, and partitions with more replicas than alive brokers (e.g. RF 3
+    with one of three brokers down): the planner refuses a snapshot containing
+    them, and nothing could heal them anyway.
     """
+    full = cluster_snapshot_build(cluster=cluster)
     excluded = set(policy.excluded_brokers or [])
-    brokers = [b for b in cluster.brokers.order_by("node_id") if b.node_id not in excluded]
-    alive = sum(1 for b in brokers if b.alive)
-    loads = _partition_loads(cluster=cluster)
+    brokers = [b for b in full["brokers"] if b["id"] not in excluded]
+    alive = sum(1 for b in brokers if b["alive"])
     partitions, unplaceable = [], []
-    for p in partitions_in_scope(cluster=cluster, policy=policy):
-        if not p.replicas:
+    for p in full["partitions"]:
+        if not p["replicas"] or not topic_in_scope(policy=policy, topic=p["topic"]):
             continue
-        key = (p.topic.name, p.index)
-        if len(p.replicas) > alive:
-            unplaceable.append(f"{key[0]}-{key[1]}")
+        if excluded & set(p["replicas"]):
             continue
-        entry: dict[str, Any] = {
-            "topic": key[0],
-            "partition": key[1],
-            "replicas": list(p.replicas),
-            "leader": p.leader if p.leader is not None else -1,
-        }
-        if key in loads:
-            entry["load"] = loads[key]
-        partitions.append(entry)
-    snapshot = {
-        "cluster": cluster.name,
-        "taken_at": timezone.now().isoformat().replace("+00:00", "Z"),
-        "brokers": [_broker_entry(b) for b in brokers],
-        "partitions": partitions,
-    }
+        if len(p["replicas"]) > alive:
+            unplaceable.append(f"{p['topic']}-{p['partition']}")
+            continue
+        partitions.append(p)
+    snapshot = {**full, "brokers": brokers, "partitions": partitions}
     return ScopedSnapshot(snapshot=snapshot, unplaceable=unplaceable)
-
-
-def _broker_entry(broker) -> dict[str, Any]:
-    entry: dict[str, Any] = {
-        "id": broker.node_id,
-        "rack": broker.rack or None,
-        "alive": broker.alive,
-    }
-    capacity = {
-        key: value
-        for key, value in (
-            ("network_in", broker.capacity_network_in),
-            ("network_out", broker.capacity_network_out),
-            ("disk", broker.capacity_disk),
-        )
-        if value
-    }
-    if capacity:
-        entry["capacity"] = capacity
-    return entry
 
 
 # --- Fingerprint and exports ---------------------------------------------------------------

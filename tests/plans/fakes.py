@@ -27,6 +27,8 @@ class FakeKafka:
     refuse: dict[Key, str] = field(default_factory=dict)
     fail_next: int = 0  # raise KafkaOpError on this many next calls of any kind
     max_in_flight_seen: int = 0
+    # Replica lists a lagging broker still reports, whatever the controller says.
+    stale_metadata: dict[Key, list[int]] = field(default_factory=dict)
     _age: dict[Key, int] = field(default_factory=dict)
 
     def _maybe_fail(self) -> None:
@@ -43,6 +45,7 @@ class FakeKafka:
             replicas = list(self.assignment[k])
             if k in self.in_flight:
                 replicas = self.in_flight[k]["replicas"]
+            replicas = self.stale_metadata.get(k, replicas)
             leader = self.leaders.get(k, replicas[0])
             out[k] = PartitionInfo(replicas=replicas, isr=list(replicas), leader=leader)
         return out
@@ -78,7 +81,10 @@ class FakeKafka:
                 continue
             if target is None:
                 if k in self.in_flight:
-                    self.in_flight.pop(k)
+                    # As Kafka: back to the original set, in the in-flight list's order.
+                    flight = self.in_flight.pop(k)
+                    before = set(self.assignment[k])
+                    self.assignment[k] = [b for b in flight["replicas"] if b in before]
                     result[k] = None
                 else:
                     result[k] = "NoReassignmentInProgressError"
@@ -101,13 +107,6 @@ class FakeKafka:
         self.max_in_flight_seen = max(self.max_in_flight_seen, len(self.in_flight))
         return result
 
-    def configs_read(self, brokers, topics):
-        self._maybe_fail()
-        return (
-            {b: dict(self.broker_configs.get(b, {})) for b in brokers},
-            {t: dict(self.topic_configs.get(t, {})) for t in topics},
-        )
-
     def configs_write(self, brokers, topics):
         self._maybe_fail()
         self.config_writes.append((brokers, topics))
@@ -121,6 +120,12 @@ class FakeKafka:
                         current[key] = value
                 if not current:
                     target.pop(name)
+
+    def broker_rates_wait(self, brokers, rate, timeout):
+        return all(
+            self.broker_configs.get(b, {}).get("leader.replication.throttled.rate") == rate
+            for b in brokers
+        )
 
     def leaders_elect(self, keys, unclean=False):
         self._maybe_fail()

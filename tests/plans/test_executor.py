@@ -141,11 +141,22 @@ def test_it_reports_progress_in_bytes(plan, kafka):
     assert 0 < execution.bytes_done < execution.bytes_total
 
 
-def test_it_restores_a_throttle_that_was_there_before(plan, kafka):
-    kafka.broker_configs[1] = {"leader.replication.throttled.rate": "777"}
+def test_it_removes_only_what_it_set(plan, kafka):
+    kafka.topic_configs["other-topic"] = {"leader.replication.throttled.replicas": "0:1"}
+    kafka.broker_configs[4] = {"leader.replication.throttled.rate": "777"}
     run_to_end(plan, kafka)
-    assert kafka.broker_configs == {1: {"leader.replication.throttled.rate": "777"}}
-    assert kafka.topic_configs == {}
+    assert kafka.topic_configs == {"other-topic": {"leader.replication.throttled.replicas": "0:1"}}
+    assert kafka.broker_configs == {4: {"leader.replication.throttled.rate": "777"}}
+
+
+def test_it_retries_throttle_removal_of_a_finished_plan(plan, kafka):
+    run_to_end(plan, kafka)
+    # As if the removal had failed: the next step of the finished plan retries it.
+    Execution.objects.filter(plan=plan).update(throttle_applied=True)
+    kafka.broker_configs[3] = {"leader.replication.throttled.rate": "1000000"}
+    assert execution_step(plan=plan, kafka=kafka) is True
+    assert not kafka.throttles_left()
+    assert not Execution.objects.get(plan=plan).throttle_applied
 
 
 def test_it_cancels_in_flight_moves_sends_nothing_more_and_removes_throttles(plan, kafka, operator):
@@ -158,8 +169,9 @@ def test_it_cancels_in_flight_moves_sends_nothing_more_and_removes_throttles(pla
 
     plan.refresh_from_db()
     assert plan.state == PlanState.CANCELLED
-    cancels = kafka.alter_calls[sent:]
-    assert len(cancels) == 1 and all(v is None for v in cancels[0].values())
+    cancels, reorders = kafka.alter_calls[sent:]
+    assert cancels and all(v is None for v in cancels.values())
+    assert reorders == {key: BEFORE[key] for key in cancels}
     assert not kafka.in_flight and not kafka.throttles_left()
     # Every partition is either untouched or fully moved: never half-way.
     for key, replicas in kafka.assignment.items():
@@ -200,6 +212,23 @@ def test_it_resends_a_batch_that_never_reached_kafka_and_nothing_else(plan, kafk
     assert sorted(sent) == sorted(AFTER)  # each partition reached Kafka exactly once
     submissions = dict(plan.moves.values_list("partition", "submissions"))
     assert {p for p, n in submissions.items() if n == 2} == recorded_twice and recorded_twice
+
+
+def test_it_waits_for_lagging_metadata_instead_of_failing_a_move(plan, kafka):
+    kafka.ticks = 0
+    execution_step(plan=plan, kafka=kafka)
+    lagging = next(iter(kafka.in_flight))
+    kafka.stale_metadata[lagging] = AFTER[lagging] + [
+        b for b in BEFORE[lagging] if b not in AFTER[lagging]
+    ]
+    execution_step(plan=plan, kafka=kafka)  # controller: done; broker: still the union
+    move = plan.moves.get(topic=lagging[0], partition=lagging[1])
+    assert move.state == MoveState.IN_PROGRESS
+    del kafka.stale_metadata[lagging]
+    run_to_end(plan, kafka)
+    plan.refresh_from_db()
+    assert plan.state == PlanState.COMPLETED
+    assert set(plan.moves.values_list("submissions", flat=True)) == {1}
 
 
 def test_it_carries_on_after_a_crash_with_moves_in_flight(plan, kafka):

@@ -187,6 +187,9 @@ def _reconcile(
         elif key not in in_flight and info.replicas == m.replicas_after:
             m.state, m.finished_at, m.bytes_done = MoveState.DONE, now, m.bytes
         elif m.state == MoveState.IN_PROGRESS and key not in in_flight:
+            if set(info.replicas) == set(m.replicas_before) | set(m.replicas_after):
+                # Done at the controller, the broker's metadata not there yet: look again.
+                continue
             if info.replicas == m.replicas_before:
                 # Recorded but never reached Kafka (crash in between): send it again.
                 m.state = MoveState.PENDING
@@ -389,27 +392,27 @@ def _throttle_apply(
         )
         follower_replicas.setdefault(m.topic, []).extend(f"{m.partition}:{b}" for b in m.added)
     topics = sorted(leader_replicas)
-    prior_brokers, prior_topics = kafka.configs_read(brokers, topics)
     # Recorded before anything is set, so a crash right after still gets cleaned up.
-    execution.throttle = {
-        "rate": rate,
-        "brokers": {str(b): prior_brokers.get(b, {}) for b in brokers},
-        "topics": {t: prior_topics.get(t, {}) for t in topics},
-    }
+    execution.throttle = {"rate": rate, "brokers": brokers, "topics": topics}
     execution.throttle_applied = True
     execution.save(update_fields=["throttle", "throttle_applied", "updated_at"])
     broker_values = {b: {k: str(rate) for k in BROKER_THROTTLE_KEYS} for b in brokers}
-    topic_values = {}
-    for t in topics:
-        prior = prior_topics.get(t, {})
-        ours = {
-            TOPIC_THROTTLE_KEYS[0]: leader_replicas[t],
-            TOPIC_THROTTLE_KEYS[1]: follower_replicas.get(t, []),
+    topic_values = {
+        t: {
+            k: ",".join(v)
+            for k, v in (
+                (TOPIC_THROTTLE_KEYS[0], leader_replicas[t]),
+                (TOPIC_THROTTLE_KEYS[1], follower_replicas.get(t, [])),
+            )
+            if v
         }
-        topic_values[t] = {
-            k: ",".join(([prior[k]] if prior.get(k) else []) + v) for k, v in ours.items() if v
-        }
+        for t in topics
+    }
     kafka.configs_write(broker_values, topic_values)
+    # Dynamic configs reach the brokers asynchronously: a batch sent before would copy
+    # unthrottled for a moment.
+    if not kafka.broker_rates_wait(brokers, str(rate), timeout=10.0):
+        logger.warning("plan %s: throttle not yet visible on every broker", plan.pk)
     audit_record(
         actor=EXECUTOR,
         action="execution.throttle_set",
@@ -419,23 +422,24 @@ def _throttle_apply(
 
 
 def _throttle_clear(*, plan: Plan, execution: Execution, kafka: KafkaOps) -> None:
-    """Remove our throttles, restoring values found before. Raises KafkaOpError if it
-    can't; the caller (or the resume sweep) tries again."""
+    """Delete the throttles this execution set, as kafka-reassign-partitions.sh --verify
+    does. Raises KafkaOpError if it can't; the caller (or the resume sweep) retries.
+
+    Deleted rather than restored to an earlier value: a value read just after another
+    plan's cleanup may still be that plan's (configs propagate asynchronously), and
+    restoring it would leave a throttle behind for good."""
     if not execution.throttle_applied:
         return
     recorded = execution.throttle or {}
     alive = kafka.brokers_alive()
-    broker_values: dict[int, dict[str, str | None]] = {}
-    skipped = []
-    for b_text, prior in recorded.get("brokers", {}).items():
-        b = int(b_text)
-        if b not in alive:
-            skipped.append(b)  # a dead broker can't be reached; it had a rate only
-            continue
-        broker_values[b] = {k: prior.get(k) for k in BROKER_THROTTLE_KEYS}
-    topic_values = {
-        t: {k: prior.get(k) for k in TOPIC_THROTTLE_KEYS}
-        for t, prior in recorded.get("topics", {}).items()
+    brokers = [int(b) for b in recorded.get("brokers", [])]
+    # A dead broker can't be reached; it lost its dynamic rate only if it is replaced.
+    skipped = [b for b in brokers if b not in alive]
+    broker_values: dict[int, dict[str, str | None]] = {
+        b: dict.fromkeys(BROKER_THROTTLE_KEYS) for b in brokers if b in alive
+    }
+    topic_values: dict[str, dict[str, str | None]] = {
+        t: dict.fromkeys(TOPIC_THROTTLE_KEYS) for t in recorded.get("topics", [])
     }
     kafka.configs_write(broker_values, topic_values)
     execution.throttle_applied = False
@@ -482,6 +486,15 @@ def _execution_cancel(
     ours = [m for m in moves if m.state == MoveState.IN_PROGRESS]
     to_cancel = {_key(m): None for m in ours if _key(m) in in_flight}
     results = kafka.reassignments_alter(to_cancel) if to_cancel else {}
+    # Kafka reverts a cancelled move to its original replica *set* but not its order;
+    # put the order back too (a reordering copies no data).
+    reverted = {
+        _key(m): list(m.replicas_before)
+        for m in ours
+        if _key(m) in to_cancel and results.get(_key(m)) is None
+    }
+    if reverted:
+        kafka.reassignments_alter(reverted)
     now = timezone.now()
     for m in moves:
         if m.state in (MoveState.PENDING, MoveState.IN_PROGRESS):

@@ -1,0 +1,258 @@
+"""Helpers for the plan tests on the real dev cluster: topics with a chosen
+placement, an acks=all producer that remembers every acked key, a consumer that
+reads everything back, partition rates, and checks for leftovers."""
+
+import threading
+import time
+import uuid
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient, ConfigResource, ConfigSource, NewTopic, OffsetSpec
+
+from apps.clusters.kafka_clients import client_config_build
+from apps.clusters.kafka_python_adapter import reassignments_list
+from apps.plans.kafka_ops import BROKER_THROTTLE_KEYS, TOPIC_THROTTLE_KEYS
+
+Key = tuple[str, int]
+
+
+def topic_name(kind: str) -> str:
+    return f"it-plans-{kind}-{uuid.uuid4().hex[:8]}"
+
+
+def topic_create(admin: AdminClient, name: str, *, assignment=None, partitions=0, rf=2) -> None:
+    if assignment is not None:
+        new = NewTopic(name, num_partitions=len(assignment), replica_assignment=assignment)
+    else:
+        new = NewTopic(name, num_partitions=partitions, replication_factor=rf)
+    admin.create_topics([new])[name].result(30)
+    count = len(assignment) if assignment is not None else partitions
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        meta = admin.list_topics(topic=name, timeout=10).topics.get(name)
+        if (
+            meta
+            and len(meta.partitions) == count
+            and all(p.leader >= 0 for p in meta.partitions.values())
+        ):
+            return
+        time.sleep(0.2)
+    raise AssertionError(f"topic {name} has no leaders after 30 s")
+
+
+def topics_delete(admin: AdminClient, names: list[str]) -> None:
+    if not names:
+        return
+    for future in admin.delete_topics(names).values():
+        try:
+            future.result(30)
+        except Exception:  # already gone
+            pass
+
+
+def fill(bootstrap: str, topic: str, partitions: int, per_partition_bytes: int) -> None:
+    """Write about `per_partition_bytes` to every partition (1 KiB records)."""
+    producer = Producer(
+        client_config_build(bootstrap_servers=bootstrap, extra={"acks": "all", "linger.ms": 20})
+    )
+    payload = b"x" * 1024
+    for p in range(partitions):
+        for _ in range(per_partition_bytes // 1024):
+            while True:
+                try:
+                    producer.produce(topic, payload, partition=p)
+                    break
+                except BufferError:
+                    producer.poll(0.05)
+        producer.poll(0)
+    assert producer.flush(60) == 0
+
+
+@dataclass
+class AckedProducer:
+    """Produces numbered records with acks=all in a thread; remembers acked keys."""
+
+    bootstrap: str
+    topic: str
+    partitions: int
+    rate_per_partition: dict[int, float]
+    record_size: int = 1024
+    acked: dict[int, set[str]] = field(default_factory=lambda: defaultdict(set))
+    failed: list[str] = field(default_factory=list)
+    sent: int = 0
+    _stop: threading.Event = field(default_factory=threading.Event)
+    _thread: threading.Thread | None = None
+
+    def start(self) -> "AckedProducer":
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        assert self._thread is not None
+        self._thread.join(120)
+
+    @property
+    def acked_count(self) -> int:
+        return sum(len(keys) for keys in self.acked.values())
+
+    def _run(self) -> None:
+        config = client_config_build(bootstrap_servers=self.bootstrap)
+        config.update({"acks": "all", "enable.idempotence": True, "linger.ms": 10})
+        producer = Producer(config)
+        payload = b"v" * self.record_size
+
+        def delivered(err, msg) -> None:
+            if err is None:
+                self.acked[msg.partition()].add(msg.key().decode())
+            else:
+                self.failed.append(str(err))
+
+        started = time.monotonic()
+        done = defaultdict(int)
+        # Deterministic rates: each partition gets exactly its due records every tick.
+        while not self._stop.is_set():
+            elapsed = time.monotonic() - started
+            for p, rate in self.rate_per_partition.items():
+                due = int(rate * elapsed) - done[p]
+                for _ in range(max(due, 0)):
+                    key = f"{p}-{done[p]}".encode()
+                    while True:
+                        try:
+                            producer.produce(
+                                self.topic, payload, key=key, partition=p, on_delivery=delivered
+                            )
+                            break
+                        except BufferError:
+                            producer.poll(0.05)
+                    done[p] += 1
+                    self.sent += 1
+            producer.poll(0)
+            time.sleep(0.02)
+        producer.flush(60)
+
+
+def consume_all(bootstrap: str, topic: str, partitions: int) -> dict[int, list[str]]:
+    """Every record's key, per partition, from the start to the current end."""
+    admin = AdminClient(client_config_build(bootstrap_servers=bootstrap))
+    ends = admin.list_offsets(
+        {TopicPartition(topic, p): OffsetSpec.latest() for p in range(partitions)}
+    )
+    end = {tp.partition: f.result(30).offset for tp, f in ends.items()}
+    config = client_config_build(bootstrap_servers=bootstrap)
+    config.update({"group.id": f"it-plans-{uuid.uuid4().hex[:8]}", "enable.auto.commit": False})
+    consumer = Consumer(config)
+    consumer.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
+    keys: dict[int, list[str]] = defaultdict(list)
+    position = {p: 0 for p in range(partitions)}
+    deadline = time.monotonic() + 120
+    while any(position[p] < end[p] for p in range(partitions)):
+        assert time.monotonic() < deadline, f"consumed {position} of {end}"
+        for msg in consumer.consume(1000, timeout=1.0):
+            if msg.error():
+                continue
+            keys[msg.partition()].append(msg.key().decode())
+            position[msg.partition()] = msg.offset() + 1
+    consumer.close()
+    return keys
+
+
+def end_offsets(admin: AdminClient, keys: list[Key]) -> dict[Key, int]:
+    futures = admin.list_offsets({TopicPartition(t, p): OffsetSpec.latest() for t, p in keys})
+    return {(tp.topic, tp.partition): f.result(30).offset for tp, f in futures.items()}
+
+
+def placement(admin: AdminClient, topics: list[str]) -> dict[Key, tuple[list[int], list[int], int]]:
+    """(replicas, isr, leader) per partition, straight from Kafka."""
+    from confluent_kafka import TopicCollection
+
+    out = {}
+    for name, future in admin.describe_topics(TopicCollection(topics)).items():
+        for p in future.result(30).partitions:
+            out[(name, p.id)] = (
+                [n.id for n in p.replicas],
+                [n.id for n in p.isr],
+                p.leader.id if p.leader is not None else -1,
+            )
+    return out
+
+
+def wait_for(predicate, timeout: float, what: str, interval: float = 0.5):
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what}: not within {timeout:.0f} s")
+        time.sleep(interval)
+
+
+def throttles_found(admin: AdminClient, brokers: list[int], topics: list[str]) -> dict:
+    """Throttle settings present on the brokers (dynamic) and topics; empty when clean."""
+    found = {}
+    resources = [ConfigResource("broker", str(b)) for b in brokers] + [
+        ConfigResource("topic", t) for t in topics
+    ]
+    for resource in resources:
+        # One resource per request: librdkafka sends broker resources to that broker.
+        try:
+            entries = admin.describe_configs([resource])[resource].result(30)
+        except Exception as exc:
+            if "UNKNOWN_TOPIC" in str(exc) or resource.restype.name == "BROKER":
+                continue  # a deleted topic or a stopped broker
+            raise
+        keys = BROKER_THROTTLE_KEYS if resource.restype.name == "BROKER" else TOPIC_THROTTLE_KEYS
+        for key in keys:
+            entry = entries.get(key)
+            if entry is None:
+                continue
+            dynamic = entry.source in (
+                ConfigSource.DYNAMIC_BROKER_CONFIG.value,
+                ConfigSource.DYNAMIC_TOPIC_CONFIG.value,
+            )
+            if dynamic and entry.value:
+                found[f"{resource.name}:{key}"] = entry.value
+    return found
+
+
+def in_flight(bootstrap: str, topics: list[str]) -> dict:
+    return {
+        k: v for k, v in reassignments_list(bootstrap_servers=bootstrap).items() if k[0] in topics
+    }
+
+
+def no_throttles_left(admin: AdminClient, topics: list[str], timeout: float = 10) -> None:
+    """Waits out config propagation, then fails naming any throttle still set."""
+    deadline = time.monotonic() + timeout
+    while True:
+        found = throttles_found(admin, [1, 2, 3], topics)
+        if not found:
+            return
+        if time.monotonic() > deadline:
+            raise AssertionError(f"throttles left behind: {found}")
+        time.sleep(0.5)
+
+
+def leftovers_clean(bootstrap: str, topics: list[str]) -> None:
+    """Test teardown safety net: whatever a failed test left (in-flight reassignments of
+    its topics, throttles of its executions) is removed, so the shared cluster stays clean."""
+    from apps.clusters.kafka_python_adapter import reassignments_alter
+    from apps.plans.models import Execution, PlanState
+    from apps.plans.services.execution import execution_fail
+
+    for execution in Execution.objects.select_related("plan", "plan__cluster"):
+        plan = execution.plan
+        if plan.state == PlanState.EXECUTING:
+            execution_fail(plan=plan, error="test teardown")
+        elif execution.throttle_applied:
+            from apps.plans.kafka_ops import LiveKafka
+            from apps.plans.services.execution import _throttle_clear
+
+            _throttle_clear(plan=plan, execution=execution, kafka=LiveKafka(cluster=plan.cluster))
+    stuck = in_flight(bootstrap, topics)
+    if stuck:
+        reassignments_alter(bootstrap_servers=bootstrap, moves=dict.fromkeys(stuck))
