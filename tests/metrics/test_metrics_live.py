@@ -1,0 +1,188 @@
+"""Sampler and aggregation against the real dev cluster, with traffic at a known rate."""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from collections import defaultdict
+
+import pytest
+from confluent_kafka import Consumer, Producer
+from confluent_kafka.admin import ConfigResource, NewTopic
+
+from apps.clusters.kafka_clients import admin_client_create
+from apps.clusters.models import Cluster
+from apps.metrics.models import AggregationRun, BrokerLoad, PartitionLoad
+from apps.metrics.services import aggregation_run, metrics_sample
+
+pytestmark = [
+    pytest.mark.django_db,
+    pytest.mark.integration,
+    pytest.mark.spark,
+    pytest.mark.slow,
+]
+
+RATE = 300  # messages/s
+VALUE_BYTES = 1_000
+WINDOW_S = 10
+SAMPLE_EVERY_S = 2.0
+
+
+@pytest.fixture
+def live_topics(kafka_cluster, settings):
+    """A traffic topic and a metrics topic of our own, deleted afterwards."""
+    suffix = uuid.uuid4().hex[:8]
+    traffic, metrics = f"it-metrics-{suffix}", f"it-metrics-{suffix}-samples"
+    settings.METRICS_TOPIC = metrics
+    admin = admin_client_create(bootstrap_servers=kafka_cluster.bootstrap_servers)
+    admin.create_topics([NewTopic(traffic, num_partitions=3, replication_factor=2)])[
+        traffic
+    ].result(30)
+    yield traffic, metrics
+    for future in admin.delete_topics([traffic, metrics]).values():
+        try:
+            future.result(30)
+        except Exception:
+            pass  # the metrics topic does not exist if the test failed early
+
+
+class Traffic:
+    """A producer at RATE msg/s of VALUE_BYTES values and a consumer group reading them."""
+
+    def __init__(self, bootstrap: str, topic: str) -> None:
+        self.bootstrap, self.topic = bootstrap, topic
+        self.group = f"{topic}-readers"
+        self.stop = threading.Event()
+        self.produced = 0
+        self.consumed = 0
+        self.threads = [
+            threading.Thread(target=self._produce, daemon=True),
+            threading.Thread(target=self._consume, daemon=True),
+        ]
+
+    def __enter__(self) -> Traffic:
+        for t in self.threads:
+            t.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop.set()
+        for t in self.threads:
+            t.join(30)
+
+    def _produce(self) -> None:
+        # Batching keeps per-record overhead on disk around 2 % of 1 kB.
+        producer = Producer({"bootstrap.servers": self.bootstrap, "linger.ms": 50})
+        value = b"x" * VALUE_BYTES
+        started = time.monotonic()
+        while not self.stop.is_set():
+            due = int((time.monotonic() - started) * RATE)
+            while self.produced < due:
+                producer.produce(self.topic, value=value)
+                self.produced += 1
+            producer.poll(0.005)
+        producer.flush(30)
+
+    def _consume(self) -> None:
+        consumer = Consumer(
+            {
+                "bootstrap.servers": self.bootstrap,
+                "group.id": self.group,
+                "auto.offset.reset": "earliest",
+                "auto.commit.interval.ms": 500,
+            }
+        )
+        consumer.subscribe([self.topic])
+        while not self.stop.is_set():
+            for msg in consumer.consume(500, timeout=0.2):
+                if msg.error() is None:
+                    self.consumed += 1
+        consumer.close()
+
+
+def sample_until(cluster: Cluster, until: float) -> int:
+    """Sample every SAMPLE_EVERY_S until a round has been taken at or after `until`."""
+    rounds = 0
+    while True:
+        started = time.monotonic()
+        result = metrics_sample(cluster=cluster)
+        rounds += 1
+        if result.ts_ms / 1000 >= until:
+            return rounds
+        time.sleep(max(0.0, SAMPLE_EVERY_S - (time.monotonic() - started)))
+
+
+def test_it_measures_bytes_in_and_out_of_known_traffic(kafka_cluster, live_topics, spark, settings):
+    settings.METRICS_WINDOW_SECONDS = WINDOW_S
+    traffic_topic, metrics_topic = live_topics
+    cluster = Cluster.objects.create(name="it", bootstrap_servers=kafka_cluster.bootstrap_servers)
+
+    with Traffic(kafka_cluster.bootstrap_servers, traffic_topic) as traffic:
+        time.sleep(2)  # let the consumer join before measuring
+        traffic_from = time.time()
+        # Three whole windows after the one we start in, plus a sample in the next.
+        first_full = (int(traffic_from) // WINDOW_S + 1) * WINDOW_S
+        rounds = sample_until(cluster, first_full + 3 * WINDOW_S)
+        traffic_until = time.time()
+    elapsed = traffic_until - traffic_from
+
+    run = aggregation_run(cluster=cluster, spark=spark)
+
+    assert run.status == AggregationRun.Status.SUCCEEDED, run.error
+    assert run.malformed_rows == 0 and run.late_rows == 0
+    assert run.input_rows >= rounds * 3
+    assert traffic.produced >= 0.95 * RATE * (elapsed + 2)  # the producer kept pace
+    assert traffic.consumed > 0
+
+    per_window: dict = defaultdict(lambda: {"bytes_in": 0.0, "bytes_out": 0.0, "messages_in": 0.0})
+    for load in PartitionLoad.objects.filter(cluster=cluster, topic=traffic_topic):
+        assert load.samples >= 4, load
+        totals = per_window[load.window_start.timestamp()]
+        totals["bytes_in"] += load.bytes_in
+        totals["bytes_out"] += load.bytes_out
+        totals["messages_in"] += load.messages_in
+    full = {w: t for w, t in per_window.items() if first_full <= w < first_full + 3 * WINDOW_S}
+    assert len(full) == 3, sorted(per_window)
+    produced_bytes = RATE * VALUE_BYTES
+    for window, t in sorted(full.items()):
+        assert t["messages_in"] == pytest.approx(RATE, rel=0.10), window
+        assert t["bytes_in"] == pytest.approx(produced_bytes, rel=0.10), window
+        # The group keeps up with the producer, so it reads what comes in.
+        assert t["bytes_out"] == pytest.approx(t["bytes_in"], rel=0.15), window
+
+    # Broker loads follow the load model over every partition of the cluster.
+    window = max(full)
+    loads = [
+        p
+        for p in PartitionLoad.objects.filter(cluster=cluster)
+        if p.window_start.timestamp() == window
+    ]
+    brokers = [
+        b
+        for b in BrokerLoad.objects.filter(cluster=cluster)
+        if b.window_start.timestamp() == window
+    ]
+    assert {b.broker_id for b in brokers} == {1, 2, 3}
+    assert sum(b.network_in for b in brokers) == pytest.approx(
+        sum((p.bytes_in or 0) * len(p.replicas) for p in loads)
+    )
+    assert sum(b.replicas for b in brokers) == sum(len(p.replicas) for p in loads)
+    assert sum(b.leaders for b in brokers) == sum(1 for p in loads if p.leader in p.replicas)
+    traffic_leaders = {p.leader for p in loads if p.topic == traffic_topic}
+    for b in brokers:
+        if b.broker_id in traffic_leaders:
+            assert b.network_out >= 0.9 * produced_bytes / 3  # bytes_out + replication
+
+    # The metrics topic was created with time retention.
+    admin = admin_client_create(bootstrap_servers=kafka_cluster.bootstrap_servers)
+    resource = ConfigResource(ConfigResource.Type.TOPIC, metrics_topic)
+    configs = admin.describe_configs([resource])[resource].result(30)
+    assert configs["cleanup.policy"].value == "delete"
+    assert int(configs["retention.ms"].value) > 0
+
+    # A second run reads only the new records and writes no window twice.
+    second = aggregation_run(cluster=cluster, spark=spark)
+    assert second.status == AggregationRun.Status.SUCCEEDED, second.error
+    assert second.output_rows == 0
+    assert second.input_rows < run.input_rows
