@@ -126,6 +126,20 @@ def make_cluster(n_brokers: int, n_partitions: int, *, rf: int = 3, seed: int = 
     return {"cluster": f"bench-{n_brokers}", "brokers": brokers, "partitions": partitions}
 
 
+def min_count_moves(snap: dict, threshold: float) -> int:
+    """Replica moves any plan needs just to bring replica counts into their band:
+    a yardstick for the movement figure."""
+    counts: dict[int, int] = {b["id"]: 0 for b in snap["brokers"] if b["alive"]}
+    for p in snap["partitions"]:
+        for r in p["replicas"]:
+            counts[r] += 1
+    c = np.array(list(counts.values()), dtype=np.float64)
+    ideal = c.sum() / c.shape[0]
+    hi = max(np.ceil(ideal), np.floor(ideal * threshold))
+    lo = min(np.floor(ideal), np.ceil(ideal * (2 - threshold)))
+    return int(max(np.maximum(c - hi, 0).sum(), np.maximum(lo - c, 0).sum()))
+
+
 def run_one(size: str, threshold: float, mode: str) -> dict:
     spec = SIZES[size]
     t0 = time.perf_counter()
@@ -141,6 +155,7 @@ def run_one(size: str, threshold: float, mode: str) -> dict:
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     r = proposal.report
     return {
+        "min_count_moves": min_count_moves(snap, threshold),
         "size": size,
         "brokers": spec["brokers"],
         "partitions": spec["partitions"],
@@ -196,6 +211,10 @@ def print_result(res: dict) -> None:
         f"replica moves {m['replica_moves']:,}, bytes moved {m['bytes_moved'] / 1e12:.2f} TB, "
         f"leadership moves {m['leadership_moves']:,}, "
         f"partitions changed {m['partitions_changed']:,}"
+    )
+    print(
+        f"(any plan needs at least {res['min_count_moves']:,} replica moves just to bring "
+        f"replica counts within {res['threshold']} x ideal)"
     )
     for g in res["goals"]:
         if g["replica_moves"] or g["leadership_moves"] or g["violation_before"]:

@@ -150,7 +150,7 @@ def test_it_always_plans_within_the_contract(snap: dict, data) -> None:
                     next(x["alive"] for x in snap["brokers"] if x["id"] == r) for r in old
                 )
             )
-        if mode == "remove-brokers" and sorted(e["replicas"]) != sorted(old):
+        if mode == "remove-brokers":  # only drained partitions change
             assert any(r not in usable for r in old)
         # rack awareness never gets worse for any partition (so what held still holds)
         assert rack_violation(after_snap, e["replicas"], removed) <= rack_violation(

@@ -46,6 +46,7 @@ class ModeSetup:
     dest: np.ndarray  # (B,) may receive new replicas
     leader_dest: np.ndarray  # (B,) may receive leadership
     movable: np.ndarray  # (P, K) replica slots the mode lets move
+    leader_movable: np.ndarray  # (P,) partitions whose leadership the mode lets change
     removed: list[int] = field(default_factory=list)  # broker indices being removed
     added: list[int] = field(default_factory=list)  # broker indices being added
 
@@ -131,6 +132,7 @@ class ClusterModel:
         self.dest = setup.dest & setup.usable
         self.leader_dest = setup.leader_dest & setup.usable
         self.movable = setup.movable.copy()
+        self.leader_movable = setup.leader_movable
         self.n_usable = int(self.usable.sum())
         # a partition holding a replica on a dead broker may not be listed in a plan
         # (BALANCING.md §2), so nothing touches it unless every dead replica is moved
@@ -326,7 +328,10 @@ class ClusterModel:
         """May leadership of p go to the replica in slot k?"""
         a = int(self.assign[p, 0])
         b = int(self.assign[p, k])
-        if not (self.usable[b] if force else self.leader_dest[b]):
+        if force:
+            if not self.usable[b]:
+                return False
+        elif not (self.leader_dest[b] and self.leader_movable[p]):
             return False
         vec = self.lvec[p]
         return not ((vec > self.room[b]).any() or (vec > self.slack[a]).any())

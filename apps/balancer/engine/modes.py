@@ -2,7 +2,7 @@
 
 full            every goal; any replica may move to any usable broker.
 add-brokers     move load onto the brokers in IDS only (replicas and leadership).
-remove-brokers  drain IDS: every replica on them moves; leadership may move freely.
+remove-brokers  drain IDS: every replica on them moves; only drained partitions change.
 fix-offline     only what dead brokers force: their replicas move, nothing else.
 leaders         leadership reordering only; no data is copied.
 
@@ -74,6 +74,11 @@ def setup_mode(snap: Snapshot, mode: str, brokers: Iterable[int] = ()) -> ModeSe
         movable = on_unusable & (~alive)[np.maximum(assign, 0)]
     else:  # leaders
         movable = np.zeros_like(cells)
+    # remove-brokers drains: leadership changes only where a partition is drained
+    if mode == "remove-brokers":
+        leader_movable = on_unusable.any(axis=1)
+    else:
+        leader_movable = np.ones(assign.shape[0], dtype=bool)
     dest = chosen & usable if mode == "add-brokers" else usable.copy()
     if mode == "add-brokers":
         leader_dest = chosen & usable
@@ -98,6 +103,7 @@ def setup_mode(snap: Snapshot, mode: str, brokers: Iterable[int] = ()) -> ModeSe
         dest=dest,
         leader_dest=leader_dest,
         movable=movable,
+        leader_movable=leader_movable,
         removed=ids if mode == "remove-brokers" else [],
         added=ids if mode == "add-brokers" else [],
     )

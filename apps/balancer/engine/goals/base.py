@@ -167,7 +167,7 @@ class BandGoal(Goal):
         over = over[np.argsort(-(x[over] / norm[over]), kind="stable")]
         for s in over.tolist():
             ps, ks = model.cells_of(index, s)
-            sel = (ks == 0) & ~model.frozen[ps]
+            sel = (ks == 0) & ~model.frozen[ps] & model.leader_movable[ps]
             ps = ps[sel]
             w = model.lvec[ps, j]
             keep = w > 0
@@ -200,7 +200,7 @@ class BandGoal(Goal):
         under = under[np.argsort(x[under] / norm[under], kind="stable")]
         for d in under.tolist():
             ps, ks = model.cells_of(index, d)
-            sel = (ks > 0) & ~model.frozen[ps]
+            sel = (ks > 0) & ~model.frozen[ps] & model.leader_movable[ps]
             ps, ks = ps[sel], ks[sel]
             w = model.lvec[ps, j]
             leaders = assign[ps, 0]
