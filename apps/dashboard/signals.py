@@ -1,16 +1,21 @@
-"""Bridge: every plan state change and executor step is written to the audit trail
-in the transaction that makes it, so an audit event about a plan is our cue to tell
-that plan's watchers (after commit). This keeps pages live for changes made by the
-detector and the executor in Celery without those services knowing about websockets.
+"""Bridges from other apps' writes to live events, so their services need not know
+about websockets:
+
+- every plan state change and executor step is written to the audit trail in the
+  transaction that makes it, so an audit event about a plan is our cue to tell that
+  plan's watchers (after commit), whether the detector, the executor or a user did it;
+- a finished aggregation run means new load windows: traffic charts and heatmaps
+  refetch.
 """
 
 from django.db.models.signals import post_save
 from django.dispatch import receiver
 
 from apps.audit.models import AuditEvent
+from apps.metrics.models import AggregationRun
 from apps.plans.models import Plan
 
-from .events import plan_changed_send
+from .events import loads_changed_send, plan_changed_send
 
 PLAN_OBJECT_TYPE = Plan._meta.label_lower  # "plans.plan"
 
@@ -24,3 +29,9 @@ def _plan_event_push(sender, instance: AuditEvent, created: bool, **kwargs) -> N
         return
     cluster_id, state = row
     plan_changed_send(cluster_id=cluster_id, plan_id=int(instance.object_id), state=state)
+
+
+@receiver(post_save, sender=AggregationRun, dispatch_uid="dashboard_loads_push")
+def _loads_push(sender, instance: AggregationRun, created: bool, **kwargs) -> None:
+    if instance.status == AggregationRun.Status.SUCCEEDED and instance.output_rows:
+        loads_changed_send(cluster_id=instance.cluster_id)

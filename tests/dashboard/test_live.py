@@ -10,6 +10,7 @@ from django.utils import timezone
 
 from apps.clusters import services as cluster_services
 from apps.dashboard.events import cluster_changed_send, loads_changed_send
+from apps.metrics.models import AggregationRun
 from balancer_site.asgi import application
 
 from .factories import SKEWED, cluster_make, cluster_state, plan_make, user_make
@@ -140,6 +141,33 @@ def test_it_delivers_through_the_real_redis_layer(client, redis_server, viewer, 
             "type": "cluster.changed",
             "cluster_id": cluster.pk,
         }
+        await socket.disconnect()
+
+    async_to_sync(scenario)()
+
+
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+def test_it_announces_new_load_windows_when_an_aggregation_succeeds(client, memory_layer, viewer):
+    cluster = cluster_make()
+    socket = socket_for(client, viewer, "/ws/clusters/prod/")
+
+    def aggregation_finishes(rows: int) -> None:
+        AggregationRun.objects.create(
+            cluster=cluster,
+            status=AggregationRun.Status.SUCCEEDED,
+            started_at=timezone.now(),
+            finished_at=timezone.now(),
+            output_rows=rows,
+        )
+
+    async def scenario():
+        assert (await socket.connect())[0]
+        assert (await socket.receive_json_from(timeout=5))["type"] == "hello"
+        await sync_to_async(aggregation_finishes)(0)  # nothing new: no event
+        assert await socket.receive_nothing(timeout=0.3)
+        await sync_to_async(aggregation_finishes)(48)
+        event = await socket.receive_json_from(timeout=5)
+        assert event == {"type": "loads.changed", "cluster_id": cluster.pk, "window_end": ""}
         await socket.disconnect()
 
     async_to_sync(scenario)()

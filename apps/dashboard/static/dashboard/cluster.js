@@ -55,8 +55,8 @@
   Live.connect("/ws/clusters/" + encodeURIComponent(root.dataset.cluster) + "/", {
     onEvent(message) {
       if (message.type === "cluster.changed") {
-        regions();
-        heatmap.reload();
+        // Also the traffic: a sync tick is the fallback if a new window went unannounced.
+        everything();
       } else if (message.type === "loads.changed") {
         regions();
         heatmap.reload();
