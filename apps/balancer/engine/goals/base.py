@@ -23,7 +23,8 @@ from ..model import LEADER_BYTES_IN, LEADER_MEASURES, LEADERS, NW_OUT, ClusterMo
 
 MAX_ROUNDS = 6
 # consecutive rejected candidates after which a source broker is given up for a pass
-MAX_FAILS = 400
+MAX_FAILS = 200
+MAX_IDLE_SOURCES = 32  # source brokers in a row without a move end a pass
 SWAP_SOURCES = 64  # heaviest candidates of a source tried in swaps
 SWAP_DESTS = 12  # least utilised brokers tried as swap partners
 SWAP_PARTNERS = 6  # partner replicas tried per candidate
@@ -254,16 +255,20 @@ class BandGoal(Goal):
         sources = sources[np.argsort(-(x[sources] / norm[sources]), kind="stable")]
         index = model.replicas_by_broker()
         moved = 0
+        idle = 0  # sources in a row that gave nothing: the rest likely won't either
         for s in sources.tolist():
+            if idle >= MAX_IDLE_SOURCES:
+                break
             if not shed:
                 under = model.dest & (x < lo - tolerance(lo))
                 if not under.any():
                     break
                 dest_filter = under
-            room = np.where(dest_filter, hi - x, -np.inf)
+            room = np.where(dest_filter & model.dest, hi - x, -np.inf)
             max_room = float(room.max())
             if max_room <= 0:
-                continue
+                break  # no broker open to new replicas has room left
+            moved_before = moved
             ps, ks = model.cells_of(index, s)
             w = self._weights(model, ps, ks)
             ok = (w > 0) & (w <= max_room) & model.movable[ps, ks] & ~model.frozen[ps]
@@ -300,6 +305,7 @@ class BandGoal(Goal):
                     dest_filter[d] = False
                     if not dest_filter.any():
                         break
+            idle = idle + 1 if moved == moved_before else 0
         return moved
 
     def _swaps(self, model: ClusterModel, lo: np.ndarray, hi: np.ndarray) -> int:
@@ -316,7 +322,11 @@ class BandGoal(Goal):
         pairs += [(int(b), True) for b in over[np.argsort(-util[over], kind="stable")]]
         under = np.flatnonzero(model.usable & model.dest & (x < lo - tolerance(lo)))
         pairs += [(int(b), False) for b in under[np.argsort(util[under], kind="stable")]]
+        idle = 0
         for b, is_over in pairs:
+            if idle >= MAX_IDLE_SOURCES:
+                break
+            moved_before = moved
             # heavy side s gives a replica of weight wa, light side d gives wb < wa
             if is_over:
                 # brokers open to new replicas first (in add-brokers only those can take
@@ -332,6 +342,7 @@ class BandGoal(Goal):
                 if not self._needs(x, lo, hi, b):
                     break
                 moved += self._swap_pair(model, index, s, d, lo, hi)
+            idle = idle + 1 if moved == moved_before else 0
         return moved
 
     def _needs(self, x: np.ndarray, lo: np.ndarray, hi: np.ndarray, b: int) -> bool:
