@@ -8,7 +8,7 @@ import uuid
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, ConfigResource, ConfigSource, NewTopic, OffsetSpec
 
 from apps.clusters.kafka_clients import client_config_build
@@ -161,8 +161,16 @@ def consume_all(bootstrap: str, topic: str, partitions: int) -> dict[int, list[s
 
 
 def end_offsets(admin: AdminClient, keys: list[Key]) -> dict[Key, int]:
-    futures = admin.list_offsets({TopicPartition(t, p): OffsetSpec.latest() for t, p in keys})
-    return {(tp.topic, tp.partition): f.result(30).offset for tp, f in futures.items()}
+    # Right after a leader change the new leader may answer OFFSET_NOT_AVAILABLE a moment.
+    for attempt in range(20):
+        futures = admin.list_offsets({TopicPartition(t, p): OffsetSpec.latest() for t, p in keys})
+        try:
+            return {(tp.topic, tp.partition): f.result(30).offset for tp, f in futures.items()}
+        except KafkaException:
+            if attempt == 19:
+                raise
+            time.sleep(0.5)
+    raise AssertionError("unreachable")
 
 
 def placement(admin: AdminClient, topics: list[str]) -> dict[Key, tuple[list[int], list[int], int]]:

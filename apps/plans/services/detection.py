@@ -10,6 +10,7 @@ that is merely restarting should not cause data to be copied.
 """
 
 import logging
+import math
 from datetime import datetime, timedelta
 
 from django.conf import settings
@@ -138,19 +139,47 @@ def _dead_since(broker) -> datetime:
     return broker.last_seen or broker.first_seen
 
 
+# Balance figures of the report (BALANCING.md §4) and the goal each one measures.
+RESOURCE_GOALS = {
+    "replicas": "replica-distribution",
+    "leaders": "leader-distribution",
+    "disk": "disk-distribution",
+    "network_in": "network-in-distribution",
+    "network_out": "network-out-distribution",
+}
+COUNT_RESOURCES = ("replicas", "leaders")
+
+
 def _violated_goals(report: dict, policy: ClusterPolicy) -> list[str]:
+    """Goals the cluster violates *as it is* (not after earlier goals moved things), and
+    only those the plan improves: a violation no plan can reduce is not worth proposing."""
     enabled = set(policy.goals or [])
+    thresholds = policy.goal_thresholds or {}
     out = []
     for goal in report.get("goals", []):
-        if goal.get("violation_before", 0) <= 0:
+        # Hard goals are measured before anything moves.
+        if goal.get("hard") and goal.get("violation_before", 0) > goal.get("violation_after", 0):
+            out.append(goal["name"])
+    for resource, figures in (report.get("balance") or {}).items():
+        goal = RESOURCE_GOALS.get(resource)
+        if goal is None or (enabled and goal not in enabled):
             continue
-        if not goal.get("hard") and enabled and goal["name"] not in enabled:
+        t = float(thresholds.get(goal, policy.balance_threshold))
+        ideal = float(figures.get("ideal") or 0.0)
+        if ideal <= 0:
             continue
-        # Only a violation the plan actually reduces is worth proposing.
-        if goal.get("violation_after", 0) >= goal["violation_before"]:
-            continue
-        threshold = goal.get("threshold")
-        out.append(goal["name"] + (f" (threshold {threshold:g})" if threshold else ""))
+        if resource in COUNT_RESOURCES:
+            # Counts: balanced within floor/ceil of the ideal, widened by the threshold.
+            hi = max(math.ceil(ideal - 1e-9), math.floor(ideal * t + 1e-9)) / ideal
+            lo = min(math.floor(ideal + 1e-9), math.ceil(ideal * (2.0 - t) - 1e-9)) / ideal
+        else:
+            hi, lo = t, 2.0 - t
+        before_hi, after_hi = figures["before"], figures["after"]
+        before_lo, after_lo = figures.get("min_before", 1.0), figures.get("min_after", 1.0)
+        too_high = before_hi > hi + 1e-9 and after_hi < before_hi - 1e-9
+        too_low = before_lo < lo - 1e-9 and after_lo > before_lo + 1e-9
+        if too_high or too_low:
+            out.append(f"{goal} (max {before_hi:.2f} x mean, threshold {t:g})")
     return out
 
 
