@@ -15,6 +15,7 @@ from .base import MAX_FAILS, MAX_ROUNDS, Goal
 
 FILL_SOURCES = 8  # brokers with most replicas of the topic tried per short broker
 FILL_TRIES = 4  # replicas tried per source
+MAX_IDLE_PAIRS = 500
 
 
 class TopicReplicaDistributionGoal(Goal):
@@ -91,13 +92,23 @@ class TopicReplicaDistributionGoal(Goal):
             index = self._index(model)
             moved = 0
             order = np.lexsort((b_over, t_over, -excess[t_over, b_over]))
+            idle = 0  # (topic, broker) pairs in a row without a move end the pass
             for i in order.tolist():
+                if idle >= MAX_IDLE_PAIRS:
+                    break
                 t, s = int(t_over[i]), int(usable_idx[b_over[i]])
-                moved += self._shed(model, index, t, s, hi)
+                n = self._shed(model, index, t, s, hi)
+                moved += n
+                idle = 0 if n else idle + 1
             order = np.lexsort((b_under, t_under, -deficit[t_under, b_under]))
+            idle = 0
             for i in order.tolist():
+                if idle >= MAX_IDLE_PAIRS:
+                    break
                 t, d = int(t_under[i]), int(usable_idx[b_under[i]])
-                moved += self._fill(model, index, t, d, lo, hi)
+                n = self._fill(model, index, t, d, lo, hi)
+                moved += n
+                idle = 0 if n else idle + 1
             if moved == 0:
                 return
 
