@@ -156,3 +156,29 @@ def test_the_beat_task_fans_out_per_due_cluster(cluster, apply_state, settings):
     finally:
         app.conf.task_always_eager = False
     assert Plan.objects.filter(cluster=cluster, mode=PlanMode.ADD_BROKERS).exists()
+
+
+def test_it_proposes_when_measured_bytes_in_are_skewed(cluster, apply_state):
+    from apps.metrics.models import PartitionLoad
+
+    placement = {("orders", i): [[1, 2], [2, 3], [3, 1]][i % 3] for i in range(6)}
+    apply_state(cluster, placement)
+    assert cluster_detect(cluster=cluster) is None  # counts are even: nothing to do
+    now = timezone.now()
+    for (topic, index), replicas in placement.items():
+        PartitionLoad.objects.create(
+            cluster=cluster,
+            topic=topic,
+            partition=index,
+            window_start=now - timedelta(seconds=60),
+            window_end=now,
+            samples=2,
+            replicas=replicas,
+            # Partitions on broker 1 carry 5x the traffic.
+            bytes_in=5000.0 if 1 in replicas else 1000.0,
+            bytes_out=0.0,
+            size=1000,
+        )
+    plan = cluster_detect(cluster=cluster)
+    assert plan is not None and plan.mode == PlanMode.FULL
+    assert "network-in-distribution" in plan.trigger

@@ -21,6 +21,7 @@ from apps.plans.services import (
     plan_approve,
     plan_cancel,
     plan_request,
+    plan_rollback_request,
     policy_get,
     policy_update,
 )
@@ -61,7 +62,9 @@ def registered(kafka_cluster, user, topic: str, **policy):
     return cluster
 
 
-def test_it_runs_a_throttled_plan_to_the_end(kafka_cluster, admin, topic, admin_user):
+def test_it_runs_a_throttled_plan_to_the_end_and_rolls_it_back(
+    kafka_cluster, admin, topic, admin_user
+):
     live.fill(kafka_cluster.bootstrap_servers, topic, 6, 512 * 1024)
     cluster = registered(kafka_cluster, admin_user, topic, throttle_bytes_per_sec=20_000_000)
     plan = plan_request(cluster=cluster, user=admin_user, mode="add-brokers", brokers=[3])
@@ -98,6 +101,29 @@ def test_it_runs_a_throttled_plan_to_the_end(kafka_cluster, admin, topic, admin_
     assert execution.leaders_elected and not execution.throttle_applied
     assert set(plan.moves.values_list("state", flat=True)) == {MoveState.DONE}
     assert set(plan.moves.values_list("submissions", flat=True)) == {1}
+
+    # Rollback: a new proposal restoring the starting assignment, approved like any other.
+    assert cluster_sync(cluster=cluster)
+    rollback = plan_rollback_request(plan=plan, user=admin_user, reason="undo")
+    assert rollback.state == PlanState.PROPOSED and rollback.rollback_of == plan
+    plan_approve(plan=rollback, user=admin_user)
+    rollback = execution_run(plan=rollback, poll_interval=0.5, max_seconds=120)
+    assert rollback.state == PlanState.COMPLETED, rollback.error
+    restored = in_sync(admin, topic)
+    for p, replicas in enumerate(ON_ONE_AND_TWO):
+        assert restored[(topic, p)][0] == replicas
+    live.no_throttles_left(admin, [topic])
+
+
+def in_sync(admin, topic: str, timeout: float = 30):
+    return live.wait_for(
+        lambda: (
+            p := live.placement(admin, [topic]),
+            all(sorted(isr) == sorted(r) for r, isr, _ in p.values()) and p,
+        )[1],
+        timeout,
+        "every replica in sync",
+    )
 
 
 def test_it_cancels_mid_way_and_leaves_the_cluster_consistent(

@@ -359,3 +359,69 @@ def test_it_audits_policy_changes_and_refuses_bad_values(cluster, admin_member, 
     event = AuditEvent.objects.get(action="policy.changed")
     assert event.before == {"dead_broker_grace": 60} and event.after == {"dead_broker_grace": 5}
     assert ClusterPolicy.objects.get(cluster=cluster).dead_broker_grace == 5
+
+
+def test_it_drains_brokers_before_decommission(cluster, operator, apply_state):
+    balanced = {("orders", i): [[1, 2], [2, 3], [3, 1]][i % 3] for i in range(6)}
+    apply_state(cluster, balanced)
+    plan = plan_request(cluster=cluster, user=operator, mode="remove-brokers", brokers=[1])
+    after = {(m.topic, m.partition): m.replicas_after for m in plan.moves.all()}
+    for key, replicas in balanced.items():
+        assert 1 not in after.get(key, replicas)
+    assert plan.brokers == [1] and plan.mode == PlanMode.REMOVE_BROKERS
+
+
+def test_it_plans_leadership_only_without_copying_data(cluster, operator, apply_state):
+    apply_state(cluster, {("orders", i): [1, 2] for i in range(6)})
+    plan = plan_request(cluster=cluster, user=operator, mode="leaders")
+    moves = list(plan.moves.all())
+    assert moves and all(m.leader_only for m in moves)
+    assert plan.bytes_to_move == 0
+
+
+def test_it_enqueues_the_execution_once_approved(
+    cluster, operator, approver, django_capture_on_commit_callbacks, monkeypatch
+):
+    from apps.plans import tasks
+
+    sent = []
+    monkeypatch.setattr(tasks.plan_execute_task, "delay", lambda plan_id: sent.append(plan_id))
+    plan = plan_request(cluster=cluster, user=operator, mode="full")
+    with django_capture_on_commit_callbacks(execute=True):
+        pass
+    assert sent == []  # proposing runs nothing
+    with django_capture_on_commit_callbacks(execute=True):
+        plan_approve(plan=plan, user=approver)
+    assert sent == [plan.pk]
+
+
+def test_the_command_requests_a_plan_and_refuses_bad_input(cluster, operator, viewer):
+    import io
+
+    from django.core.management import CommandError, call_command
+
+    out = io.StringIO()
+    call_command(
+        "request_plan",
+        "--cluster",
+        "prod",
+        "--user",
+        "olga",
+        "--mode",
+        "add-brokers",
+        "--brokers",
+        "3",
+        stdout=out,
+    )
+    plan = Plan.objects.get()
+    assert f"plan #{plan.pk} proposed" in out.getvalue()
+    assert json.loads(out.getvalue().splitlines()[-1]) == plan.reassignment
+    for args, message in (
+        (["--cluster", "nope", "--user", "olga"], "no cluster"),
+        (["--cluster", "prod", "--user", "nobody"], "no user"),
+        (["--cluster", "prod", "--user", "olga", "--brokers", "x"], "integers"),
+        (["--cluster", "prod", "--user", "vic"], "not allowed"),
+    ):
+        with pytest.raises(CommandError, match=message):
+            call_command("request_plan", *args)
+    assert Plan.objects.count() == 1
