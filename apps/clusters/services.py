@@ -4,7 +4,7 @@ import logging
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from confluent_kafka import KafkaException, TopicCollection
+from confluent_kafka import KafkaError, KafkaException, TopicCollection
 from confluent_kafka.admin import AdminClient
 from django.conf import settings
 from django.db import transaction
@@ -53,6 +53,8 @@ class ClusterState:
     controller_id: int | None
     brokers: list[BrokerState]
     topics: list[TopicState] = field(default_factory=list)
+    # Listed but not describable this round; their rows are kept as they are.
+    unsettled_topics: list[str] = field(default_factory=list)
 
 
 def cluster_state_read(*, admin: AdminClient, timeout: float | None = None) -> ClusterState:
@@ -64,7 +66,16 @@ def cluster_state_read(*, admin: AdminClient, timeout: float | None = None) -> C
         futures = (
             admin.describe_topics(TopicCollection(names), request_timeout=timeout) if names else {}
         )
-        topics = [_topic_state(futures[name].result(timeout=timeout + 5)) for name in names]
+        topics, unsettled = [], []
+        for name in names:
+            try:
+                topics.append(_topic_state(futures[name].result(timeout=timeout + 5)))
+            except KafkaException as exc:
+                # Created or deleted between the two requests: brokers' metadata
+                # propagates asynchronously. Leave it as it was until the next round.
+                if exc.args[0].code() != KafkaError.UNKNOWN_TOPIC_OR_PART:
+                    raise
+                unsettled.append(name)
     except (KafkaException, TimeoutError) as exc:
         raise ClusterUnreachable(_error_text(exc)) from exc
     except Exception as exc:  # concurrent.futures raises its own TimeoutError subclasses
@@ -81,6 +92,7 @@ def cluster_state_read(*, admin: AdminClient, timeout: float | None = None) -> C
         controller_id=controller,
         brokers=sorted(brokers, key=lambda b: b.node_id),
         topics=topics,
+        unsettled_topics=unsettled,
     )
 
 
@@ -164,7 +176,7 @@ def _brokers_apply(*, cluster: Cluster, state: ClusterState, now: datetime) -> N
 
 def _topics_apply(*, cluster: Cluster, state: ClusterState) -> None:
     existing = {t.name: t for t in cluster.topics.all()}
-    seen_names = {t.name for t in state.topics}
+    seen_names = {t.name for t in state.topics} | set(state.unsettled_topics)
     cluster.topics.exclude(name__in=seen_names).delete()
 
     for topic_state in state.topics:

@@ -140,3 +140,17 @@ def test_it_keeps_the_last_state_when_the_cluster_is_unreachable(cluster, settin
     assert Partition.objects.filter(topic__cluster=cluster).count() == 2
     other.refresh_from_db()
     assert other.last_sync_error == ""
+
+
+def test_it_keeps_a_topic_that_could_not_be_described_this_round(cluster):
+    cluster_state_apply(cluster=cluster, state=state(), now=timezone.now())
+    unsettled = ClusterState(
+        cluster_id="abc",
+        controller_id=100,
+        brokers=state().brokers,
+        topics=[],
+        unsettled_topics=["orders"],
+    )
+    cluster_state_apply(cluster=cluster, state=unsettled, now=timezone.now())
+
+    assert Partition.objects.filter(topic__name="orders").count() == 2
