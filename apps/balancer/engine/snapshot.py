@@ -143,39 +143,49 @@ def parse_snapshot(data: Any) -> Snapshot:
             raise SnapshotError(
                 f"partitions[{i}] ({topic}): 'partition' must be an integer >= 0, got {num!r}"
             )
-        name = f"{topic}-{num}"
+        # the partition's name is built only for error messages (hot loop)
         reps = p.get("replicas")
         if not isinstance(reps, list) or not reps:
-            raise SnapshotError(f"partition {name}: 'replicas' must be a non-empty list")
+            raise SnapshotError(f"partition {topic}-{num}: 'replicas' must be a non-empty list")
         row = []
         for r in reps:
             j = index.get(r) if _is_int(r) else None
             if j is None:
                 if not _is_int(r):
-                    raise SnapshotError(f"partition {name}: replica {r!r} is not a broker id")
-                raise SnapshotError(f"partition {name}: replica {r} is not a known broker")
+                    raise SnapshotError(
+                        f"partition {topic}-{num}: replica {r!r} is not a broker id"
+                    )
+                raise SnapshotError(f"partition {topic}-{num}: replica {r} is not a known broker")
             row.append(j)
         if len(set(row)) != len(row):
-            raise SnapshotError(f"partition {name}: replicas {reps} are not distinct")
+            raise SnapshotError(f"partition {topic}-{num}: replicas {reps} are not distinct")
         if len(row) > maxrf:
             maxrf = len(row)
         leader = p.get("leader")
         if leader is not None and leader != -1:
             if not _is_int(leader):
-                raise SnapshotError(f"partition {name}: 'leader' must be a broker id, -1 or null")
+                raise SnapshotError(
+                    f"partition {topic}-{num}: 'leader' must be a broker id, -1 or null"
+                )
             if leader not in reps:
                 raise SnapshotError(
-                    f"partition {name}: leader {leader} is not one of its replicas {reps}"
+                    f"partition {topic}-{num}: leader {leader} is not one of its replicas {reps}"
                 )
             leaders[i] = index[leader]
         load = p.get("load")
         if load is not None:
             if not isinstance(load, Mapping):
-                raise SnapshotError(f"partition {name}: 'load' must be an object")
+                raise SnapshotError(f"partition {topic}-{num}: 'load' must be an object")
+            row_load = loads[i]
             for j, key in enumerate(LOAD_KEYS):
                 v = load.get(key)
-                if v is not None:
-                    loads[i, j] = _number(v, f"partition {name}: load.{key}")
+                if v is None:
+                    continue
+                # fast path for the common case; _number explains anything else
+                if type(v) is float and 0.0 <= v < math.inf or type(v) is int and v >= 0:
+                    row_load[j] = v
+                else:
+                    row_load[j] = _number(v, f"partition {topic}-{num}: load.{key}")
         topic_names[i] = topic
         numbers[i] = num
         rep_lists[i] = row
