@@ -16,8 +16,8 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from apps.balancer.engine import (
-    ALL_GOALS,
     MODES,
+    SOFT_GOALS,
     BalancerError,
     PlannerOptions,
     propose,
@@ -75,7 +75,7 @@ class Command(BaseCommand):
             "--goals",
             action="append",
             help="soft goals in priority order, comma-separated (hard goals always run): "
-            + ", ".join(ALL_GOALS),
+            + ", ".join(SOFT_GOALS),
         )
         parser.add_argument(
             "--threshold",
