@@ -44,7 +44,12 @@ CHROMIUM_ARGS = [
 ]
 # Our own Redis database: the dev server and other sessions use 0.
 REDIS_DB = 11
-SCREENSHOTS = ROOT / "docs" / "screenshots"
+# The README's pictures are refreshed on request only, so a test run leaves the tree clean.
+SCREENSHOTS = (
+    ROOT / "docs" / "screenshots"
+    if os.environ.get("UPDATE_SCREENSHOTS") == "1"
+    else ROOT / ".run" / "screenshots"
+)
 
 
 def _free_port() -> int:
@@ -196,7 +201,7 @@ def sign_in(site: LiveSite, browser):
 
 
 def screenshot(page, name: str) -> Path:
-    """Saved where the README shows it (docs/screenshots/NAME.png)."""
+    """Saved to .run/screenshots, or where the README shows them with UPDATE_SCREENSHOTS=1."""
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     path = SCREENSHOTS / f"{name}.png"
     page.screenshot(path=str(path), full_page=True)
