@@ -64,6 +64,7 @@ def test_it_writes_plan_and_report_and_prints_a_summary(tmp_path: Path) -> None:
     ):
         assert text in out
     assert len(out.splitlines()) <= 24  # one screen
+    assert plan_path.stat().st_mode & 0o044  # readable like any file, not private
     # no temporary files left behind
     assert {p.name for p in tmp_path.iterdir()} == {"snapshot.json", "plan.json", "report.json"}
 
