@@ -326,8 +326,15 @@ def test_it_elects_an_unclean_leader_only_for_confirmed_data_loss(
         data_loss_partitions=["t-0"],
     )
     plan_approve(plan=plan, user=admin_member, confirm_data_loss=True)
+    kafka.ticks = 3
+    kafka.leaders[("t", 0)] = None  # every replica dead: no leader
+    execution_step(plan=plan, kafka=kafka)
+    assert kafka.elect_calls == [([("t", 0)], True)]
+    kafka.leaders[("t", 0)] = None  # the first election came too early
+    execution_step(plan=plan, kafka=kafka)
+    assert kafka.elect_calls[-1] == ([("t", 0)], True) and len(kafka.elect_calls) == 2
     run_to_end(plan, kafka)
-    assert ([("t", 0)], True) in kafka.elect_calls
+    assert all(unclean for _, unclean in kafka.elect_calls[:2])
     plan.refresh_from_db()
     assert plan.state == PlanState.COMPLETED
 

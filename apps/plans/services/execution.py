@@ -82,6 +82,7 @@ def execution_step(*, plan: Plan, kafka: KafkaOps | None = None) -> bool:
     in_flight = kafka.reassignments_list(keys)
     current = kafka.partitions_describe(keys)
     _reconcile(moves=moves, in_flight=in_flight, current=current)
+    _data_loss_leaders_elect(plan=plan, moves=moves, current=current, kafka=kafka)
 
     if execution.cancel_requested:
         _execution_cancel(
@@ -277,6 +278,29 @@ def _batch_submit(
         # (the data loss the approver confirmed) before the move can complete.
         kafka.leaders_elect(unclean, unclean=True)
     return chosen
+
+
+def _data_loss_leaders_elect(
+    *,
+    plan: Plan,
+    moves: list[PlanMove],
+    current: dict[PartitionKey, PartitionInfo],
+    kafka: KafkaOps,
+) -> None:
+    """Confirmed data loss: while such a move has no leader, elect one among its new
+    replicas (unclean). Retried every step: right after the batch the new replicas may
+    not exist yet."""
+    lossy = set(plan.data_loss_partitions)
+    leaderless = [
+        _key(m)
+        for m in moves
+        if m.state == MoveState.IN_PROGRESS
+        and f"{m.topic}-{m.partition}" in lossy
+        and _key(m) in current
+        and current[_key(m)].leader is None
+    ]
+    if leaderless:
+        kafka.leaders_elect(leaderless, unclean=True)
 
 
 def _sizes_safe(kafka: KafkaOps) -> dict[tuple[str, int, int], int] | None:
