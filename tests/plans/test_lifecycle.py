@@ -325,6 +325,8 @@ def test_it_proposes_a_rollback_of_a_completed_plan(cluster, operator, approver,
     assert rollback.mode == PlanMode.ROLLBACK
     assert rollback.reassignment == plan.rollback_reassignment
     assert rollback.rollback_reassignment == plan.reassignment
+    assert actions(plan)[-1] == "plan.rollback_requested"
+    assert actions(rollback) == ["plan.proposed"]
     plan_approve(plan=rollback, user=approver)
     assert rollback.state == PlanState.APPROVED
 

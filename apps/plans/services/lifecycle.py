@@ -543,21 +543,32 @@ def plan_rollback_request(
     if not entries:
         raise PlanRequestInvalid("nothing to roll back: the partitions are already back")
     sizes = {(m.topic, m.partition): m.bytes // max(len(m.added), 1) for m in plan.moves.all()}
-    return plan_create(
-        cluster=plan.cluster,
-        origin=PlanOrigin.ROLLBACK,
-        mode=PlanMode.ROLLBACK,
-        reassignment={"version": 1, "partitions": entries},
-        assignment_before=current,
-        report={"rollback_of": plan.pk, "sizes_known": plan.report.get("sizes_known", False)},
-        actor=user,
-        trigger=f"rollback of plan #{plan.pk}",
-        sizes=sizes,
-        requested_by=user,
-        request_reason=reason,
-        rollback_of=plan,
-        client_address=client_address,
-    )
+    with transaction.atomic():
+        rollback = plan_create(
+            cluster=plan.cluster,
+            origin=PlanOrigin.ROLLBACK,
+            mode=PlanMode.ROLLBACK,
+            reassignment={"version": 1, "partitions": entries},
+            assignment_before=current,
+            report={"rollback_of": plan.pk, "sizes_known": plan.report.get("sizes_known", False)},
+            actor=user,
+            trigger=f"rollback of plan #{plan.pk}",
+            sizes=sizes,
+            requested_by=user,
+            request_reason=reason,
+            rollback_of=plan,
+            client_address=client_address,
+        )
+        # On the original plan too, so its own history shows it was rolled back.
+        audit_record(
+            actor=user,
+            action="plan.rollback_requested",
+            obj=plan,
+            after={"rollback_plan": rollback.pk, "state": rollback.state},
+            reason=reason,
+            client_address=client_address,
+        )
+    return rollback
 
 
 # --- policy ------------------------------------------------------------------------------------
