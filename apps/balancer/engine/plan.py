@@ -16,24 +16,31 @@ def changed_partitions(initial: np.ndarray, final: np.ndarray) -> np.ndarray:
 
 def build_plan(snap: Snapshot, final: np.ndarray, usable: np.ndarray) -> dict:
     changed = changed_partitions(snap.replicas, final)
-    ids = snap.broker_ids
-    parts = []
-    for p in changed.tolist():
-        rf = int(snap.rf[p])
-        row = final[p, :rf]
-        replicas = [int(ids[b]) for b in row.tolist()]
-        # the plan must be valid by construction; fail loudly rather than emit a bad one
-        if len(set(replicas)) != rf or (row < 0).any() or not snap.alive[row].all():
-            raise PlanError(
-                f"internal error: invalid replica list {replicas} for {snap.partition_name(p)}"
-            )
-        parts.append(
-            {
-                "topic": snap.topics[snap.topic[p]],
-                "partition": int(snap.partition[p]),
-                "replicas": replicas,
-            }
+    rows = final[changed]
+    rf = snap.rf[changed]
+    real = np.arange(rows.shape[1])[None, :] < rf[:, None]
+    # the plan must be valid by construction (BALANCING.md §2): fail loudly rather than
+    # emit a bad one
+    bad = (real & ((rows < 0) | ~snap.alive[np.maximum(rows, 0)])).any(axis=1)
+    srt = np.sort(np.where(real, rows, -1 - np.arange(rows.shape[1])[None, :]), axis=1)
+    bad |= (srt[:, 1:] == srt[:, :-1]).any(axis=1)
+    if bad.any():
+        p = int(changed[np.argmax(bad)])
+        raise PlanError(
+            f"internal error: invalid replica list {final[p].tolist()} for {snap.partition_name(p)}"
         )
+    ids = np.where(real, snap.broker_ids[np.maximum(rows, 0)], 0).tolist()
+    topics = snap.topics
+    parts = [
+        {"topic": topics[t], "partition": n, "replicas": r[:k]}
+        for t, n, r, k in zip(
+            snap.topic[changed].tolist(),
+            snap.partition[changed].tolist(),
+            ids,
+            rf.tolist(),
+            strict=True,
+        )
+    ]
     return {"version": 1, "partitions": parts}
 
 

@@ -79,26 +79,38 @@ def build_report(
 def _moves(model: ClusterModel) -> list[dict]:
     """One entry per changed partition, with the goal(s) behind the change."""
     snap = model.snap
-    ids = snap.broker_ids
     init = snap.replicas
     final = model.assign
+    changed = np.flatnonzero((init != final).any(axis=1))
+    ids = snap.broker_ids
+    olds = ids[np.maximum(init[changed], 0)].tolist()
+    news = ids[np.maximum(final[changed], 0)].tolist()
+    topics = snap.topics
+    reasons = model.reasons
     out = []
-    for p in np.flatnonzero((init != final).any(axis=1)).tolist():
-        rf = int(snap.rf[p])
-        old = [int(ids[b]) for b in init[p, :rf].tolist()]
-        new = [int(ids[b]) for b in final[p, :rf].tolist()]
+    for p, t, n, rf, size, old, new in zip(
+        changed.tolist(),
+        snap.topic[changed].tolist(),
+        snap.partition[changed].tolist(),
+        snap.rf[changed].tolist(),
+        snap.size[changed].tolist(),
+        olds,
+        news,
+        strict=True,
+    ):
+        old, new = old[:rf], new[:rf]
         added = [b for b in new if b not in old]
         out.append(
             {
-                "topic": snap.topics[snap.topic[p]],
-                "partition": int(snap.partition[p]),
+                "topic": topics[t],
+                "partition": n,
                 "before": old,
                 "after": new,
                 "added": added,
                 "removed": [b for b in old if b not in new],
                 "leader": {"from": old[0], "to": new[0]} if old[0] != new[0] else None,
-                "bytes_moved": int(round(float(snap.size[p]) * len(added))),
-                "goals": list(model.reasons.get(p, [])),
+                "bytes_moved": int(round(size * len(added))),
+                "goals": list(reasons.get(p, [])),
             }
         )
     return out
