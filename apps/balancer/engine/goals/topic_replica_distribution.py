@@ -16,6 +16,9 @@ from .base import MAX_FAILS, MAX_ROUNDS, Goal
 FILL_SOURCES = 8  # brokers with most replicas of the topic tried per short broker
 FILL_TRIES = 4  # replicas tried per source
 MAX_IDLE_PAIRS = 500
+SWAP_PARTNER_BROKERS = 4  # brokers short of the topic tried per crowded pair
+SWAP_CANDIDATES = 3  # replicas of the crowded topic tried per partner
+SWAP_TRIES = 6  # closest-load partner replicas tried per candidate
 
 
 class TopicReplicaDistributionGoal(Goal):
@@ -100,6 +103,7 @@ class TopicReplicaDistributionGoal(Goal):
                 n = self._shed(model, index, t, s, hi)
                 moved += n
                 idle = 0 if n else idle + 1
+            moved += self._swap_pass(model, index, lo, hi, usable_idx)
             order = np.lexsort((b_under, t_under, -deficit[t_under, b_under]))
             idle = 0
             for i in order.tolist():
@@ -172,3 +176,88 @@ class TopicReplicaDistributionGoal(Goal):
                 moved += 1
                 break
         return moved
+
+    def _swap_pass(
+        self,
+        model: ClusterModel,
+        index: tuple[np.ndarray, np.ndarray],
+        lo: np.ndarray,
+        hi: np.ndarray,
+        usable_idx: np.ndarray,
+    ) -> int:
+        """Where a plain move would break an earlier goal, trade a replica of the
+        crowded topic for a replica of similar load of another topic."""
+        tc = model.topic_count
+        sub = tc[:, usable_idx]
+        excess = sub - hi[:, None]
+        t_over, b_over = np.nonzero(excess > 0)
+        if t_over.shape[0] == 0:
+            return 0
+        by_broker = model.replicas_by_broker()
+        cache: dict[int, tuple[np.ndarray, ...]] = {}
+        scale = np.where(np.isfinite(model.place_target), model.place_target, 1.0).mean(axis=0)
+        moved = idle = 0
+        for i in np.lexsort((b_over, t_over, -excess[t_over, b_over])).tolist():
+            if idle >= MAX_IDLE_PAIRS:
+                break
+            t, s = int(t_over[i]), int(usable_idx[b_over[i]])
+            n = 0
+            if tc[t, s] > hi[t]:
+                n = self._swap_one(model, index, by_broker, cache, t, s, lo, hi, scale)
+            moved += n
+            idle = 0 if n else idle + 1
+        return moved
+
+    def _swap_one(
+        self,
+        model: ClusterModel,
+        index: tuple[np.ndarray, np.ndarray],
+        by_broker: tuple[np.ndarray, np.ndarray],
+        cache: dict[int, tuple[np.ndarray, ...]],
+        t: int,
+        s: int,
+        lo: np.ndarray,
+        hi: np.ndarray,
+        scale: np.ndarray,
+    ) -> int:
+        tc = model.topic_count
+        cols = [0, 1, 2]  # network in, network out, disk: keep them where they are
+        partners = np.flatnonzero(model.usable & (tc[t] + 1 <= hi[t]))
+        partners = partners[np.argsort(tc[t, partners], kind="stable")][:SWAP_PARTNER_BROKERS]
+        ps, ks = self._cells(model, index, t, s)
+        for d in partners.tolist():
+            if d not in cache:  # the partner's replicas as of this pass; rechecked below
+                qs, js = model.cells_of(by_broker, d)
+                keep = model.movable[qs, js] & ~model.frozen[qs]
+                qs, js = qs[keep], js[keep]
+                vq = model.fvec[qs][:, cols] + np.where(
+                    js[:, None] == 0, model.lvec[qs][:, cols], 0.0
+                )
+                cache[d] = (qs, js, model.topic[qs], vq / scale[cols])
+            qs, js, t2, vq = cache[d]
+            # the partner's replica must be of a topic s can take and d can spare
+            ok = (
+                (t2 != t)
+                & (tc[t2, s] + 1 <= hi[t2])
+                & (tc[t2, d] - 1 >= lo[t2])
+                & (model.assign[qs, js] == d)
+            )
+            qs, js, vq = qs[ok], js[ok], vq[ok]
+            if qs.shape[0] == 0:
+                continue
+            for p, k in zip(
+                ps[:SWAP_CANDIDATES].tolist(), ks[:SWAP_CANDIDATES].tolist(), strict=True
+            ):
+                if model.assign[p, k] != s:
+                    continue
+                va = model.replica_vec(p, k)[cols] / scale[cols]
+                dist = np.abs(vq - va).sum(axis=1)
+                for jdx in np.argsort(dist, kind="stable")[:SWAP_TRIES].tolist():
+                    q, j = int(qs[jdx]), int(js[jdx])
+                    if model.assign[q, j] != d or not model.swap_ok(p, k, q, j):
+                        continue
+                    model.move_replica(p, k, d, self.name)
+                    model.move_replica(q, j, s, self.name)
+                    model.counter(self.name).swaps += 1
+                    return 1
+        return 0
