@@ -268,3 +268,24 @@ def test_it_never_lets_a_later_goal_break_an_earlier_one() -> None:
     for g in pr.report["goals"]:
         if g["satisfied"]:
             assert g["satisfied_final"], g["name"]
+
+
+def test_it_swaps_topics_when_a_move_would_unbalance_counts() -> None:
+    snap = snapshot(
+        [broker(1), broker(2)],
+        [part("a", 0, [1]), part("a", 1, [1]), part("b", 0, [2]), part("b", 1, [2])],
+    )
+    pr = propose(
+        snap,
+        options=only(
+            "replica-distribution",
+            "topic-replica-distribution",
+            balance_threshold=1.0,
+            thresholds={"topic-replica-distribution": 1.0},
+        ),
+    )
+    after = assignment(apply_plan(snap, pr.plan))
+    assert {after[("a", 0)][0], after[("a", 1)][0]} == {1, 2}
+    assert {after[("b", 0)][0], after[("b", 1)][0]} == {1, 2}
+    assert goal(pr.report, "topic-replica-distribution")["swaps"] == 1
+    assert pr.report["movement"]["replica_moves"] == 2
