@@ -63,6 +63,7 @@ def test_it_treats_missing_load_capacity_and_alive_as_defaults() -> None:
         (lambda d: d["partitions"].append(part("orders", 1, [1])), "orders-1 is listed twice"),
         (lambda d: d["brokers"].append(broker(1)), "broker 1 is listed twice"),
         (lambda d: d["brokers"][0].update(id="x"), "'id' must be an integer"),
+        (lambda d: d["brokers"][0].update(id=-1), "'id' must be an integer >= 0"),
         (lambda d: d["brokers"][0].update(alive="yes"), "'alive' must be true or false"),
         (lambda d: d["brokers"][0].update(rack=5), "'rack' must be a string or null"),
         (lambda d: d["brokers"][0].update(capacity={"disk": float("inf")}), "finite"),

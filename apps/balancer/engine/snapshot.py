@@ -83,8 +83,8 @@ def _parse_brokers(raw: Any) -> tuple[list[int], list[str | None], list[bool], l
         if not isinstance(b, Mapping):
             raise SnapshotError(f"brokers[{i}] must be an object")
         bid = b.get("id")
-        if not _is_int(bid):
-            raise SnapshotError(f"brokers[{i}]: 'id' must be an integer, got {bid!r}")
+        if not _is_int(bid) or bid < 0:  # -1 means "no leader": never a broker id
+            raise SnapshotError(f"brokers[{i}]: 'id' must be an integer >= 0, got {bid!r}")
         if bid in seen:
             raise SnapshotError(f"broker {bid} is listed twice")
         seen.add(bid)
