@@ -152,3 +152,25 @@ def test_it_never_imports_django_in_the_engine() -> None:
         cwd=ENGINE.parents[2],
     )
     assert out.stdout.strip() == "False"
+
+
+def test_it_plans_the_net_difference_of_all_moves() -> None:
+    from apps.balancer.engine.model import ClusterModel
+    from apps.balancer.engine.modes import setup_mode
+    from apps.balancer.engine.plan import build_plan
+    from apps.balancer.engine.snapshot import parse_snapshot
+
+    snap = parse_snapshot(
+        snapshot([broker(1), broker(2), broker(3)], [part("t", 0, [1, 2]), part("t", 1, [3])])
+    )
+    model = ClusterModel(
+        snap, setup_mode(snap, "full"), capacity_threshold=0.8, max_replicas_per_broker=10
+    )
+    model.move_replica(0, 1, 2, "test")  # 2 -> 3
+    model.move_replica(0, 1, 1, "test")  # 3 -> 2: back where it was
+    model.move_leader(0, 1, "test")  # leader 1 -> 2
+    model.move_leader(0, 1, "test")  # and back
+    assert build_plan(snap, model.assign, model.usable) == {"version": 1, "partitions": []}
+    model.move_replica(1, 0, 0, "test")  # t-1: 3 -> 1
+    plan = build_plan(snap, model.assign, model.usable)
+    assert plan["partitions"] == [{"topic": "t", "partition": 1, "replicas": [1]}]
