@@ -89,28 +89,38 @@ class LiveKafka:
             raise KafkaOpError(str(exc.args[0] if exc.args else exc)) from exc
 
     def partitions_describe(self, keys: list[PartitionKey]) -> dict[PartitionKey, PartitionInfo]:
-        topics = sorted({t for t, _ in keys})
-        if not topics:
-            return {}
-        futures = self.admin.describe_topics(TopicCollection(topics), request_timeout=self.timeout)
         wanted = set(keys)
         out: dict[PartitionKey, PartitionInfo] = {}
-        for name, future in futures.items():
-            try:
-                description = future.result(timeout=self.timeout + 5)
-            except KafkaException as exc:
-                if "UNKNOWN_TOPIC" in str(exc):
-                    continue  # deleted topic: its partitions are simply absent
-                raise KafkaOpError(str(exc)) from exc
-            for p in description.partitions:
-                key = (name, p.id)
-                if key in wanted:
-                    leader = p.leader.id if p.leader is not None and p.leader.id >= 0 else None
-                    out[key] = PartitionInfo(
-                        replicas=[n.id for n in p.replicas],
-                        isr=[n.id for n in p.isr],
-                        leader=leader,
-                    )
+        topics = sorted({t for t, _ in keys})
+        # A topic a broker doesn't know may be deleted, or that broker's metadata may lag
+        # (just restarted): ask again a few times before reporting its partitions absent.
+        for attempt in range(4):
+            if not topics:
+                break
+            if attempt:
+                time.sleep(0.5)
+            futures = self.admin.describe_topics(
+                TopicCollection(topics), request_timeout=self.timeout
+            )
+            unknown = []
+            for name, future in futures.items():
+                try:
+                    description = future.result(timeout=self.timeout + 5)
+                except KafkaException as exc:
+                    if "UNKNOWN_TOPIC" in str(exc):
+                        unknown.append(name)
+                        continue
+                    raise KafkaOpError(str(exc)) from exc
+                for p in description.partitions:
+                    key = (name, p.id)
+                    if key in wanted:
+                        leader = p.leader.id if p.leader is not None and p.leader.id >= 0 else None
+                        out[key] = PartitionInfo(
+                            replicas=[n.id for n in p.replicas],
+                            isr=[n.id for n in p.isr],
+                            leader=leader,
+                        )
+            topics = sorted(unknown)
         return out
 
     def brokers_alive(self) -> set[int]:

@@ -177,15 +177,24 @@ def placement(admin: AdminClient, topics: list[str]) -> dict[Key, tuple[list[int
     """(replicas, isr, leader) per partition, straight from Kafka."""
     from confluent_kafka import TopicCollection
 
-    out = {}
-    for name, future in admin.describe_topics(TopicCollection(topics)).items():
-        for p in future.result(30).partitions:
-            out[(name, p.id)] = (
-                [n.id for n in p.replicas],
-                [n.id for n in p.isr],
-                p.leader.id if p.leader is not None else -1,
-            )
-    return out
+    # A broker whose metadata lags (e.g. just restarted by another test session) may not
+    # know a new topic for a moment.
+    for attempt in range(20):
+        out = {}
+        try:
+            for name, future in admin.describe_topics(TopicCollection(topics)).items():
+                for p in future.result(30).partitions:
+                    out[(name, p.id)] = (
+                        [n.id for n in p.replicas],
+                        [n.id for n in p.isr],
+                        p.leader.id if p.leader is not None else -1,
+                    )
+            return out
+        except KafkaException:
+            if attempt == 19:
+                raise
+            time.sleep(0.5)
+    raise AssertionError("unreachable")
 
 
 def wait_for(predicate, timeout: float, what: str, interval: float = 0.5):
