@@ -8,11 +8,8 @@ urlpatterns = [
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("api/", include("apps.api.urls")),
-    # The dashboard serves the clusters pages ("/", "/clusters/<name>/") before apps.clusters.
+    # Every page is the dashboard's; actions go through the API.
     path("", include("apps.dashboard.urls")),
-    path("", include("apps.clusters.urls")),
-    path("", include("apps.audit.urls")),
-    path("", include("apps.plans.urls")),
 ]
 # Daphne serves no static files itself: with DEBUG on (make run) Django does.
 urlpatterns += staticfiles_urlpatterns()

@@ -9,6 +9,6 @@ urlpatterns = [
     path("clusters/<slug:name>/", views.cluster_page, name="cluster"),
     path("clusters/<slug:name>/plans/<int:plan_id>/", views.plan_page, name="plan"),
     path("clusters/<slug:name>/what-if/", views.whatif_page, name="what-if"),
-    path("audit/explore/", views.audit_page, name="audit"),
-    re_path(r"^audit/explore/export\.(?P<fmt>csv|json)$", views.audit_export, name="audit-export"),
+    path("audit/", views.audit_page, name="audit"),
+    re_path(r"^audit/export\.(?P<fmt>csv|json)$", views.audit_export, name="audit-export"),
 ]

@@ -107,10 +107,10 @@ def test_it_renders_the_what_if_page_without_changing_anything(client, cluster, 
 def test_it_explores_the_audit_trail_by_cluster_actor_and_action(client, cluster, viewer):
     ours, theirs = plan_make(cluster), plan_make(cluster_make("other"))
     client.force_login(viewer)
-    body = client.get("/audit/explore/", {"cluster": "prod", "action": "plan."}).content.decode()
+    body = client.get("/audit/", {"cluster": "prod", "action": "plan."}).content.decode()
     assert 'data-action="plan.proposed"' in body and f"plans.plan#{ours.pk}" in body
     assert f"plans.plan#{theirs.pk}" not in body
-    body = client.get("/audit/explore/", {"actor": "vic"}).content.decode()
+    body = client.get("/audit/", {"actor": "vic"}).content.decode()
     assert 'data-action="auth.login"' in body and 'data-action="plan.proposed"' not in body
     assert 'id="export-csv"' not in body  # viewers read, admins export
 
@@ -120,7 +120,7 @@ def test_it_explores_the_audit_trail_by_cluster_actor_and_action(client, cluster
 )
 def test_it_answers_400_to_a_bad_audit_filter(client, cluster, viewer, query):
     client.force_login(viewer)
-    response = client.get("/audit/explore/", query)
+    response = client.get("/audit/", query)
     assert response.status_code == 400 and b"invalid filter" in response.content
 
 
@@ -129,12 +129,12 @@ def test_it_exports_the_filtered_audit_trail_for_admins(client, cluster, viewer)
 
     ours, theirs = plan_make(cluster), plan_make(cluster_make("other"))
     client.force_login(viewer)
-    assert client.get("/audit/explore/export.csv").status_code == 403
+    assert client.get("/audit/export.csv").status_code == 403
     client.force_login(user_make("ada", "admin"))
-    response = client.get("/audit/explore/export.csv", {"cluster": "prod"})
+    response = client.get("/audit/export.csv", {"cluster": "prod"})
     assert response.status_code == 200 and response["Content-Type"] == "text/csv"
     text = b"".join(response.streaming_content).decode()
     assert f",plans.plan,{ours.pk}," in text and f",plans.plan,{theirs.pk}," not in text
-    response = client.get("/audit/explore/export.json", {"cluster": "other", "action": "plan."})
+    response = client.get("/audit/export.json", {"cluster": "other", "action": "plan."})
     rows = json.loads(b"".join(response.streaming_content))
     assert [(r["action"], r["object_id"]) for r in rows] == [("plan.proposed", str(theirs.pk))]
