@@ -186,7 +186,8 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
-    "loggers": {"django.db.backends": {"level": "WARNING"}},
+    # kafka-python logs every connection at INFO.
+    "loggers": {"django.db.backends": {"level": "WARNING"}, "kafka": {"level": "WARNING"}},
 }
 
 # Periodic tasks; django-celery-beat copies these into its tables on start, where
