@@ -163,6 +163,10 @@ KAFKA_REQUEST_TIMEOUT = env_float("KAFKA_REQUEST_TIMEOUT", 10.0)
 CLUSTER_SYNC_INTERVAL = env_float("CLUSTER_SYNC_INTERVAL", 10.0)
 METRICS_SAMPLE_INTERVAL = env_float("METRICS_SAMPLE_INTERVAL", 10.0)
 METRICS_TOPIC = os.environ.get("METRICS_TOPIC", "__balancer_metrics")
+# Aggregation windows: their length, how many are kept, and how often Spark runs.
+METRICS_WINDOW_SECONDS = env_int("METRICS_WINDOW_SECONDS", 60)
+METRICS_WINDOWS_KEPT = env_int("METRICS_WINDOWS_KEPT", 60)
+METRICS_AGGREGATE_INTERVAL = env_float("METRICS_AGGREGATE_INTERVAL", 60.0)
 
 # --- Plans: detection and execution -------------------------------------------
 # Defaults of a new cluster policy (each cluster's policy is edited in the admin).
@@ -196,6 +200,14 @@ CELERY_BEAT_SCHEDULE = {
     "clusters-sync": {
         "task": "apps.clusters.tasks.clusters_sync_all",
         "schedule": CLUSTER_SYNC_INTERVAL,
+    },
+    "metrics-sample": {
+        "task": "apps.metrics.tasks.metrics_sample_all",
+        "schedule": METRICS_SAMPLE_INTERVAL,
+    },
+    "metrics-aggregate": {
+        "task": "apps.metrics.tasks.metrics_aggregate_all",
+        "schedule": METRICS_AGGREGATE_INTERVAL,
     },
     "plans-detect": {
         "task": "apps.plans.tasks.plans_detect_all",
