@@ -83,8 +83,12 @@ def metrics_extract(
 # --- transform -------------------------------------------------------------------
 
 
-def records_parse(raw: DataFrame) -> DataFrame:
-    """Parse Kafka rows into sample columns plus `valid`, keeping the Kafka position."""
+def records_parse(raw: DataFrame, *, window_ms: int) -> DataFrame:
+    """Parse Kafka rows into samples with `valid`, their window and the Kafka position.
+
+    Replica sizes are reduced to the two figures the rates need (the leader's and
+    the largest) here, so the shuffle carries scalars instead of a map.
+    """
     r = F.from_json(F.col("value").cast("string"), METRIC_RECORD_SCHEMA)
     parsed = raw.select(
         F.col("partition").alias("kafka_partition"),
@@ -102,16 +106,69 @@ def records_parse(raw: DataFrame) -> DataFrame:
         & (start >= 0)
     )
     # A null anywhere in `valid` means a missing field: malformed too.
-    return parsed.withColumn("valid", F.coalesce(valid, F.lit(False)))
+    valid = F.coalesce(valid, F.lit(False))
+    window_start = F.col("ts") - F.pmod(F.col("ts"), F.lit(window_ms))
+    return parsed.select(
+        "kafka_partition",
+        "kafka_offset",
+        valid.alias("valid"),
+        # Malformed rows share one group per Kafka partition: null keys.
+        *[F.when(valid, F.col(c)).alias(c) for c in ("topic", "partition")],
+        F.when(valid, window_start).alias("window_start"),
+        F.when(valid, window_start + F.lit(window_ms)).alias("window_end"),
+        "ts",
+        "leader",
+        "replicas",
+        start.alias("start_offset"),
+        "end_offset",
+        F.col("sizes")[F.col("leader").cast("string")].alias("leader_size"),
+        F.array_max(F.map_values("sizes")).alias("max_size"),
+        "committed",
+    )
 
 
-def batch_watermark(parsed: DataFrame) -> tuple[int, int | None]:
-    """(rows read, newest valid sample time in ms). One small action."""
-    row = parsed.agg(
+def window_groups(samples: DataFrame) -> DataFrame:
+    """One row per partition and window (and per Kafka partition for malformed records).
+
+    The only shuffle over the records: first and last sample of every window,
+    the sample count and the Kafka offsets the group spans.
+    """
+    valid = F.col("valid")
+    return samples.groupBy("kafka_partition", *GROUP_KEYS).agg(
         F.count(F.lit(1)).alias("rows"),
-        F.max(F.when(F.col("valid"), F.col("ts"))).alias("watermark"),
+        F.count(F.when(valid, F.lit(1))).alias("samples"),
+        F.min("kafka_offset").alias("min_offset"),
+        F.max("kafka_offset").alias("max_offset"),
+        # Only malformed groups fill this; it lets a run skip counting what the
+        # next run reads again.
+        F.collect_list(F.when(~valid, F.col("kafka_offset"))).alias("malformed_offsets"),
+        F.min_by(
+            F.struct("ts", "start_offset", "end_offset", "leader_size", "committed"),
+            F.when(valid, F.col("ts")),
+        ).alias("first"),
+        F.max_by(
+            F.struct(
+                "ts",
+                "start_offset",
+                "end_offset",
+                "leader_size",
+                "max_size",
+                "leader",
+                "replicas",
+                "committed",
+            ),
+            F.when(valid, F.col("ts")),
+        ).alias("last"),
+    )
+
+
+def batch_watermark(groups: DataFrame) -> tuple[int, int | None]:
+    """(rows read, newest valid sample time in ms). One small action."""
+    row = groups.agg(
+        F.sum("rows").alias("rows"),
+        F.max(F.when(F.col("topic").isNotNull(), F.col("last.ts"))).alias("watermark"),
     ).first()
-    return int(row["rows"]), row["watermark"]
+    return int(row["rows"] or 0), row["watermark"]
 
 
 def window_finalized_until(
@@ -124,27 +181,19 @@ def window_finalized_until(
     return boundary if previous_ms is None else max(previous_ms, boundary)
 
 
-def samples_classify(
-    parsed: DataFrame,
-    *,
-    window_ms: int,
-    finalized_until_ms: int | None,
-    previous_finalized_ms: int | None,
+def groups_classify(
+    groups: DataFrame, *, finalized_until_ms: int | None, previous_finalized_ms: int | None
 ) -> DataFrame:
-    """Add window_start/window_end (ms) and `state`: malformed, late, open or complete."""
-    window_start = F.col("ts") - F.pmod(F.col("ts"), F.lit(window_ms))
-    windowed = parsed.withColumn("window_start", window_start).withColumn(
-        "window_end", window_start + F.lit(window_ms)
-    )
+    """Add `state`: malformed, late (window already written), open or complete."""
     before = F.lit(previous_finalized_ms if previous_finalized_ms is not None else -1)
     until = F.lit(finalized_until_ms if finalized_until_ms is not None else -1)
     state = (
-        F.when(~F.col("valid"), F.lit(MALFORMED))
+        F.when(F.col("topic").isNull(), F.lit(MALFORMED))
         .when(F.col("window_end") <= before, F.lit(LATE))
         .when(F.col("window_end") <= until, F.lit(COMPLETE))
         .otherwise(F.lit(OPEN))
     )
-    return windowed.withColumn("state", state)
+    return groups.withColumn("state", state)
 
 
 def offsets_next(classified: DataFrame) -> DataFrame:
@@ -154,73 +203,60 @@ def offsets_next(classified: DataFrame) -> DataFrame:
     """
     return classified.groupBy("kafka_partition").agg(
         F.coalesce(
-            F.min(F.when(F.col("state") == OPEN, F.col("kafka_offset"))),
-            F.max("kafka_offset") + 1,
+            F.min(F.when(F.col("state") == OPEN, F.col("min_offset"))),
+            F.max("max_offset") + 1,
         ).alias("next_offset")
     )
 
 
-def state_counts(classified: DataFrame, next_offsets: dict[int, int]) -> DataFrame:
-    """Rows per state, counting only records the next run will not read again."""
+def skipped_counts(classified: DataFrame, next_offsets: dict[int, int]) -> tuple[int, int]:
+    """(malformed, late) records the next run will not read again."""
     if not next_offsets:
-        return classified.where(F.lit(False)).groupBy("state").count()
+        return 0, 0
     limits = F.create_map(*[F.lit(x) for kv in sorted(next_offsets.items()) for x in kv])
-    return (
-        classified.where(F.col("kafka_offset") < limits[F.col("kafka_partition")])
-        .groupBy("state")
-        .count()
-    )
+    limit = limits[F.col("kafka_partition")]
+    row = classified.agg(
+        F.sum(
+            F.when(
+                F.col("state") == MALFORMED,
+                F.size(F.filter("malformed_offsets", lambda o: o < limit)),
+            )
+        ).alias("malformed"),
+        F.sum(
+            F.when((F.col("state") == LATE) & (F.col("max_offset") < limit), F.col("rows"))
+        ).alias("late"),
+    ).first()
+    return int(row["malformed"] or 0), int(row["late"] or 0)
 
 
 def _rate(delta: Column, dt_seconds: Column) -> Column:
     return F.when(dt_seconds > 0, delta / dt_seconds)
 
 
-def partition_loads_compute(samples: DataFrame) -> DataFrame:
-    """Per partition and complete window: messages_in, bytes_in, bytes_out (per second), size.
+def partition_loads_compute(groups: DataFrame) -> DataFrame:
+    """Per partition and window: messages_in, bytes_in, bytes_out (per second), size.
 
     Rates run from the first to the last sample of the window.
     - bytes_in is the growth of the leader replica's size, unless segments were
       deleted or compacted in between (log-start offset moved, or the size
       shrank); then it is offset growth x average record size.
-    - bytes_out is the summed progress of every consumer group's committed offset
-      x average record size (average = leader size / records on disk).
+    - bytes_out is the summed progress of the committed offsets of every consumer
+      group committed at both the first and the last sample, x average record
+      size (average = leader size / records on disk).
     - size is the leader replica's size at the last sample (largest replica if the
       leader's is unknown).
+    A projection of window_groups' rows: no shuffle.
     """
-    s = samples.withColumn(
-        "leader_size", F.col("sizes")[F.col("leader").cast("string")]
-    ).withColumn("max_size", F.array_max(F.map_values("sizes")))
-    g = s.groupBy(*GROUP_KEYS).agg(
-        F.count(F.lit(1)).alias("samples"),
-        F.min_by(
-            F.struct("ts", "start_offset", "end_offset", "leader_size", "committed"), "ts"
-        ).alias("first"),
-        F.max_by(
-            F.struct(
-                "ts",
-                "start_offset",
-                "end_offset",
-                "leader_size",
-                "committed",
-                "max_size",
-                "leader",
-                "replicas",
-            ),
-            "ts",
-        ).alias("last"),
-    )
     first, last = F.col("first"), F.col("last")
     dt = (last["ts"] - first["ts"]) / 1000.0
     appended = last["end_offset"] - first["end_offset"]
-    on_disk = last["end_offset"] - F.coalesce(last["start_offset"], F.lit(0))
+    on_disk = last["end_offset"] - last["start_offset"]
     avg_size = F.when(
         (on_disk > 0) & last["leader_size"].isNotNull(), last["leader_size"] / on_disk
     )
-    start_moved = F.coalesce(last["start_offset"], F.lit(0)) > F.coalesce(
-        first["start_offset"], F.lit(0)
+    shrank = (last["start_offset"] > first["start_offset"]) | (
+        last["leader_size"] < first["leader_size"]
     )
-    shrank = start_moved | (last["leader_size"] < first["leader_size"])
     growth_usable = first["leader_size"].isNotNull() & last["leader_size"].isNotNull() & ~shrank
     messages_in = F.when(appended >= 0, _rate(appended, dt))
     bytes_in = (
@@ -229,9 +265,7 @@ def partition_loads_compute(samples: DataFrame) -> DataFrame:
         .when(growth_usable, _rate(last["leader_size"] - first["leader_size"], dt))
         .otherwise(messages_in * avg_size)
     )
-    # Progress of each group committed at both the first and the last sample; a
-    # group that rewound its offsets consumed nothing new. Comparing the two ends
-    # avoids exploding every sample's groups (one aggregation, no join).
+    # A group that rewound its offsets consumed nothing new.
     progress = F.map_values(
         F.map_zip_with(
             F.coalesce(first["committed"], F.create_map().cast("map<string,bigint>")),
@@ -247,7 +281,7 @@ def partition_loads_compute(samples: DataFrame) -> DataFrame:
     consumer_groups = F.size(F.filter(progress, lambda x: x.isNotNull()))
     consumed_rate = F.when(consumer_groups == 0, F.lit(0.0)).otherwise(_rate(consumed, dt))
     bytes_out = F.when(consumed_rate == 0, F.lit(0.0)).otherwise(consumed_rate * avg_size)
-    return g.select(
+    return groups.select(
         *GROUP_KEYS,
         "samples",
         last["leader"].alias("leader"),
@@ -315,7 +349,10 @@ class AggregationResult:
 
 
 def rows_collect(df: DataFrame) -> list[dict[str, Any]]:
-    return [row.asDict(recursive=True) for row in df.collect()]
+    # Rows are tuples; zipping is much cheaper than Row.asDict(recursive=True), and
+    # the results hold no nested structs (arrays and maps arrive as lists and dicts).
+    columns = df.columns
+    return [dict(zip(columns, row, strict=True)) for row in df.collect()]
 
 
 def aggregation_execute(
@@ -325,39 +362,41 @@ def aggregation_execute(
     window_ms: int,
     previous_finalized_ms: int | None,
 ) -> AggregationResult:
-    """Run every transform over one batch of Kafka rows and collect the results."""
-    parsed = records_parse(raw).persist(StorageLevel.MEMORY_AND_DISK)
+    """Run every transform over one batch of Kafka rows and collect the results.
+
+    The records are read and shuffled once (window_groups); everything after
+    works on the cached groups, one row per partition and window.
+    """
+    groups = window_groups(records_parse(raw, window_ms=window_ms)).persist(
+        StorageLevel.MEMORY_AND_DISK
+    )
     try:
-        input_rows, watermark = batch_watermark(parsed)
+        input_rows, watermark = batch_watermark(groups)
         if input_rows == 0:
             return AggregationResult(finalized_until_ms=previous_finalized_ms)
         finalized = window_finalized_until(
             watermark_ms=watermark, window_ms=window_ms, previous_ms=previous_finalized_ms
         )
-        classified = samples_classify(
-            parsed,
-            window_ms=window_ms,
-            finalized_until_ms=finalized,
-            previous_finalized_ms=previous_finalized_ms,
+        classified = groups_classify(
+            groups, finalized_until_ms=finalized, previous_finalized_ms=previous_finalized_ms
         )
-        next_offsets_df = offsets_next(classified)
         next_offsets = {
-            int(r["kafka_partition"]): int(r["next_offset"]) for r in next_offsets_df.collect()
+            int(r["kafka_partition"]): int(r["next_offset"])
+            for r in offsets_next(classified).collect()
         }
-        counts = {
-            r["state"]: int(r["count"]) for r in state_counts(classified, next_offsets).collect()
-        }
+        malformed, late = skipped_counts(classified, next_offsets)
         result = AggregationResult(
             input_rows=input_rows,
-            malformed_rows=counts.get(MALFORMED, 0),
-            late_rows=counts.get(LATE, 0),
+            malformed_rows=malformed,
+            late_rows=late,
             next_offsets=next_offsets,
             finalized_until_ms=finalized,
         )
         if finalized is None or finalized == previous_finalized_ms:
             return result  # no window completed in this batch
-        complete = classified.where(F.col("state") == COMPLETE)
-        loads = partition_loads_compute(complete).persist(StorageLevel.MEMORY_AND_DISK)
+        loads = partition_loads_compute(classified.where(F.col("state") == COMPLETE)).persist(
+            StorageLevel.MEMORY_AND_DISK
+        )
         try:
             result.partition_loads = rows_collect(loads)
             result.broker_loads = rows_collect(broker_loads_compute(loads))
@@ -365,7 +404,7 @@ def aggregation_execute(
             loads.unpersist()
         return result
     finally:
-        parsed.unpersist()
+        groups.unpersist()
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -347,6 +347,20 @@ def kafka_source_options(*, cluster: Cluster) -> dict[str, str]:
     return {k: str(v) for k, v in (cluster.client_config or {}).items() if k in shared}
 
 
+def _one_per_window(loads: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One load per partition and window, the one with most samples.
+
+    Two only appear when the metrics topic gained partitions mid-window, which
+    splits one partition's samples over two Kafka partitions.
+    """
+    best: dict[tuple[str, int, int], dict[str, Any]] = {}
+    for r in loads:
+        key = (r["topic"], r["partition"], r["window_start"])
+        if key not in best or r["samples"] > best[key]["samples"]:
+            best[key] = r
+    return list(best.values())
+
+
 def aggregation_results_store(
     *, cluster: Cluster, run: AggregationRun, topic: str, result: Any
 ) -> None:
@@ -368,7 +382,7 @@ def aggregation_results_store(
             avg_record_size=r["avg_record_size"],
             consumer_groups=r["consumer_groups"],
         )
-        for r in result.partition_loads
+        for r in _one_per_window(result.partition_loads)
     ]
     broker_rows = [
         BrokerLoad(

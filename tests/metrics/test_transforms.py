@@ -11,10 +11,11 @@ from spark_jobs.metrics_schema import metric_record_encode
 from spark_jobs.partition_loads import (
     aggregation_execute,
     broker_loads_compute,
+    groups_classify,
     partition_loads_compute,
     records_parse,
-    samples_classify,
     window_finalized_until,
+    window_groups,
 )
 
 pytestmark = pytest.mark.spark
@@ -232,12 +233,17 @@ def test_it_keeps_the_previous_boundary_when_the_batch_is_older():
 
 
 def test_it_assigns_epoch_aligned_windows(spark):
-    parsed = records_parse(
-        raw_frame(spark, [record(59_999, end=1, size=1), record(60_000, end=1, size=1)])
+    groups = window_groups(
+        records_parse(
+            raw_frame(spark, [record(59_999, end=1, size=1), record(60_000, end=1, size=1)]),
+            window_ms=W,
+        )
     )
-    rows = samples_classify(
-        parsed, window_ms=W, finalized_until_ms=60_000, previous_finalized_ms=None
-    ).collect()
+    rows = (
+        groups_classify(groups, finalized_until_ms=60_000, previous_finalized_ms=None)
+        .orderBy("window_start")
+        .collect()
+    )
 
     assert [(r["window_start"], r["window_end"], r["state"]) for r in rows] == [
         (0, 60_000, "complete"),
@@ -294,13 +300,11 @@ def test_it_takes_the_largest_replica_when_the_leader_size_is_unknown(spark):
         )
         for ts, end, size in ((60_000, 100, 10_000), (90_000, 400, 40_000), (120_000, 400, 0))
     ]
-    samples = samples_classify(
-        records_parse(raw_frame(spark, values)),
-        window_ms=W,
-        finalized_until_ms=120_000,
-        previous_finalized_ms=None,
+    groups = window_groups(records_parse(raw_frame(spark, values), window_ms=W))
+    complete = groups_classify(
+        groups, finalized_until_ms=120_000, previous_finalized_ms=None
     ).where("state = 'complete'")
-    load = partition_loads_compute(samples).collect()[0]
+    load = partition_loads_compute(complete).collect()[0]
 
     assert load["messages_in"] == pytest.approx(10.0)
     # No leader size: neither growth nor an average record size to use.

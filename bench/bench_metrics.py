@@ -1,0 +1,207 @@
+"""Benchmark: aggregate one minute of samples of 100,000 partitions on Spark local[2].
+
+Produces 600,000 synthetic metric records (100,000 partitions x 6 samples, 10 s apart,
+in one 60 s window, plus one record of the next round that closes the window) to a
+fresh topic on the dev cluster, then times the aggregation job end to end from that
+topic: Kafka read, parse, windowing, partition and broker loads, results collected
+to the driver, and (with --store) written to a scratch SQLite database through the
+same service the Celery task uses. Prints elapsed times and peak memory (driver
+Python RSS and Spark JVM RSS).
+
+    scripts/dev-cluster up
+    .venv/bin/python bench/bench_metrics.py [--partitions 100000] [--master local[2]] [--store]
+
+Target: <= 20 s for the aggregation on local[2].
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import resource
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+SAMPLES = 6
+SAMPLE_MS = 10_000
+WINDOW_MS = 60_000
+BROKERS = 6
+GROUP = "bench-readers"
+
+
+def records_generate(*, partitions: int, window_start_ms: int, seed: int = 7):
+    """Yield (key, value) in round order; rates are known per partition (for the check)."""
+    from spark_jobs.metrics_schema import metric_key_encode, metric_record_encode
+
+    rng = random.Random(seed)
+    parts = []
+    for i in range(partitions):
+        topic, index = f"bench-topic-{i // 100:04d}", i % 100
+        replicas = rng.sample(range(1, BROKERS + 1), 3)
+        rate = rng.randint(0, 2_000)  # messages per 10 s
+        record_bytes = rng.choice((100, 500, 1_000))
+        parts.append((topic, index, replicas, rate, record_bytes, i % 2 == 0))
+    for k in range(SAMPLES + 1):
+        ts = window_start_ms + k * SAMPLE_MS
+        for n, (topic, index, replicas, rate, record_bytes, consumed) in enumerate(parts):
+            if k == SAMPLES and n > 0:
+                break  # one record of the next round is enough to close the window
+            end = 1_000_000 + rate * k
+            size = end * record_bytes
+            yield (
+                metric_key_encode(topic=topic, partition=index),
+                metric_record_encode(
+                    ts_ms=ts,
+                    topic=topic,
+                    partition=index,
+                    leader=replicas[0],
+                    replicas=replicas,
+                    start_offset=0,
+                    end_offset=end,
+                    sizes={b: size for b in replicas},
+                    committed={GROUP: end - 10} if consumed else {},
+                ),
+            )
+
+
+def topic_fill(*, bootstrap: str, topic: str, partitions: int, window_start_ms: int) -> int:
+    from confluent_kafka import Producer
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin.create_topics([NewTopic(topic, num_partitions=6, replication_factor=1)])[topic].result(30)
+    producer = Producer(
+        {
+            "bootstrap.servers": bootstrap,
+            "linger.ms": 50,
+            "compression.type": "lz4",
+            "queue.buffering.max.messages": 1_000_000,
+        }
+    )
+    n = 0
+    for key, value in records_generate(partitions=partitions, window_start_ms=window_start_ms):
+        while True:
+            try:
+                producer.produce(topic, key=key, value=value)
+                break
+            except BufferError:
+                producer.poll(0.05)
+        n += 1
+    if producer.flush(120):
+        raise RuntimeError("records left unsent")
+    return n
+
+
+def jvm_peak_rss_mb(spark) -> float | None:
+    pid = spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid()
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        return None
+    return None
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--bootstrap", default="127.0.0.1:29091,127.0.0.1:29092,127.0.0.1:29093")
+    parser.add_argument("--partitions", type=int, default=100_000)
+    parser.add_argument("--master", default="local[2]")
+    parser.add_argument("--driver-memory", default="2g")
+    parser.add_argument("--store", action="store_true", help="also write to a scratch SQLite DB")
+    args = parser.parse_args()
+
+    from spark_jobs.partition_loads import aggregation_execute, metrics_extract
+    from spark_jobs.session import spark_session_build
+
+    topic = f"bench-metrics-{uuid.uuid4().hex[:8]}"
+    window_start = (int(time.time() * 1000) // WINDOW_MS - 5) * WINDOW_MS
+    t = time.monotonic()
+    rows = topic_fill(
+        bootstrap=args.bootstrap,
+        topic=topic,
+        partitions=args.partitions,
+        window_start_ms=window_start,
+    )
+    print(f"produced {rows:,} records to {topic} in {time.monotonic() - t:.1f} s")
+
+    t = time.monotonic()
+    spark = spark_session_build(
+        master=args.master,
+        app_name="bench-metrics",
+        extra_conf={"spark.driver.memory": args.driver_memory},
+    )
+    print(f"SparkSession ({args.master}) started in {time.monotonic() - t:.1f} s")
+    try:
+        t = time.monotonic()
+        raw = metrics_extract(spark, bootstrap_servers=args.bootstrap, topic=topic)
+        result = aggregation_execute(
+            spark, raw=raw, window_ms=WINDOW_MS, previous_finalized_ms=None
+        )
+        aggregate_s = time.monotonic() - t
+        jvm_mb = jvm_peak_rss_mb(spark)
+    finally:
+        spark.stop()
+        from confluent_kafka.admin import AdminClient
+
+        admin = AdminClient({"bootstrap.servers": args.bootstrap})
+        admin.delete_topics([topic])[topic].result(30)
+
+    assert result.input_rows == rows, result.input_rows
+    assert result.malformed_rows == 0
+    assert len(result.partition_loads) == args.partitions, len(result.partition_loads)
+    assert len(result.broker_loads) == BROKERS
+    # Spot check against the generator's known rates (same seed: same first partition).
+    gen = records_generate(partitions=1, window_start_ms=window_start)
+    s0, s1 = (json.loads(next(gen)[1]) for _ in range(2))
+    got = {(r["topic"], r["partition"]): r for r in result.partition_loads}[
+        (s0["topic"], s0["partition"])
+    ]
+    assert abs(got["messages_in"] - (s1["end_offset"] - s0["end_offset"]) / 10) < 1e-6, got
+    size0, size1 = (s["sizes"][str(s["leader"])] for s in (s0, s1))
+    assert abs(got["bytes_in"] - (size1 - size0) / 10) < 1e-6, got
+    print(
+        f"aggregated {rows:,} rows -> {len(result.partition_loads):,} partition loads, "
+        f"{len(result.broker_loads)} broker loads in {aggregate_s:.1f} s "
+        f"(Kafka read to results on the driver)"
+    )
+
+    if args.store:
+        scratch = Path(tempfile.mkdtemp()) / "bench.sqlite3"
+        os.environ["DATABASE_URL"] = f"sqlite:///{scratch}"
+        os.environ.setdefault("DJANGO_SETTINGS_MODULE", "balancer_site.settings")
+        import django
+        from django.core.management import call_command
+
+        django.setup()
+        call_command("migrate", verbosity=0)
+        from apps.clusters.models import Cluster
+        from apps.metrics.services import aggregation_results_store, aggregation_run_start
+
+        cluster = Cluster.objects.create(name="bench", bootstrap_servers=args.bootstrap)
+        run = aggregation_run_start(cluster=cluster)
+        t = time.monotonic()
+        aggregation_results_store(cluster=cluster, run=run, topic=topic, result=result)
+        print(
+            f"stored {run.output_rows:,} partition loads in SQLite in {time.monotonic() - t:.1f} s"
+        )
+
+    py_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(
+        f"peak memory: driver Python {py_mb:.0f} MB, Spark JVM "
+        + (f"{jvm_mb:.0f} MB" if jvm_mb is not None else "unknown")
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
