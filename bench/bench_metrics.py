@@ -100,6 +100,18 @@ def topic_fill(*, bootstrap: str, topic: str, partitions: int, window_start_ms: 
     return n
 
 
+def jvm_cpu_seconds(spark) -> float:
+    """User + system CPU time of the Spark JVM so far (local mode: driver and executors)."""
+    pid = spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid()
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def own_cpu_seconds() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
 def jvm_peak_rss_mb(spark) -> float | None:
     pid = spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid()
     try:
@@ -118,6 +130,13 @@ def main() -> int:
     parser.add_argument("--master", default="local[2]")
     parser.add_argument("--driver-memory", default="2g")
     parser.add_argument("--store", action="store_true", help="also write to a scratch SQLite DB")
+    parser.add_argument(
+        "--runs",
+        type=int,
+        default=1,
+        help="aggregate the same records N times in one session (run 1 is a cold JVM, as "
+        "under spark-submit; later runs show the warm figure)",
+    )
     args = parser.parse_args()
 
     from spark_jobs.partition_loads import aggregation_execute, metrics_extract
@@ -142,12 +161,20 @@ def main() -> int:
     )
     print(f"SparkSession ({args.master}) started in {time.monotonic() - t:.1f} s")
     try:
-        t = time.monotonic()
-        raw = metrics_extract(spark, bootstrap_servers=args.bootstrap, topic=topic)
-        result = aggregation_execute(
-            spark, raw=raw, window_ms=WINDOW_MS, previous_finalized_ms=None
-        )
-        aggregate_s = time.monotonic() - t
+        timings = []
+        for _ in range(args.runs):
+            t, jvm0, py0 = time.monotonic(), jvm_cpu_seconds(spark), own_cpu_seconds()
+            raw = metrics_extract(spark, bootstrap_servers=args.bootstrap, topic=topic)
+            result = aggregation_execute(
+                spark, raw=raw, window_ms=WINDOW_MS, previous_finalized_ms=None
+            )
+            timings.append(
+                (
+                    time.monotonic() - t,
+                    jvm_cpu_seconds(spark) - jvm0,
+                    own_cpu_seconds() - py0,
+                )
+            )
         jvm_mb = jvm_peak_rss_mb(spark)
     finally:
         spark.stop()
@@ -171,9 +198,15 @@ def main() -> int:
     assert abs(got["bytes_in"] - (size1 - size0) / 10) < 1e-6, got
     print(
         f"aggregated {rows:,} rows -> {len(result.partition_loads):,} partition loads, "
-        f"{len(result.broker_loads)} broker loads in {aggregate_s:.1f} s "
-        f"(Kafka read to results on the driver)"
+        f"{len(result.broker_loads)} broker loads (Kafka read to results on the driver):"
     )
+    for n, (wall, jvm_cpu, py_cpu) in enumerate(timings, 1):
+        print(
+            f"  run {n} ({'cold JVM' if n == 1 else 'warm'}): {wall:.1f} s wall, CPU "
+            f"{jvm_cpu:.1f} s JVM + {py_cpu:.1f} s Python "
+            f"(= {(jvm_cpu + py_cpu) / 2:.1f} s on 2 otherwise idle cores)"
+        )
+    print("load average at the end (1/5/15 min): {:.1f} {:.1f} {:.1f}".format(*os.getloadavg()))
 
     if args.store:
         scratch = Path(tempfile.mkdtemp()) / "bench.sqlite3"
