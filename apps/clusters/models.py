@@ -13,6 +13,8 @@ class Cluster(models.Model):
     client_config = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     kafka_cluster_id = models.CharField(max_length=64, blank=True)
+    # What DescribeCluster names; under KRaft that is any live broker, not the
+    # quorum controller (clients cannot reach it), so pages do not show it.
     controller_id = models.IntegerField(null=True, blank=True)
     last_synced_at = models.DateTimeField(null=True, blank=True)
     last_sync_error = models.TextField(blank=True)
