@@ -222,7 +222,7 @@ class TopicReplicaDistributionGoal(Goal):
     ) -> int:
         tc = model.topic_count
         cols = [0, 1, 2]  # network in, network out, disk: keep them where they are
-        partners = np.flatnonzero(model.usable & (tc[t] + 1 <= hi[t]))
+        partners = np.flatnonzero(model.dest & (tc[t] + 1 <= hi[t]))
         partners = partners[np.argsort(tc[t, partners], kind="stable")][:SWAP_PARTNER_BROKERS]
         ps, ks = self._cells(model, index, t, s)
         for d in partners.tolist():
@@ -242,6 +242,8 @@ class TopicReplicaDistributionGoal(Goal):
                 & (tc[t2, d] - 1 >= lo[t2])
                 & (model.assign[qs, js] == d)
             )
+            if not model.dest[s]:  # add-brokers: only a replica that came from s goes back
+                ok &= (model.initial[qs] == s).any(axis=1)
             qs, js, vq = qs[ok], js[ok], vq[ok]
             if qs.shape[0] == 0:
                 continue
@@ -252,7 +254,12 @@ class TopicReplicaDistributionGoal(Goal):
                     continue
                 va = model.replica_vec(p, k)[cols] / scale[cols]
                 dist = np.abs(vq - va).sum(axis=1)
-                for jdx in np.argsort(dist, kind="stable")[:SWAP_TRIES].tolist():
+                if dist.shape[0] > SWAP_TRIES:  # the closest few, without a full sort
+                    near = np.argpartition(dist, SWAP_TRIES)[:SWAP_TRIES]
+                    near = near[np.lexsort((near, dist[near]))]
+                else:
+                    near = np.lexsort((np.arange(dist.shape[0]), dist))
+                for jdx in near.tolist():
                     q, j = int(qs[jdx]), int(js[jdx])
                     if model.assign[q, j] != d or not model.swap_ok(p, k, q, j):
                         continue
