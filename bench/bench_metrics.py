@@ -130,6 +130,8 @@ def main() -> int:
     parser.add_argument("--master", default="local[2]")
     parser.add_argument("--driver-memory", default="2g")
     parser.add_argument("--store", action="store_true", help="also write to a scratch SQLite DB")
+    parser.add_argument("--java-options", default="", help="spark.driver.extraJavaOptions")
+    parser.add_argument("--conf", action="append", default=[], help="extra Spark conf k=v")
     parser.add_argument(
         "--runs",
         type=int,
@@ -157,7 +159,11 @@ def main() -> int:
     spark = spark_session_build(
         master=args.master,
         app_name="bench-metrics",
-        extra_conf={"spark.driver.memory": args.driver_memory},
+        extra_conf={
+            "spark.driver.memory": args.driver_memory,
+            **({"spark.driver.extraJavaOptions": args.java_options} if args.java_options else {}),
+            **dict(kv.split("=", 1) for kv in args.conf),
+        },
     )
     print(f"SparkSession ({args.master}) started in {time.monotonic() - t:.1f} s")
     try:

@@ -51,12 +51,14 @@ def metrics_extract(
     topic: str,
     starting_offsets: dict[int, int] | None = None,
     starting_timestamp_ms: int | None = None,
+    ending_offsets: dict[int, int] | None = None,
     kafka_options: dict[str, str] | None = None,
 ) -> DataFrame:
     """Kafka rows (partition, offset, value) from the starting point to the end.
 
-    `starting_offsets` must name every partition of the topic (-2 = earliest);
-    without it the read starts at `starting_timestamp_ms`, or at the earliest offset.
+    `starting_offsets` and `ending_offsets` must name every partition of the topic
+    (-2 = earliest); without them the read starts at `starting_timestamp_ms`, or at
+    the earliest offset, and ends at the latest.
     """
     reader = (
         spark.read.format("kafka")
@@ -64,8 +66,12 @@ def metrics_extract(
         .option("subscribe", topic)
         # Retention may have deleted what we stored an offset for: carry on.
         .option("failOnDataLoss", "false")
-        .option("endingOffsets", "latest")
     )
+    if ending_offsets:
+        ends = {str(p): int(o) for p, o in sorted(ending_offsets.items())}
+        reader = reader.option("endingOffsets", json.dumps({topic: ends}))
+    else:
+        reader = reader.option("endingOffsets", "latest")
     for key, value in (kafka_options or {}).items():
         reader = reader.option(f"kafka.{key}", value)
     if starting_offsets:

@@ -2,7 +2,7 @@ from celery import shared_task
 
 from apps.clusters.models import Cluster
 
-from .services import AggregationAlreadyRunning, aggregation_submit, metrics_sample
+from .services import AggregationAlreadyRunning, aggregation_dispatch, metrics_sample
 
 
 @shared_task(ignore_result=True)
@@ -32,6 +32,6 @@ def metrics_aggregate_task(cluster_id: int) -> None:
     if cluster is None:
         return
     try:
-        aggregation_submit(cluster=cluster)
+        aggregation_dispatch(cluster=cluster)
     except AggregationAlreadyRunning:
         pass  # the running one will pick up these records too

@@ -229,3 +229,43 @@ def test_it_publishes_without_sizes_when_log_dirs_are_unknown():
     )
 
     assert json.loads(records[0][1])["sizes"] == {}
+
+
+@pytest.mark.parametrize("in_process", [False, True])
+def test_it_dispatches_to_spark_submit_or_a_warm_session(settings, monkeypatch, in_process):
+    settings.METRICS_AGGREGATION_IN_PROCESS = in_process
+    calls = []
+    monkeypatch.setattr(
+        "apps.metrics.services.aggregation_submit", lambda **kw: calls.append(("submit", kw))
+    )
+    monkeypatch.setattr(
+        "apps.metrics.services.aggregation_run", lambda **kw: calls.append(("run", kw))
+    )
+    monkeypatch.setattr("apps.metrics.services.spark_session_for_worker", lambda: "session")
+    cluster = cluster_create()
+
+    from apps.metrics.services import aggregation_dispatch
+
+    aggregation_dispatch(cluster=cluster)
+
+    expected = (
+        ("run", {"cluster": cluster, "spark": "session"})
+        if in_process
+        else ("submit", {"cluster": cluster})
+    )
+    assert calls == [expected]
+
+
+def test_it_skips_a_task_while_another_run_holds_the_lock(monkeypatch):
+    from apps.metrics.tasks import metrics_aggregate_task
+
+    cluster = cluster_create()
+    aggregation_run_start(cluster=cluster)
+    monkeypatch.setattr(
+        "apps.metrics.services.spark_submit_command",
+        lambda **kw: pytest.fail("a second job must not start"),
+    )
+
+    metrics_aggregate_task(cluster.pk)  # returns quietly
+
+    assert AggregationRun.objects.filter(cluster=cluster).count() == 1
