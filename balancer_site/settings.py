@@ -151,6 +151,9 @@ CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
 CELERY_TIMEZONE = TIME_ZONE
 # A periodic task that is still queued when its next run is due is dropped, not piled up.
 CELERY_TASK_DEFAULT_EXPIRES = 60
+# A Spark aggregation holds its worker for 30 s or more: it gets a queue (and a worker)
+# of its own so syncs, samples and executions never wait behind it.
+CELERY_TASK_ROUTES = {"apps.metrics.tasks.metrics_aggregate_task": {"queue": "aggregation"}}
 
 # --- Kafka ------------------------------------------------------------------
 # The cluster registered on first start (make run / manage.py bootstrap_demo).
