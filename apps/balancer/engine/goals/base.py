@@ -28,6 +28,7 @@ MAX_IDLE_SOURCES = 32  # source brokers in a row without a move end a pass
 SWAP_SOURCES = 64  # heaviest candidates of a source tried in swaps
 SWAP_DESTS = 12  # least utilised brokers tried as swap partners
 SWAP_PARTNERS = 6  # partner replicas tried per candidate
+SWAP_FAILS = 200  # rejected swaps after which a pair of brokers is given up
 
 
 def tolerance(x: np.ndarray) -> np.ndarray:
@@ -316,6 +317,7 @@ class BandGoal(Goal):
         x = load[:, j]
         util = x / norm
         index = model.replicas_by_broker()
+        cache: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
         moved = 0
         pairs: list[tuple[int, bool]] = []
         over = np.flatnonzero(model.usable & (x > hi + tolerance(hi)))
@@ -341,7 +343,7 @@ class BandGoal(Goal):
                 s, d = (b, other) if is_over else (other, b)
                 if not self._needs(x, lo, hi, b):
                     break
-                moved += self._swap_pair(model, index, s, d, lo, hi)
+                moved += self._swap_pair(model, index, cache, s, d, lo, hi)
             idle = idle + 1 if moved == moved_before else 0
         return moved
 
@@ -352,6 +354,7 @@ class BandGoal(Goal):
         self,
         model: ClusterModel,
         index: tuple[np.ndarray, np.ndarray],
+        cache: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]],
         s: int,
         d: int,
         lo: np.ndarray,
@@ -361,12 +364,16 @@ class BandGoal(Goal):
         assign = model.assign
 
         def cands(b: int, to: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-            ps, ks = model.cells_of(index, b)
-            ok = model.movable[ps, ks] & ~model.frozen[ps] & (assign[ps, ks] == b)
+            if b not in cache:  # b's replicas as of this pass; moved ones drop out below
+                ps, ks = model.cells_of(index, b)
+                keep = model.movable[ps, ks] & ~model.frozen[ps]
+                ps, ks = ps[keep], ks[keep]
+                cache[b] = (ps, ks, self._weights(model, ps, ks))
+            ps, ks, w = cache[b]
+            ok = assign[ps, ks] == b
             if not model.dest[to]:  # only replicas that came from `to` may go back there
                 ok &= (model.initial[ps] == to).any(axis=1)
-            ps, ks = ps[ok], ks[ok]
-            return ps, ks, self._weights(model, ps, ks)
+            return ps[ok], ks[ok], w[ok]
 
         pa, ka, wa = cands(s, d)
         pb, kb, wb = cands(d, s)
@@ -374,8 +381,10 @@ class BandGoal(Goal):
             return 0
         order_b = np.argsort(wb, kind="stable")
         pb, kb, wb = pb[order_b], kb[order_b], wb[order_b]
-        moved = 0
+        moved = fails = 0
         for i in np.argsort(-wa, kind="stable")[:SWAP_SOURCES].tolist():
+            if fails > SWAP_FAILS:
+                break
             # how much weight may flow from s to d, and how much s/d want
             room = min(hi[d] - x[d], x[s] - lo[s])
             want = max(x[s] - hi[s], lo[d] - x[d])
@@ -404,6 +413,7 @@ class BandGoal(Goal):
                 if net <= 0 or x[d] + net > hi[d] or x[s] - net < lo[s]:
                     continue
                 if not model.swap_ok(p1, k1, p2, k2):
+                    fails += 1
                     continue
                 model.move_replica(p1, k1, d, self.name)
                 model.move_replica(p2, k2, s, self.name)

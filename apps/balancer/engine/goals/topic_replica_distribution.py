@@ -19,6 +19,7 @@ MAX_IDLE_PAIRS = 500
 SWAP_PARTNER_BROKERS = 4  # brokers short of the topic tried per crowded pair
 SWAP_CANDIDATES = 3  # replicas of the crowded topic tried per partner
 SWAP_TRIES = 6  # closest-load partner replicas tried per candidate
+MAX_SWAP_PAIRS = 3000  # most crowded (topic, broker) pairs tried per swap pass
 
 
 class TopicReplicaDistributionGoal(Goal):
@@ -197,7 +198,8 @@ class TopicReplicaDistributionGoal(Goal):
         cache: dict[int, tuple[np.ndarray, ...]] = {}
         scale = np.where(np.isfinite(model.place_target), model.place_target, 1.0).mean(axis=0)
         moved = idle = 0
-        for i in np.lexsort((b_over, t_over, -excess[t_over, b_over])).tolist():
+        order = np.lexsort((b_over, t_over, -excess[t_over, b_over]))[:MAX_SWAP_PAIRS]
+        for i in order.tolist():
             if idle >= MAX_IDLE_PAIRS:
                 break
             t, s = int(t_over[i]), int(usable_idx[b_over[i]])
