@@ -172,6 +172,10 @@ METRICS_TOPIC = os.environ.get("METRICS_TOPIC", "__balancer_metrics")
 METRICS_WINDOW_SECONDS = env_int("METRICS_WINDOW_SECONDS", 60)
 METRICS_WINDOWS_KEPT = env_int("METRICS_WINDOWS_KEPT", 60)
 METRICS_AGGREGATE_INTERVAL = env_float("METRICS_AGGREGATE_INTERVAL", 60.0)
+# The aggregation worker keeps one SparkSession warm (~1.3 GB) instead of paying a
+# JVM start and JIT warm-up every minute with spark-submit: ~14 s against ~30 s for
+# 600,000 samples (bench/README.md). Off: a fresh spark-submit per run.
+METRICS_AGGREGATION_IN_PROCESS = env_bool("METRICS_AGGREGATION_IN_PROCESS", True)
 
 # --- Plans: detection and execution -------------------------------------------
 # Defaults of a new cluster policy (each cluster's policy is edited in the admin).
