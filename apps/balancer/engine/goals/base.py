@@ -434,3 +434,20 @@ def _around(mid: int, lo: int, hi: int):
         if mid - step >= lo:
             yield mid - step
         step += 1
+
+
+class CountBandGoal(BandGoal):
+    """A soft goal on a per-broker count (replicas, leaders): within ⌊ideal⌋..⌈ideal⌉,
+    widened by the threshold."""
+
+    hard = False
+
+    def __init__(self, threshold: float) -> None:
+        super().__init__()
+        self.threshold = threshold
+
+    def band(self, model: ClusterModel) -> tuple[np.ndarray, np.ndarray]:
+        total = float(model.load[model.usable, self.measure].sum())
+        lo, hi = count_band(total, model.n_usable, self.threshold)
+        b = model.n_brokers
+        return np.full(b, lo), np.full(b, hi)

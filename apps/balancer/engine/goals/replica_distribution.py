@@ -5,23 +5,12 @@ from __future__ import annotations
 import numpy as np
 
 from ..model import REPLICAS, ClusterModel
-from .base import BandGoal, count_band
+from .base import CountBandGoal
 
 
-class ReplicaDistributionGoal(BandGoal):
+class ReplicaDistributionGoal(CountBandGoal):
     name = "replica-distribution"
-    hard = False
     measure = REPLICAS
-
-    def __init__(self, threshold: float) -> None:
-        super().__init__()
-        self.threshold = threshold
-
-    def band(self, model: ClusterModel) -> tuple[np.ndarray, np.ndarray]:
-        total = float(model.load[model.usable, self.measure].sum())
-        lo, hi = count_band(total, model.n_usable, self.threshold)
-        b = model.n_brokers
-        return np.full(b, lo), np.full(b, hi)
 
     def _candidate_order(
         self, model: ClusterModel, ps: np.ndarray, w: np.ndarray, s: int
