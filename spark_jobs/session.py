@@ -70,6 +70,9 @@ def spark_session_build(
         "spark.sql.session.timeZone": "UTC",
         "spark.driver.memory": os.environ.get("SPARK_DRIVER_MEMORY", "2g"),
     }
+    if master.startswith("local"):
+        # Everything is in this process: stay on loopback rather than the host's address.
+        conf["spark.driver.bindAddress"] = conf["spark.driver.host"] = "127.0.0.1"
     if with_kafka:
         conf["spark.jars"] = ",".join(connector_jars_ensure())
     conf.update(extra_conf or {})
