@@ -141,6 +141,19 @@ def test_it_reports_progress_in_bytes(plan, kafka):
     assert 0 < execution.bytes_done < execution.bytes_total
 
 
+def test_it_pushes_progress_to_the_live_plan_page(plan, kafka, monkeypatch):
+    sent = []
+    monkeypatch.setattr(
+        "apps.plans.services.execution.execution_progress_send", lambda **kw: sent.append(kw)
+    )
+    run_to_end(plan, kafka)
+
+    assert sent and {s["plan_id"] for s in sent} == {plan.pk}
+    assert [s["bytes_done"] for s in sent] == sorted(s["bytes_done"] for s in sent)
+    assert sent[-1]["done"] == sent[-1]["total"] == 12
+    assert sent[-1]["bytes_done"] == Execution.objects.get(plan=plan).bytes_total
+
+
 def test_it_removes_only_what_it_set(plan, kafka):
     kafka.topic_configs["other-topic"] = {"leader.replication.throttled.replicas": "0:1"}
     kafka.broker_configs[4] = {"leader.replication.throttled.rate": "777"}

@@ -28,6 +28,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from apps.audit.services import actor_system, audit_record
+from apps.dashboard.events import execution_progress_send
 
 from ..kafka_ops import (
     BROKER_THROTTLE_KEYS,
@@ -355,6 +356,14 @@ def _progress_update(
             "heartbeat_at",
             "updated_at",
         ]
+    )
+    # Plan pages redraw the progress bar now rather than at the next audited step.
+    execution_progress_send(
+        cluster_id=plan.cluster_id,
+        plan_id=plan.pk,
+        done=sum(m.state == MoveState.DONE for m in moves),
+        total=len(moves),
+        bytes_done=done,
     )
 
 
