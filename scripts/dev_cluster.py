@@ -673,9 +673,9 @@ class DevCluster:
                 path.unlink(missing_ok=True)
         return pids
 
-    def forget_auto_started(self) -> None:
+    def forget_auto_started(self, kinds: Iterable[str] = ("kafka", "redis")) -> None:
         """Mark Kafka/Redis as wanted by a person (CLI up/down): use() will not stop them."""
-        for kind in ("kafka", "redis"):
+        for kind in kinds:
             (self._lease_dir() / f"{kind}.auto-started").unlink(missing_ok=True)
 
     @contextlib.contextmanager
@@ -850,7 +850,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.cmd in ("up", "down", "redis-up", "redis-down"):
             # A person asked for this state: test sessions must not undo it on exit.
-            cluster.forget_auto_started()
+            # Only for what the command touches: `up --no-redis` leaves Redis's mark alone.
+            touches_redis = not getattr(args, "no_redis", False)
+            kinds = {"redis"} if args.cmd.startswith("redis") else {"kafka"}
+            cluster.forget_auto_started(kinds | ({"redis"} if touches_redis else set()))
         if args.cmd == "up":
             started = time.monotonic()
             cluster.up(redis=not args.no_redis, timeout=args.timeout)
