@@ -71,33 +71,3 @@ def topic_rows_list(*, cluster: Cluster, include_internal: bool = True) -> list[
             )
         )
     return rows
-
-
-@dataclass(frozen=True)
-class ClusterSummary:
-    cluster: Cluster
-    brokers_alive: int
-    brokers_total: int
-    topics: int
-    partitions: int
-    offline: int
-    under_replicated: int
-
-
-def cluster_summaries_list() -> list[ClusterSummary]:
-    summaries = []
-    for cluster in Cluster.objects.all():
-        brokers = list(cluster.brokers.values_list("alive", flat=True))
-        partitions = Partition.objects.filter(topic__cluster=cluster)
-        summaries.append(
-            ClusterSummary(
-                cluster=cluster,
-                brokers_alive=sum(brokers),
-                brokers_total=len(brokers),
-                topics=cluster.topics.count(),
-                partitions=partitions.count(),
-                offline=partitions.filter(offline=True).count(),
-                under_replicated=partitions.filter(under_replicated=True).count(),
-            )
-        )
-    return summaries
