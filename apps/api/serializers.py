@@ -4,6 +4,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from apps.audit.models import AuditEvent
+from apps.audit.selectors import EXPORT_FIELDS
 from apps.clusters.models import Broker, Cluster, Partition
 from apps.dashboard.selectors import (
     HEATMAP_METRICS,
@@ -381,17 +382,5 @@ class AuditQuerySerializer(serializers.Serializer):
 class AuditEventSerializer(serializers.ModelSerializer):
     class Meta:
         model = AuditEvent
-        fields = [
-            "id",
-            "created_at",
-            "actor_kind",
-            "actor",
-            "action",
-            "object_type",
-            "object_id",
-            "object_repr",
-            "before",
-            "after",
-            "reason",
-            "client_address",
-        ]
+        # The same public shape as the CSV / JSON export.
+        fields = list(EXPORT_FIELDS)
