@@ -247,3 +247,13 @@ SPECTACULAR_SETTINGS = {
     "SERVE_INCLUDE_SCHEMA": False,
     "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
 }
+
+# --- Secrets at rest -----------------------------------------------------------
+# Fernet keys encrypting cluster passwords and TLS keys in the database, comma-separated:
+# the first encrypts, all decrypt (rotation: docs/security.md). Empty only with DEBUG on,
+# where a dev key derived from SECRET_KEY is used.
+BALANCER_SECRET_KEYS = [
+    k.strip() for k in os.environ.get("BALANCER_SECRET_KEYS", "").split(",") if k.strip()
+]
+if not BALANCER_SECRET_KEYS and not DEBUG:
+    raise RuntimeError("BALANCER_SECRET_KEYS must be set when DJANGO_DEBUG is off")
