@@ -375,9 +375,11 @@ def metrics_read_range(
 
 
 def kafka_source_options(*, cluster: Cluster) -> dict[str, str]:
-    """The client settings that mean the same to librdkafka and the Java client."""
-    shared = ("security.protocol", "sasl.mechanism")
-    return {k: str(v) for k, v in (cluster.client_config or {}).items() if k in shared}
+    """The cluster's connection as Java client properties (the job prefixes `kafka.`)."""
+    from apps.clusters.connection import java_client_properties
+    from apps.clusters.kafka_clients import client_timeouts
+
+    return java_client_properties(cluster.connection, timeouts=client_timeouts())
 
 
 def _one_per_window(loads: list[dict[str, Any]]) -> list[dict[str, Any]]:
