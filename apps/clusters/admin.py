@@ -45,22 +45,24 @@ class ClusterAdminForm(forms.ModelForm):
 
     class Meta:
         model = Cluster
-        # The secrets are not model fields of the form, so their stored values are
-        # neither decrypted nor put in the page.
         fields = (
             "name",
             "bootstrap_servers",
             "security_protocol",
             "sasl_mechanism",
             "sasl_username",
+            "sasl_password",
             "ssl_ca_pem",
             "ssl_certificate_pem",
+            "ssl_key_pem",
             "ssl_verify_hostname",
         )
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        self.secrets_changed: list[str] = []
         for name in SECRET_FIELDS:
+            self.initial[name] = ""  # never sent to the page, and blank is "unchanged"
             stored = self.instance.pk and encrypted_is_set(self.instance, name)
             self.fields[name].help_text = (
                 "One is stored (encrypted); leave empty to keep it."
@@ -70,20 +72,17 @@ class ClusterAdminForm(forms.ModelForm):
 
     def clean(self) -> dict[str, Any]:
         data = super().clean()
-        # Before the model's clean(), which checks the secrets with the rest.
+        # What to store: a new value, nothing (forget), or what is stored, still encrypted.
         for name in SECRET_FIELDS:
             if data.get(f"forget_{name}"):
-                setattr(self.instance, name, "")
+                data[name] = ""
             elif data.get(name):
-                setattr(self.instance, name, data[name])
+                pass
+            else:
+                data[name] = self.instance.__dict__.get(name) or ""
+                continue
+            self.secrets_changed.append(name)
         return data
-
-    def secrets_changed(self) -> list[str]:
-        return [
-            name
-            for name in SECRET_FIELDS
-            if self.cleaned_data.get(name) or self.cleaned_data.get(f"forget_{name}")
-        ]
 
 
 def _audited(cluster: Cluster) -> dict[str, Any]:
@@ -133,7 +132,7 @@ class ClusterAdmin(admin.ModelAdmin):
         super().save_model(request, obj, form, change)
         after = _audited(obj)
         changed = [k for k in after if before.get(k) != after[k]] + [
-            k for k in form.secrets_changed() if before.get(k) == after[k]
+            k for k in form.secrets_changed if before.get(k) == after[k]
         ]
         if change and not changed:
             return

@@ -90,8 +90,8 @@ def librdkafka_config(conn: ConnectionSettings, *, timeouts: ClientTimeouts) -> 
     return {
         "bootstrap.servers": conn.bootstrap_servers,
         "socket.timeout.ms": _ms(timeouts.request),
-        # Covers TCP connect, TLS handshake and SASL authentication.
-        "socket.connection.setup.timeout.ms": _ms(timeouts.connect),
+        # Covers TCP connect, TLS handshake and SASL authentication (librdkafka: >= 1 s).
+        "socket.connection.setup.timeout.ms": max(1000, _ms(timeouts.connect)),
         "reconnect.backoff.max.ms": 1000,
         **librdkafka_security(conn),
     }

@@ -3,8 +3,9 @@
 Rows load with the ciphertext; it is decrypted the first time the attribute is
 read, so pages that never touch a secret never need the key, and a cluster whose
 secret cannot be decrypted fails alone, when something connects to it. A value
-nobody read is written back as the same ciphertext. Serializers (dumpdata,
-exports) get an empty string: secrets leave the database only to a Kafka client.
+nobody read is written back as the same ciphertext. Generic readers (form
+initials) get the ciphertext, serializers (dumpdata, exports) an empty string:
+secrets leave the database decrypted only on an explicit read of the attribute.
 Lookups on the field cannot match (every encryption differs).
 """
 
@@ -61,6 +62,14 @@ class EncryptedTextField(models.TextField):
         if isinstance(value, EncryptedValue):
             return value
         return super().to_python(value)
+
+    def pre_save(self, model_instance: models.Model, add: bool) -> Any:
+        # Not getattr(): saving must not decrypt what nobody read.
+        return model_instance.__dict__.get(self.attname)
+
+    def value_from_object(self, obj: models.Model) -> Any:
+        # Generic readers (model_to_dict for form initials, ...) get the ciphertext.
+        return obj.__dict__.get(self.attname)
 
     def get_prep_value(self, value: Any) -> Any:
         if isinstance(value, EncryptedValue):
