@@ -61,12 +61,12 @@ def event_payload(*, event: Event, event_id: str | None = None) -> dict[str, Any
     }
 
 
-def _link(name: str, **kwargs: Any) -> str:
+def _link(route: str, **kwargs: Any) -> str:
     base = settings.NOTIFICATIONS_BASE_URL.rstrip("/")
     if not base:
         return ""
     try:
-        return base + reverse(name, kwargs=kwargs)
+        return base + reverse(route, kwargs=kwargs)
     except NoReverseMatch:  # the pages are not installed
         return ""
 
