@@ -7,74 +7,177 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('clusters', '0001_initial'),
+        ("clusters", "0001_initial"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='NotificationChannel',
+            name="NotificationChannel",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=100)),
-                ('kind', models.CharField(choices=[('webhook', 'JSON webhook (HMAC-signed)'), ('slack', 'Slack-compatible incoming webhook')], max_length=16)),
-                ('url', apps.notifications.sealing.SealedTextField(help_text='Where to POST. Stored encrypted; shown by host only.')),
-                ('secret', apps.notifications.sealing.SealedTextField(blank=True)),
-                ('all_events', models.BooleanField(default=True, help_text='Every event, now and future.')),
-                ('events', models.JSONField(blank=True, default=list)),
-                ('enabled', models.BooleanField(default=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('cluster', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='notification_channels', to='clusters.cluster')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("name", models.CharField(max_length=100)),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[
+                            ("webhook", "JSON webhook (HMAC-signed)"),
+                            ("slack", "Slack-compatible incoming webhook"),
+                        ],
+                        max_length=16,
+                    ),
+                ),
+                (
+                    "url",
+                    apps.notifications.sealing.SealedTextField(
+                        help_text="Where to POST. Stored encrypted; shown by host only."
+                    ),
+                ),
+                ("secret", apps.notifications.sealing.SealedTextField(blank=True)),
+                (
+                    "all_events",
+                    models.BooleanField(default=True, help_text="Every event, now and future."),
+                ),
+                ("events", models.JSONField(blank=True, default=list)),
+                ("enabled", models.BooleanField(default=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                (
+                    "cluster",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="notification_channels",
+                        to="clusters.cluster",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['cluster', 'name'],
-                'permissions': [('test_notificationchannel', 'Can send a test notification')],
+                "ordering": ["cluster", "name"],
+                "permissions": [("test_notificationchannel", "Can send a test notification")],
             },
         ),
         migrations.CreateModel(
-            name='Delivery',
+            name="Delivery",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('event', models.CharField(choices=[('broker.dead', 'broker dead'), ('broker.back', 'broker back'), ('cluster.unreachable', 'cluster unreachable'), ('cluster.back', 'cluster reachable again'), ('plan.proposed', 'plan proposed'), ('plan.approved', 'plan approved'), ('plan.rejected', 'plan rejected'), ('execution.started', 'execution started'), ('execution.completed', 'execution completed'), ('execution.failed', 'execution failed'), ('execution.cancelled', 'execution cancelled'), ('test', 'test')], db_index=True, max_length=32)),
-                ('payload', models.JSONField()),
-                ('state', models.CharField(choices=[('pending', 'Pending'), ('retrying', 'Retrying'), ('delivered', 'Delivered'), ('failed', 'Failed')], default='pending', max_length=16)),
-                ('attempts', models.PositiveIntegerField(default=0)),
-                ('last_status_code', models.PositiveIntegerField(blank=True, null=True)),
-                ('last_error', models.TextField(blank=True)),
-                ('next_retry_at', models.DateTimeField(blank=True, null=True)),
-                ('created_at', models.DateTimeField(db_index=True, default=django.utils.timezone.now)),
-                ('delivered_at', models.DateTimeField(blank=True, null=True)),
-                ('channel', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='deliveries', to='notifications.notificationchannel')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "event",
+                    models.CharField(
+                        choices=[
+                            ("broker.dead", "broker dead"),
+                            ("broker.back", "broker back"),
+                            ("cluster.unreachable", "cluster unreachable"),
+                            ("cluster.back", "cluster reachable again"),
+                            ("plan.proposed", "plan proposed"),
+                            ("plan.approved", "plan approved"),
+                            ("plan.rejected", "plan rejected"),
+                            ("execution.started", "execution started"),
+                            ("execution.completed", "execution completed"),
+                            ("execution.failed", "execution failed"),
+                            ("execution.cancelled", "execution cancelled"),
+                            ("test", "test"),
+                        ],
+                        db_index=True,
+                        max_length=32,
+                    ),
+                ),
+                ("payload", models.JSONField()),
+                (
+                    "state",
+                    models.CharField(
+                        choices=[
+                            ("pending", "Pending"),
+                            ("retrying", "Retrying"),
+                            ("delivered", "Delivered"),
+                            ("failed", "Failed"),
+                        ],
+                        default="pending",
+                        max_length=16,
+                    ),
+                ),
+                ("attempts", models.PositiveIntegerField(default=0)),
+                ("last_status_code", models.PositiveIntegerField(blank=True, null=True)),
+                ("last_error", models.TextField(blank=True)),
+                ("next_retry_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "created_at",
+                    models.DateTimeField(db_index=True, default=django.utils.timezone.now),
+                ),
+                ("delivered_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "channel",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="deliveries",
+                        to="notifications.notificationchannel",
+                    ),
+                ),
             ],
             options={
-                'verbose_name_plural': 'deliveries',
-                'ordering': ['-created_at', '-id'],
+                "verbose_name_plural": "deliveries",
+                "ordering": ["-created_at", "-id"],
             },
         ),
         migrations.CreateModel(
-            name='DeliveryAttempt',
+            name="DeliveryAttempt",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('number', models.PositiveIntegerField()),
-                ('at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('outcome', models.CharField(choices=[('delivered', 'Delivered'), ('will_retry', 'will retry'), ('gave_up', 'gave up')], max_length=16)),
-                ('status_code', models.PositiveIntegerField(blank=True, null=True)),
-                ('error', models.TextField(blank=True)),
-                ('duration_ms', models.PositiveIntegerField(default=0)),
-                ('next_retry_at', models.DateTimeField(blank=True, null=True)),
-                ('delivery', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='log', to='notifications.delivery')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("number", models.PositiveIntegerField()),
+                ("at", models.DateTimeField(default=django.utils.timezone.now)),
+                (
+                    "outcome",
+                    models.CharField(
+                        choices=[
+                            ("delivered", "Delivered"),
+                            ("will_retry", "will retry"),
+                            ("gave_up", "gave up"),
+                        ],
+                        max_length=16,
+                    ),
+                ),
+                ("status_code", models.PositiveIntegerField(blank=True, null=True)),
+                ("error", models.TextField(blank=True)),
+                ("duration_ms", models.PositiveIntegerField(default=0)),
+                ("next_retry_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "delivery",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="log",
+                        to="notifications.delivery",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['delivery', 'number'],
-                'constraints': [models.UniqueConstraint(fields=('delivery', 'number'), name='unique_attempt_number')],
+                "ordering": ["delivery", "number"],
+                "constraints": [
+                    models.UniqueConstraint(
+                        fields=("delivery", "number"), name="unique_attempt_number"
+                    )
+                ],
             },
         ),
         migrations.AddConstraint(
-            model_name='notificationchannel',
-            constraint=models.UniqueConstraint(fields=('cluster', 'name'), name='unique_channel_name'),
+            model_name="notificationchannel",
+            constraint=models.UniqueConstraint(
+                fields=("cluster", "name"), name="unique_channel_name"
+            ),
         ),
     ]
