@@ -140,6 +140,21 @@ def event_from_audit(*, audit: AuditEvent) -> Event | None:
 # --- brokers and clusters, from the sync ------------------------------------------------------
 
 
+def _cluster_event(
+    *, cluster: Cluster, kind: str, text: str, at: datetime, data: dict[str, Any]
+) -> Event:
+    """An event about the cluster as a whole, linked to its page."""
+    return Event(
+        kind=kind,
+        cluster_id=cluster.pk,
+        cluster_name=cluster.name,
+        occurred_at=at,
+        summary=f"[{cluster.name}] {text}",
+        data=data,
+        url=_link("dashboard:cluster", name=cluster.name),
+    )
+
+
 def event_broker(*, cluster: Cluster, node_id: int, alive: bool, at: datetime) -> Event:
     broker = Broker.objects.filter(cluster=cluster, node_id=node_id).first()
     address = f" ({broker.host}:{broker.port})" if broker and broker.host else ""
@@ -149,21 +164,14 @@ def event_broker(*, cluster: Cluster, node_id: int, alive: bool, at: datetime) -
     else:
         seen = f", last seen {last_seen:%Y-%m-%d %H:%M:%S} UTC" if last_seen else ""
         kind, text = EventKind.BROKER_DEAD, f"Broker {node_id}{address} is dead{seen}"
-    return Event(
-        kind=kind,
-        cluster_id=cluster.pk,
-        cluster_name=cluster.name,
-        occurred_at=at,
-        summary=f"[{cluster.name}] {text}",
-        data={
-            "broker": node_id,
-            "alive": alive,
-            "host": broker.host if broker else "",
-            "port": broker.port if broker else None,
-            "last_seen": last_seen.isoformat() if last_seen else None,
-        },
-        url=_link("dashboard:cluster", name=cluster.name),
-    )
+    data = {
+        "broker": node_id,
+        "alive": alive,
+        "host": broker.host if broker else "",
+        "port": broker.port if broker else None,
+        "last_seen": last_seen.isoformat() if last_seen else None,
+    }
+    return _cluster_event(cluster=cluster, kind=kind, text=text, at=at, data=data)
 
 
 def event_cluster(*, cluster: Cluster, reachable: bool, error: str, at: datetime) -> Event:
@@ -171,24 +179,15 @@ def event_cluster(*, cluster: Cluster, reachable: bool, error: str, at: datetime
         kind, text = EventKind.CLUSTER_BACK, "Cluster is reachable again"
     else:
         kind, text = EventKind.CLUSTER_UNREACHABLE, f"Cluster is unreachable: {_cut(error)}"
-    return Event(
-        kind=kind,
-        cluster_id=cluster.pk,
-        cluster_name=cluster.name,
-        occurred_at=at,
-        summary=f"[{cluster.name}] {text}",
-        data={"reachable": reachable, "error": error},
-        url=_link("dashboard:cluster", name=cluster.name),
-    )
+    data = {"reachable": reachable, "error": error}
+    return _cluster_event(cluster=cluster, kind=kind, text=text, at=at, data=data)
 
 
 def event_test(*, cluster: Cluster, channel_name: str, actor: str) -> Event:
-    return Event(
+    return _cluster_event(
+        cluster=cluster,
         kind=EventKind.TEST,
-        cluster_id=cluster.pk,
-        cluster_name=cluster.name,
-        occurred_at=timezone.now(),
-        summary=f"[{cluster.name}] Test notification for channel {channel_name!r}, sent by {actor}",
+        text=f"Test notification for channel {channel_name!r}, sent by {actor}",
+        at=timezone.now(),
         data={"channel": channel_name, "actor": actor},
-        url=_link("dashboard:cluster", name=cluster.name),
     )
