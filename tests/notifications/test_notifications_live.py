@@ -1,11 +1,12 @@
 """A broker stop and start on the real local Kafka cluster reaches a real webhook receiver."""
 
 import time
+from functools import partial
 
 import pytest
+from clusters.test_sync_live import sync_until as _sync_until
 
-from apps.clusters.models import Cluster
-from apps.clusters.services import cluster_register, cluster_sync
+from apps.clusters.services import cluster_register
 from apps.notifications.models import ChannelKind, Delivery, DeliveryState, NotificationChannel
 from apps.notifications.signing import signature_verify
 from apps.notifications.tasks import delivery_send_task
@@ -13,17 +14,8 @@ from apps.notifications.tasks import delivery_send_task
 from .conftest import SECRET
 
 pytestmark = [pytest.mark.django_db, pytest.mark.integration]
-
-
-def sync_until(cluster: Cluster, predicate, timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while True:
-        assert cluster_sync(cluster=cluster), cluster.last_sync_error
-        if predicate():
-            return
-        if time.monotonic() > deadline:
-            pytest.fail(f"condition not reached within {timeout:.0f} s")
-        time.sleep(1)
+# A broker's JVM may take a while to start on a busy machine.
+sync_until = partial(_sync_until, timeout=60.0)
 
 
 def deliver_pending() -> None:
