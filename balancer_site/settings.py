@@ -59,6 +59,7 @@ INSTALLED_APPS = [
     "apps.balancer",
     "apps.audit",
     "apps.plans",
+    "apps.notifications",
     "rest_framework",
     "rest_framework.authtoken",
     "drf_spectacular",
@@ -247,3 +248,17 @@ SPECTACULAR_SETTINGS = {
     "SERVE_INCLUDE_SCHEMA": False,
     "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
 }
+
+# --- Notifications (apps/notifications) ---------------------------------------
+# Seconds a webhook POST may take (connect, then read) before it counts as failed.
+NOTIFICATIONS_TIMEOUT = env_float("NOTIFICATIONS_TIMEOUT", 5.0)
+# The same for the "send test" button, which waits for the answer.
+NOTIFICATIONS_TEST_TIMEOUT = env_float("NOTIFICATIONS_TEST_TIMEOUT", 3.0)
+# Retries after a failed first attempt (timeouts, connection errors, 408/425/429/5xx),
+# waiting NOTIFICATIONS_RETRY_BACKOFF seconds, then doubling, up to the _MAX.
+NOTIFICATIONS_MAX_RETRIES = env_int("NOTIFICATIONS_MAX_RETRIES", 6)
+NOTIFICATIONS_RETRY_BACKOFF = env_int("NOTIFICATIONS_RETRY_BACKOFF", 10)
+NOTIFICATIONS_RETRY_BACKOFF_MAX = env_int("NOTIFICATIONS_RETRY_BACKOFF_MAX", 600)
+# The dashboard's address as receivers reach it (e.g. https://balancer.example.com),
+# for links in notifications; empty: no links.
+NOTIFICATIONS_BASE_URL = os.environ.get("NOTIFICATIONS_BASE_URL", "")
