@@ -156,7 +156,7 @@ CELERY_TASK_DEFAULT_EXPIRES = 60
 CELERY_TASK_ROUTES = {"apps.metrics.tasks.metrics_aggregate_task": {"queue": "aggregation"}}
 
 # --- Kafka ------------------------------------------------------------------
-# The cluster registered on first start (make run / manage.py bootstrap_demo).
+# The cluster registered on first start (make run / manage.py demo_setup).
 KAFKA_BOOTSTRAP_SERVERS = os.environ.get(
     "KAFKA_BOOTSTRAP_SERVERS", "127.0.0.1:29091,127.0.0.1:29092,127.0.0.1:29093"
 )
@@ -168,6 +168,9 @@ KAFKA_REQUEST_TIMEOUT = env_float("KAFKA_REQUEST_TIMEOUT", 10.0)
 CLUSTER_SYNC_INTERVAL = env_float("CLUSTER_SYNC_INTERVAL", 10.0)
 METRICS_SAMPLE_INTERVAL = env_float("METRICS_SAMPLE_INTERVAL", 10.0)
 METRICS_TOPIC = os.environ.get("METRICS_TOPIC", "__balancer_metrics")
+# The metrics topic is created on first use with these (and min(3, alive brokers) replicas).
+METRICS_TOPIC_PARTITIONS = env_int("METRICS_TOPIC_PARTITIONS", 6)
+METRICS_TOPIC_RETENTION_MS = env_int("METRICS_TOPIC_RETENTION_MS", 24 * 3600 * 1000)
 # Aggregation windows: their length, how many are kept, and how often Spark runs.
 METRICS_WINDOW_SECONDS = env_int("METRICS_WINDOW_SECONDS", 60)
 METRICS_WINDOWS_KEPT = env_int("METRICS_WINDOWS_KEPT", 60)
@@ -176,6 +179,9 @@ METRICS_AGGREGATE_INTERVAL = env_float("METRICS_AGGREGATE_INTERVAL", 60.0)
 # JVM start and JIT warm-up every minute with spark-submit: ~14 s against ~30 s for
 # 600,000 samples (bench/README.md). Off: a fresh spark-submit per run.
 METRICS_AGGREGATION_IN_PROCESS = env_bool("METRICS_AGGREGATION_IN_PROCESS", True)
+# A run still running after this many seconds is taken for dead (and a spark-submit killed).
+METRICS_AGGREGATION_TIMEOUT = env_float("METRICS_AGGREGATION_TIMEOUT", 900.0)
+METRICS_RUNS_KEPT_DAYS = env_int("METRICS_RUNS_KEPT_DAYS", 7)
 
 # --- Plans: detection and execution -------------------------------------------
 # Defaults of a new cluster policy (each cluster's policy is edited in the admin).
@@ -193,6 +199,15 @@ EXECUTOR_RESUME_INTERVAL = env_float("EXECUTOR_RESUME_INTERVAL", 30.0)
 
 # --- Spark -------------------------------------------------------------------
 SPARK_MASTER = os.environ.get("SPARK_MASTER", "local[*]")
+# Extra spark-submit flags, e.g. "--executor-memory 4g" (METRICS_AGGREGATION_IN_PROCESS off).
+SPARK_SUBMIT_OPTIONS = os.environ.get("SPARK_SUBMIT_OPTIONS", "")
+SPARK_DRIVER_MEMORY = os.environ.get("SPARK_DRIVER_MEMORY", "2g")
+SPARK_SHUFFLE_PARTITIONS = env_int("SPARK_SHUFFLE_PARTITIONS", 8)
+SPARK_LOG_LEVEL = os.environ.get("SPARK_LOG_LEVEL", "WARN")
+# Where the Kafka source jars are fetched to (spark_jobs/connector/pom.xml).
+SPARK_KAFKA_JARS_DIR = Path(
+    os.environ.get("SPARK_KAFKA_JARS_DIR", BASE_DIR / ".cache" / "spark-jars")
+)
 
 LOGGING = {
     "version": 1,
