@@ -5,6 +5,7 @@ Every knob has a default that runs the product on the local dev cluster
 """
 
 import importlib.util
+import math
 import os
 from pathlib import Path
 
@@ -149,8 +150,6 @@ CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
 CELERY_TIMEZONE = TIME_ZONE
-# A periodic task that is still queued when its next run is due is dropped, not piled up.
-CELERY_TASK_DEFAULT_EXPIRES = 60
 # A Spark aggregation holds its worker for 30 s or more: it gets a queue (and a worker)
 # of its own so syncs, samples and executions never wait behind it.
 CELERY_TASK_ROUTES = {"apps.metrics.tasks.metrics_aggregate_task": {"queue": "aggregation"}}
@@ -163,6 +162,9 @@ KAFKA_BOOTSTRAP_SERVERS = os.environ.get(
 KAFKA_DEFAULT_CLUSTER_NAME = os.environ.get("KAFKA_DEFAULT_CLUSTER_NAME", "demo")
 # Seconds an admin request may take before the cluster counts as unreachable.
 KAFKA_REQUEST_TIMEOUT = env_float("KAFKA_REQUEST_TIMEOUT", 10.0)
+# The admin user demo_setup makes sure of; without a password it generates one once.
+BALANCER_ADMIN_USER = os.environ.get("BALANCER_ADMIN_USER", "admin")
+BALANCER_ADMIN_PASSWORD = os.environ.get("BALANCER_ADMIN_PASSWORD", "")
 
 # --- Periodic work (seconds) ---------------------------------------------------
 CLUSTER_SYNC_INTERVAL = env_float("CLUSTER_SYNC_INTERVAL", 10.0)
@@ -218,29 +220,28 @@ LOGGING = {
     "loggers": {"django.db.backends": {"level": "WARNING"}, "kafka": {"level": "WARNING"}},
 }
 
+
+def beat_entry(task: str, every: float) -> dict:
+    """A beat entry whose message expires when the next one is due.
+
+    A fan-out still queued by then is dropped by the worker, not piled up behind the
+    next one; django-celery-beat turns `expire_seconds` into the message's `expires`.
+    """
+    return {"task": task, "schedule": every, "options": {"expire_seconds": math.ceil(every)}}
+
+
 # Periodic tasks; django-celery-beat copies these into its tables on start, where
 # operators can pause or retune them in the admin.
 CELERY_BEAT_SCHEDULE = {
-    "clusters-sync": {
-        "task": "apps.clusters.tasks.clusters_sync_all",
-        "schedule": CLUSTER_SYNC_INTERVAL,
-    },
-    "metrics-sample": {
-        "task": "apps.metrics.tasks.metrics_sample_all",
-        "schedule": METRICS_SAMPLE_INTERVAL,
-    },
-    "metrics-aggregate": {
-        "task": "apps.metrics.tasks.metrics_aggregate_all",
-        "schedule": METRICS_AGGREGATE_INTERVAL,
-    },
-    "plans-detect": {
-        "task": "apps.plans.tasks.plans_detect_all",
-        "schedule": PLAN_DETECTION_TICK,
-    },
-    "plans-executions-resume": {
-        "task": "apps.plans.tasks.executions_resume",
-        "schedule": EXECUTOR_RESUME_INTERVAL,
-    },
+    "clusters-sync": beat_entry("apps.clusters.tasks.clusters_sync_all", CLUSTER_SYNC_INTERVAL),
+    "metrics-sample": beat_entry("apps.metrics.tasks.metrics_sample_all", METRICS_SAMPLE_INTERVAL),
+    "metrics-aggregate": beat_entry(
+        "apps.metrics.tasks.metrics_aggregate_all", METRICS_AGGREGATE_INTERVAL
+    ),
+    "plans-detect": beat_entry("apps.plans.tasks.plans_detect_all", PLAN_DETECTION_TICK),
+    "plans-executions-resume": beat_entry(
+        "apps.plans.tasks.executions_resume", EXECUTOR_RESUME_INTERVAL
+    ),
 }
 
 # --- REST API (apps/api) -------------------------------------------------------
