@@ -10,10 +10,9 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from apps.dashboard.events import cluster_changed_send
-
 from .kafka_clients import admin_client_create
 from .models import Broker, Cluster, Partition, Topic
+from .signals import cluster_synced
 
 logger = logging.getLogger(__name__)
 
@@ -235,8 +234,8 @@ def cluster_sync(*, cluster: Cluster, admin: AdminClient | None = None) -> bool:
         cluster_sync_error_record(cluster=cluster, error=f"unreachable: {exc}", now=timezone.now())
         return False
     cluster_state_apply(cluster=cluster, state=state, now=timezone.now())
-    # Live pages refetch; sent after commit and never raises (a Redis outage can't fail a sync).
-    cluster_changed_send(cluster_id=cluster.pk)
+    # Robust: a listener's failure (e.g. a Redis outage for live pages) can't fail a sync.
+    cluster_synced.send_robust(sender=Cluster, cluster=cluster)
     return True
 
 

@@ -8,4 +8,4 @@ class PlansConfig(AppConfig):
 
     def ready(self) -> None:
         # A restarted worker picks up executions a killed one left behind.
-        from . import signals  # noqa: F401
+        from . import receivers  # noqa: F401

@@ -144,7 +144,7 @@ def test_it_reports_progress_in_bytes(plan, kafka):
 def test_it_pushes_progress_to_the_live_plan_page(plan, kafka, monkeypatch):
     sent = []
     monkeypatch.setattr(
-        "apps.plans.services.execution.execution_progress_send", lambda **kw: sent.append(kw)
+        "apps.dashboard.signals.execution_progress_send", lambda **kw: sent.append(kw)
     )
     run_to_end(plan, kafka)
 

@@ -28,7 +28,6 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from apps.audit.services import actor_system, audit_record
-from apps.dashboard.events import execution_progress_send
 
 from ..kafka_ops import (
     BROKER_THROTTLE_KEYS,
@@ -39,6 +38,7 @@ from ..kafka_ops import (
     PartitionInfo,
 )
 from ..models import ACTIVE_STATES, Execution, MoveState, Plan, PlanMove, PlanState
+from ..signals import execution_progressed
 from .lifecycle import _transition
 
 logger = logging.getLogger(__name__)
@@ -357,10 +357,10 @@ def _progress_update(
             "updated_at",
         ]
     )
-    # Plan pages redraw the progress bar now rather than at the next audited step.
-    execution_progress_send(
-        cluster_id=plan.cluster_id,
-        plan_id=plan.pk,
+    # Live plan pages redraw the progress bar now rather than at the next audited step.
+    execution_progressed.send_robust(
+        sender=Plan,
+        plan=plan,
         done=sum(m.state == MoveState.DONE for m in moves),
         total=len(moves),
         bytes_done=done,
