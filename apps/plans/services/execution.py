@@ -38,6 +38,7 @@ from ..kafka_ops import (
     PartitionInfo,
 )
 from ..models import ACTIVE_STATES, Execution, MoveState, Plan, PlanMove, PlanState
+from ..queue import execution_enqueue
 from ..signals import execution_progressed
 from .lifecycle import _transition
 
@@ -656,8 +657,6 @@ def _step_error(*, plan: Plan, error: str, kafka: KafkaOps) -> bool:
 def executions_resume(*, now: datetime | None = None) -> list[int]:
     """Enqueue every approved / executing plan nobody holds a live lease on (a killed
     worker's), and retry throttle removal of finished plans that could not clean up."""
-    from ..tasks import plan_execute_task
-
     now = now or timezone.now()
     ids = []
     for plan in Plan.objects.filter(state__in=ACTIVE_STATES).select_related("execution"):
@@ -670,5 +669,5 @@ def executions_resume(*, now: datetime | None = None) -> list[int]:
     )
     ids.extend(p.pk for p in leftovers)
     for plan_id in ids:
-        transaction.on_commit(lambda plan_id=plan_id: plan_execute_task.delay(plan_id))
+        execution_enqueue(plan_id=plan_id)
     return ids

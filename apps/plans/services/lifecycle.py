@@ -28,6 +28,7 @@ from ..models import (
     PlanOrigin,
     PlanState,
 )
+from ..queue import execution_enqueue
 from ..selectors import (
     ScopedSnapshot,
     assignment_current,
@@ -100,13 +101,6 @@ def _transition(
             client_address=client_address,
         )
     return plan
-
-
-def _execution_enqueue(plan: Plan) -> None:
-    from ..tasks import plan_execute_task  # tasks import services: import late
-
-    plan_id = plan.pk
-    transaction.on_commit(lambda: plan_execute_task.delay(plan_id))
 
 
 def policy_get(*, cluster: Cluster) -> ClusterPolicy:
@@ -282,7 +276,7 @@ def _auto_approve(*, plan: Plan) -> bool:
         )
     except PlanStateError:
         return False
-    _execution_enqueue(plan)
+    execution_enqueue(plan_id=plan.pk)
     return True
 
 
@@ -359,7 +353,7 @@ def plan_approve(
             reason=reason,
             client_address=client_address,
         )
-    _execution_enqueue(plan)
+    execution_enqueue(plan_id=plan.pk)
     return plan
 
 
