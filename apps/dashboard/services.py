@@ -15,7 +15,7 @@ from apps.plans import selectors as plans_selectors
 from apps.plans.errors import PlanPermissionDenied, PlanRequestInvalid, PlanStateError
 from apps.plans.models import ClusterPolicy, Plan, PlanState
 from apps.plans.queue import execution_enqueue
-from apps.plans.services.lifecycle import planner_options
+from apps.plans.services import planner_options
 
 from .selectors import LoadsBeforeAfter, loads_before_after
 

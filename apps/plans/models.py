@@ -242,6 +242,11 @@ class PlanMove(models.Model):
         return f"{self.topic}-{self.partition}: {self.replicas_before} -> {self.replicas_after}"
 
     @property
+    def key(self) -> tuple[str, int]:
+        """(topic, partition): how Kafka requests name the partition."""
+        return (self.topic, self.partition)
+
+    @property
     def added(self) -> list[int]:
         return [b for b in self.replicas_after if b not in self.replicas_before]
 
