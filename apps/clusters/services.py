@@ -76,11 +76,8 @@ def cluster_state_read(*, admin: AdminClient, timeout: float | None = None) -> C
                     raise
                 unsettled.append(name)
     except (KafkaException, TimeoutError) as exc:
+        # Since Python 3.11 concurrent.futures.TimeoutError is TimeoutError: caught here too.
         raise ClusterUnreachable(_error_text(exc)) from exc
-    except Exception as exc:  # concurrent.futures raises its own TimeoutError subclasses
-        if exc.__class__.__name__ == "TimeoutError":
-            raise ClusterUnreachable(f"no answer within {timeout:.0f} s") from exc
-        raise
     brokers = [
         BrokerState(node_id=n.id, host=n.host, port=n.port, rack=n.rack or None)
         for n in description.nodes

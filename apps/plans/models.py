@@ -268,7 +268,7 @@ class Execution(models.Model):
     lease_until = models.DateTimeField(null=True, blank=True)
     heartbeat_at = models.DateTimeField(null=True, blank=True)
     cancel_requested = models.BooleanField(default=False)
-    # What was throttled and the values found before, so cleanup restores exactly that.
+    # What was throttled (rate, brokers, topics), so cleanup deletes exactly that.
     throttle = models.JSONField(default=dict, blank=True)
     throttle_applied = models.BooleanField(default=False)
     batches = models.PositiveIntegerField(default=0)
