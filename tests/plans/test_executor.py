@@ -154,6 +154,17 @@ def test_it_pushes_progress_to_the_live_plan_page(plan, kafka, monkeypatch):
     assert sent[-1]["bytes_done"] == Execution.objects.get(plan=plan).bytes_total
 
 
+def test_it_runs_on_when_a_progress_listener_fails(plan, kafka, monkeypatch):
+    def broken(**kwargs):
+        raise RuntimeError("listener bug")
+
+    monkeypatch.setattr("apps.dashboard.signals.execution_progress_send", broken)
+    run_to_end(plan, kafka)
+
+    plan.refresh_from_db()
+    assert plan.state == PlanState.COMPLETED
+
+
 def test_it_removes_only_what_it_set(plan, kafka):
     kafka.topic_configs["other-topic"] = {"leader.replication.throttled.replicas": "0:1"}
     kafka.broker_configs[4] = {"leader.replication.throttled.rate": "777"}
