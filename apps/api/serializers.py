@@ -14,7 +14,7 @@ from apps.dashboard.selectors import (
 )
 from apps.plans.models import Plan, PlanMove
 from apps.plans.selectors import plan_progress
-from apps.plans.services.lifecycle import REQUESTABLE_MODES
+from apps.plans.services import REQUESTABLE_MODES
 
 
 class ClusterSerializer(serializers.ModelSerializer):

@@ -10,11 +10,9 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from apps.dashboard.events import cluster_changed_send
-
 from .kafka_clients import admin_client_create
 from .models import Broker, Cluster, Partition, Topic
-from .signals import broker_state_changed, cluster_reachability_changed
+from .signals import broker_state_changed, cluster_reachability_changed, cluster_synced
 
 logger = logging.getLogger(__name__)
 
@@ -78,11 +76,8 @@ def cluster_state_read(*, admin: AdminClient, timeout: float | None = None) -> C
                     raise
                 unsettled.append(name)
     except (KafkaException, TimeoutError) as exc:
+        # Since Python 3.11 concurrent.futures.TimeoutError is TimeoutError: caught here too.
         raise ClusterUnreachable(_error_text(exc)) from exc
-    except Exception as exc:  # concurrent.futures raises its own TimeoutError subclasses
-        if exc.__class__.__name__ == "TimeoutError":
-            raise ClusterUnreachable(f"no answer within {timeout:.0f} s") from exc
-        raise
     brokers = [
         BrokerState(node_id=n.id, host=n.host, port=n.port, rack=n.rack or None)
         for n in description.nodes
@@ -254,8 +249,8 @@ def cluster_sync(*, cluster: Cluster, admin: AdminClient | None = None) -> bool:
         cluster_sync_error_record(cluster=cluster, error=f"unreachable: {exc}", now=timezone.now())
         return False
     cluster_state_apply(cluster=cluster, state=state, now=timezone.now())
-    # Live pages refetch; sent after commit and never raises (a Redis outage can't fail a sync).
-    cluster_changed_send(cluster_id=cluster.pk)
+    # Robust: a listener's failure (e.g. a Redis outage for live pages) can't fail a sync.
+    cluster_synced.send_robust(sender=Cluster, cluster=cluster)
     return True
 
 

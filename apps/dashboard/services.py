@@ -1,4 +1,4 @@
-"""Dashboard services: what the pages and the API do beyond the lifecycle's own
+"""Dashboard services: what the pages and the API do beyond the plans app's own
 services (which they call for every decision, never re-implementing it)."""
 
 import copy
@@ -14,7 +14,8 @@ from apps.clusters.models import Cluster
 from apps.plans import selectors as plans_selectors
 from apps.plans.errors import PlanPermissionDenied, PlanRequestInvalid, PlanStateError
 from apps.plans.models import ClusterPolicy, Plan, PlanState
-from apps.plans.services.lifecycle import planner_options
+from apps.plans.queue import execution_enqueue
+from apps.plans.services import planner_options
 
 from .selectors import LoadsBeforeAfter, loads_before_after
 
@@ -42,8 +43,6 @@ def plan_execution_start(
 
     Approval already enqueues the execution; this only enqueues it again. The executor
     holds a lease per plan, so a duplicate run is harmless."""
-    from apps.plans.tasks import plan_execute_task  # tasks import services: import late
-
     if not (user.is_authenticated and user.has_perm("plans.approve_plan")):
         raise PlanPermissionDenied("you are not allowed to start executions")
     if plan.state not in (PlanState.APPROVED, PlanState.EXECUTING):
@@ -56,8 +55,7 @@ def plan_execution_start(
             before={"state": plan.state},
             client_address=client_address,
         )
-        plan_id = plan.pk
-        transaction.on_commit(lambda: plan_execute_task.delay(plan_id))
+        execution_enqueue(plan_id=plan.pk)
     return plan
 
 

@@ -25,7 +25,7 @@ from apps.audit.selectors import audit_events_csv_lines, audit_events_json_chunk
 from apps.clusters.models import Cluster
 from apps.clusters.selectors import broker_rows_list, topic_rows_list
 from apps.plans.selectors import plan_progress, plans_list
-from apps.plans.services.lifecycle import REQUESTABLE_MODES
+from apps.plans.services import REQUESTABLE_MODES
 
 from .forms import AuditExploreForm
 from .selectors import (
