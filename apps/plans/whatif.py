@@ -1,0 +1,89 @@
+"""What-if: the plan the balancer would make for a changed copy of a cluster.
+
+A read: nothing is stored, proposed or audited. Not in `selectors/` because it
+plans with the policy's options, which the services own (selectors import no service).
+"""
+
+import copy
+from dataclasses import dataclass
+from typing import Any
+
+from apps.balancer import engine
+from apps.clusters.models import Cluster
+
+from .errors import PlanRequestInvalid
+from .selectors import LoadsBeforeAfter, loads_before_after, policy_or_default, snapshot_build
+from .services.lifecycle import planner_options
+
+MAX_TRAFFIC_SCALE = 100.0
+
+
+@dataclass(frozen=True)
+class WhatIf:
+    mode: str
+    brokers: list[int]
+    traffic_scale: float
+    plan: dict[str, Any]
+    report: dict[str, Any]
+    loads: LoadsBeforeAfter
+
+
+def whatif_simulate(
+    *,
+    cluster: Cluster,
+    add_brokers: list[dict[str, Any]] | None = None,
+    remove_brokers: list[int] | None = None,
+    traffic_scale: float = 1.0,
+) -> WhatIf:
+    """Plan against a changed copy of the cluster: brokers added (id, rack) or removed,
+    traffic scaled. Nothing is stored, proposed or audited."""
+    add_brokers = add_brokers or []
+    remove_brokers = sorted(set(remove_brokers or []))
+    if add_brokers and remove_brokers:
+        raise PlanRequestInvalid("simulate adding or removing brokers, not both at once")
+    if not 0 < traffic_scale <= MAX_TRAFFIC_SCALE:
+        raise PlanRequestInvalid(f"traffic_scale must be in (0, {MAX_TRAFFIC_SCALE:g}]")
+    policy = policy_or_default(cluster=cluster)
+    snapshot = copy.deepcopy(snapshot_build(cluster=cluster, policy=policy).snapshot)
+    if not snapshot["partitions"]:
+        raise PlanRequestInvalid("the cluster has no partitions the balancer manages yet")
+    known = {b["id"] for b in snapshot["brokers"]}
+    added_ids = []
+    for broker in add_brokers:
+        if broker["id"] in known:
+            raise PlanRequestInvalid(f"broker {broker['id']} already exists")
+        known.add(broker["id"])
+        added_ids.append(broker["id"])
+        snapshot["brokers"].append({"id": broker["id"], "rack": broker.get("rack"), "alive": True})
+    unknown = [b for b in remove_brokers if b not in known]
+    if unknown:
+        raise PlanRequestInvalid(f"broker {unknown[0]} is not part of cluster {cluster.name}")
+    if traffic_scale != 1.0:
+        for p in snapshot["partitions"]:
+            if "load" in p:
+                load = dict(p["load"])
+                for key in ("bytes_in", "bytes_out", "messages_in"):
+                    load[key] = load.get(key, 0.0) * traffic_scale
+                p["load"] = load
+    if added_ids:
+        mode, brokers = "add-brokers", added_ids
+    elif remove_brokers:
+        mode, brokers = "remove-brokers", remove_brokers
+    else:
+        mode, brokers = "full", []
+    try:
+        proposal = engine.propose(
+            snapshot, mode=mode, brokers=brokers, options=planner_options(policy=policy)
+        )
+    except engine.BalancerError as exc:
+        raise PlanRequestInvalid(f"the planner refused: {exc}") from exc
+    before = {(p["topic"], p["partition"]): p["replicas"] for p in snapshot["partitions"]}
+    after = {(e["topic"], e["partition"]): e["replicas"] for e in proposal.plan["partitions"]}
+    return WhatIf(
+        mode=mode,
+        brokers=brokers,
+        traffic_scale=traffic_scale,
+        plan=proposal.plan,
+        report=proposal.report,
+        loads=loads_before_after(snapshot=snapshot, before=before, after=after),
+    )
