@@ -11,14 +11,21 @@ from apps.clusters.models import Cluster
 from ..models import BrokerLoad, PartitionLoad
 
 
+def _newest_start(loads: QuerySet) -> datetime | None:
+    return loads.order_by("-window_start").values_list("window_start", flat=True).first()
+
+
+def _starting_between(loads: QuerySet, since: datetime | None, until: datetime | None) -> QuerySet:
+    if since is not None:
+        loads = loads.filter(window_start__gte=since)
+    if until is not None:
+        loads = loads.filter(window_start__lt=until)
+    return loads
+
+
 def latest_window_start(*, cluster: Cluster) -> datetime | None:
     """Start of the newest window written; only complete windows are ever written."""
-    return (
-        PartitionLoad.objects.filter(cluster=cluster)
-        .order_by("-window_start")
-        .values_list("window_start", flat=True)
-        .first()
-    )
+    return _newest_start(PartitionLoad.objects.filter(cluster=cluster))
 
 
 def partition_loads_latest(*, cluster: Cluster) -> QuerySet[PartitionLoad]:
@@ -30,26 +37,18 @@ def partition_loads_latest(*, cluster: Cluster) -> QuerySet[PartitionLoad]:
 
 def broker_loads_latest(*, cluster: Cluster) -> QuerySet[BrokerLoad]:
     """One row per broker: the newest broker window; none without metrics."""
-    start = (
-        BrokerLoad.objects.filter(cluster=cluster)
-        .order_by("-window_start")
-        .values_list("window_start", flat=True)
-        .first()
-    )
+    loads = BrokerLoad.objects.filter(cluster=cluster)
+    start = _newest_start(loads)
     if start is None:
         return BrokerLoad.objects.none()
-    return BrokerLoad.objects.filter(cluster=cluster, window_start=start)
+    return loads.filter(window_start=start)
 
 
 def loads_broker_filter(
     *, cluster: Cluster, since: datetime | None = None, until: datetime | None = None
 ) -> QuerySet[BrokerLoad]:
     """Broker loads, newest window first."""
-    loads = BrokerLoad.objects.filter(cluster=cluster)
-    if since is not None:
-        loads = loads.filter(window_start__gte=since)
-    if until is not None:
-        loads = loads.filter(window_start__lt=until)
+    loads = _starting_between(BrokerLoad.objects.filter(cluster=cluster), since, until)
     return loads.order_by("-window_start", "broker_id")
 
 
@@ -61,11 +60,7 @@ def loads_partition_filter(
     topic: str = "",
 ) -> QuerySet[PartitionLoad]:
     """Partition loads, newest window first."""
-    loads = PartitionLoad.objects.filter(cluster=cluster)
-    if since is not None:
-        loads = loads.filter(window_start__gte=since)
-    if until is not None:
-        loads = loads.filter(window_start__lt=until)
+    loads = _starting_between(PartitionLoad.objects.filter(cluster=cluster), since, until)
     if topic:
         loads = loads.filter(topic=topic)
     return loads.order_by("-window_start", "topic", "partition")
