@@ -1,7 +1,7 @@
 """Exploring the trail by cluster: events about the cluster and everything of it."""
 
 import pytest
-from dashboard.factories import cluster_make, plan_make, user_make
+from dashboard.factories import cluster_make, plan_make
 
 from apps.audit.selectors import audit_events_explore
 from apps.audit.services import audit_record
@@ -13,11 +13,6 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def cluster(db):
     return cluster_make()
-
-
-@pytest.fixture
-def viewer(db):
-    return user_make("vic", "viewer")
 
 
 def of(cluster):

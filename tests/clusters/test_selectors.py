@@ -1,7 +1,7 @@
 """Reads of the cluster model: which clusters a user sees, partitions by filter."""
 
 import pytest
-from dashboard.factories import cluster_make, user_make
+from dashboard.factories import cluster_make
 
 from apps.clusters.selectors import cluster_visible_get, clusters_visible_list, partitions_filter
 
@@ -11,17 +11,6 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def cluster(db):
     return cluster_make()
-
-
-@pytest.fixture
-def viewer(db):
-    return user_make("vic", "viewer")
-
-
-@pytest.fixture
-def nobody(db):
-    """Signed in, but in no role group."""
-    return user_make("nora")
 
 
 def test_it_shows_clusters_only_to_role_holders(cluster, viewer, nobody, django_user_model):
