@@ -2,8 +2,9 @@
 
 Plans: `creation` (a proposal stored as a plan), `operator_requests` (an operator asks
 for one), `detection` (the periodic balancer asks for one), `decisions` (approve,
-reject, cancel, stale), `rollback`, `transitions` (the audited state change they all
-use), `planner` (the bridge to the engine), `policy`.
+reject, cancel, stale), `execution_start` (an operator re-enqueues an approved plan),
+`rollback`, `transitions` (the audited state change they all use), `planner` (the
+bridge to the engine), `policy`.
 The executor: `runner` (the loop under a `lease`), `step`, `batches`, `throttles`,
 `progress`, `leaders`, `endings`, `resume` (the sweep after a killed worker).
 Shared by both: `actors` (the system actors in the audit trail), `permissions`.
@@ -13,6 +14,7 @@ from .creation import plan_create, plan_create_from_proposal
 from .decisions import plan_approve, plan_auto_approve, plan_cancel, plan_reject, plan_stale_check
 from .detection import cluster_detect, clusters_due_for_detection
 from .endings import execution_fail
+from .execution_start import plan_execution_start
 from .operator_requests import REQUESTABLE_MODES, plan_request
 from .planner import planner_options, planner_run
 from .policy import POLICY_FIELDS, policy_get, policy_update, policy_validate
@@ -35,6 +37,7 @@ __all__ = [
     "plan_cancel",
     "plan_create",
     "plan_create_from_proposal",
+    "plan_execution_start",
     "plan_reject",
     "plan_request",
     "plan_rollback_request",
