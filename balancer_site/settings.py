@@ -5,6 +5,7 @@ Every knob has a default that runs the product on the local dev cluster
 """
 
 import importlib.util
+import math
 import os
 from pathlib import Path
 
@@ -59,6 +60,7 @@ INSTALLED_APPS = [
     "apps.balancer",
     "apps.audit",
     "apps.plans",
+    "apps.notifications",
     "rest_framework",
     "rest_framework.authtoken",
     "drf_spectacular",
@@ -149,25 +151,29 @@ CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
 CELERY_TIMEZONE = TIME_ZONE
-# A periodic task that is still queued when its next run is due is dropped, not piled up.
-CELERY_TASK_DEFAULT_EXPIRES = 60
 # A Spark aggregation holds its worker for 30 s or more: it gets a queue (and a worker)
 # of its own so syncs, samples and executions never wait behind it.
 CELERY_TASK_ROUTES = {"apps.metrics.tasks.metrics_aggregate_task": {"queue": "aggregation"}}
 
 # --- Kafka ------------------------------------------------------------------
-# The cluster registered on first start (make run / manage.py bootstrap_demo).
+# The cluster registered on first start (make run / manage.py demo_setup).
 KAFKA_BOOTSTRAP_SERVERS = os.environ.get(
     "KAFKA_BOOTSTRAP_SERVERS", "127.0.0.1:29091,127.0.0.1:29092,127.0.0.1:29093"
 )
 KAFKA_DEFAULT_CLUSTER_NAME = os.environ.get("KAFKA_DEFAULT_CLUSTER_NAME", "demo")
 # Seconds an admin request may take before the cluster counts as unreachable.
 KAFKA_REQUEST_TIMEOUT = env_float("KAFKA_REQUEST_TIMEOUT", 10.0)
+# The admin user demo_setup makes sure of; without a password it generates one once.
+BALANCER_ADMIN_USER = os.environ.get("BALANCER_ADMIN_USER", "admin")
+BALANCER_ADMIN_PASSWORD = os.environ.get("BALANCER_ADMIN_PASSWORD", "")
 
 # --- Periodic work (seconds) ---------------------------------------------------
 CLUSTER_SYNC_INTERVAL = env_float("CLUSTER_SYNC_INTERVAL", 10.0)
 METRICS_SAMPLE_INTERVAL = env_float("METRICS_SAMPLE_INTERVAL", 10.0)
 METRICS_TOPIC = os.environ.get("METRICS_TOPIC", "__balancer_metrics")
+# The metrics topic is created on first use with these (and min(3, alive brokers) replicas).
+METRICS_TOPIC_PARTITIONS = env_int("METRICS_TOPIC_PARTITIONS", 6)
+METRICS_TOPIC_RETENTION_MS = env_int("METRICS_TOPIC_RETENTION_MS", 24 * 3600 * 1000)
 # Aggregation windows: their length, how many are kept, and how often Spark runs.
 METRICS_WINDOW_SECONDS = env_int("METRICS_WINDOW_SECONDS", 60)
 METRICS_WINDOWS_KEPT = env_int("METRICS_WINDOWS_KEPT", 60)
@@ -176,6 +182,9 @@ METRICS_AGGREGATE_INTERVAL = env_float("METRICS_AGGREGATE_INTERVAL", 60.0)
 # JVM start and JIT warm-up every minute with spark-submit: ~14 s against ~30 s for
 # 600,000 samples (bench/README.md). Off: a fresh spark-submit per run.
 METRICS_AGGREGATION_IN_PROCESS = env_bool("METRICS_AGGREGATION_IN_PROCESS", True)
+# A run still running after this many seconds is taken for dead (and a spark-submit killed).
+METRICS_AGGREGATION_TIMEOUT = env_float("METRICS_AGGREGATION_TIMEOUT", 900.0)
+METRICS_RUNS_KEPT_DAYS = env_int("METRICS_RUNS_KEPT_DAYS", 7)
 
 # --- Plans: detection and execution -------------------------------------------
 # Defaults of a new cluster policy (each cluster's policy is edited in the admin).
@@ -193,6 +202,15 @@ EXECUTOR_RESUME_INTERVAL = env_float("EXECUTOR_RESUME_INTERVAL", 30.0)
 
 # --- Spark -------------------------------------------------------------------
 SPARK_MASTER = os.environ.get("SPARK_MASTER", "local[*]")
+# Extra spark-submit flags, e.g. "--executor-memory 4g" (METRICS_AGGREGATION_IN_PROCESS off).
+SPARK_SUBMIT_OPTIONS = os.environ.get("SPARK_SUBMIT_OPTIONS", "")
+SPARK_DRIVER_MEMORY = os.environ.get("SPARK_DRIVER_MEMORY", "2g")
+SPARK_SHUFFLE_PARTITIONS = env_int("SPARK_SHUFFLE_PARTITIONS", 8)
+SPARK_LOG_LEVEL = os.environ.get("SPARK_LOG_LEVEL", "WARN")
+# Where the Kafka source jars are fetched to (spark_jobs/connector/pom.xml).
+SPARK_KAFKA_JARS_DIR = Path(
+    os.environ.get("SPARK_KAFKA_JARS_DIR", BASE_DIR / ".cache" / "spark-jars")
+)
 
 LOGGING = {
     "version": 1,
@@ -203,29 +221,28 @@ LOGGING = {
     "loggers": {"django.db.backends": {"level": "WARNING"}, "kafka": {"level": "WARNING"}},
 }
 
+
+def beat_entry(task: str, every: float) -> dict:
+    """A beat entry whose message expires when the next one is due.
+
+    A fan-out still queued by then is dropped by the worker, not piled up behind the
+    next one; django-celery-beat turns `expire_seconds` into the message's `expires`.
+    """
+    return {"task": task, "schedule": every, "options": {"expire_seconds": math.ceil(every)}}
+
+
 # Periodic tasks; django-celery-beat copies these into its tables on start, where
 # operators can pause or retune them in the admin.
 CELERY_BEAT_SCHEDULE = {
-    "clusters-sync": {
-        "task": "apps.clusters.tasks.clusters_sync_all",
-        "schedule": CLUSTER_SYNC_INTERVAL,
-    },
-    "metrics-sample": {
-        "task": "apps.metrics.tasks.metrics_sample_all",
-        "schedule": METRICS_SAMPLE_INTERVAL,
-    },
-    "metrics-aggregate": {
-        "task": "apps.metrics.tasks.metrics_aggregate_all",
-        "schedule": METRICS_AGGREGATE_INTERVAL,
-    },
-    "plans-detect": {
-        "task": "apps.plans.tasks.plans_detect_all",
-        "schedule": PLAN_DETECTION_TICK,
-    },
-    "plans-executions-resume": {
-        "task": "apps.plans.tasks.executions_resume",
-        "schedule": EXECUTOR_RESUME_INTERVAL,
-    },
+    "clusters-sync": beat_entry("apps.clusters.tasks.clusters_sync_all", CLUSTER_SYNC_INTERVAL),
+    "metrics-sample": beat_entry("apps.metrics.tasks.metrics_sample_all", METRICS_SAMPLE_INTERVAL),
+    "metrics-aggregate": beat_entry(
+        "apps.metrics.tasks.metrics_aggregate_all", METRICS_AGGREGATE_INTERVAL
+    ),
+    "plans-detect": beat_entry("apps.plans.tasks.plans_detect_all", PLAN_DETECTION_TICK),
+    "plans-executions-resume": beat_entry(
+        "apps.plans.tasks.executions_resume", EXECUTOR_RESUME_INTERVAL
+    ),
 }
 
 # --- REST API (apps/api) -------------------------------------------------------
@@ -247,6 +264,20 @@ SPECTACULAR_SETTINGS = {
     "SERVE_INCLUDE_SCHEMA": False,
     "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
 }
+
+# --- Notifications (apps/notifications) ---------------------------------------
+# Seconds a webhook POST may take (connect, then read) before it counts as failed.
+NOTIFICATIONS_TIMEOUT = env_float("NOTIFICATIONS_TIMEOUT", 5.0)
+# The same for the "send test" button, which waits for the answer.
+NOTIFICATIONS_TEST_TIMEOUT = env_float("NOTIFICATIONS_TEST_TIMEOUT", 3.0)
+# Retries after a failed first attempt (timeouts, connection errors, 408/425/429/5xx),
+# waiting NOTIFICATIONS_RETRY_BACKOFF seconds, then doubling, up to the _MAX.
+NOTIFICATIONS_MAX_RETRIES = env_int("NOTIFICATIONS_MAX_RETRIES", 6)
+NOTIFICATIONS_RETRY_BACKOFF = env_int("NOTIFICATIONS_RETRY_BACKOFF", 10)
+NOTIFICATIONS_RETRY_BACKOFF_MAX = env_int("NOTIFICATIONS_RETRY_BACKOFF_MAX", 600)
+# The dashboard's address as receivers reach it (e.g. https://balancer.example.com),
+# for links in notifications; empty: no links.
+NOTIFICATIONS_BASE_URL = os.environ.get("NOTIFICATIONS_BASE_URL", "")
 
 # --- Secrets at rest -----------------------------------------------------------
 # Fernet keys encrypting cluster passwords and TLS keys in the database, comma-separated:

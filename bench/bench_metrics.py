@@ -224,7 +224,8 @@ def main() -> int:
         django.setup()
         call_command("migrate", verbosity=0)
         from apps.clusters.models import Cluster
-        from apps.metrics.services import aggregation_results_store, aggregation_run_start
+        from apps.metrics.services.runs import aggregation_run_start
+        from apps.metrics.services.storage import aggregation_results_store
 
         cluster = Cluster.objects.create(name="bench", bootstrap_servers=args.bootstrap)
         run = aggregation_run_start(cluster=cluster)

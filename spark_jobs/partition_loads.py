@@ -5,8 +5,9 @@ extract   -> `metrics_extract`: batch-read the new records of the metrics topic
 transform -> pure DataFrame functions (`records_parse` ... `broker_loads_compute`),
              unit-tested on a local session with hand-made samples.
 load      -> `aggregation_execute` collects the (small) results to the driver;
-             apps.metrics.services writes them to the database. Nothing here
-             imports Django.
+             apps.metrics.services.storage writes them to the database.
+
+Pure PySpark: nothing in spark_jobs/ imports Django or the apps (a test checks).
 
 Windows are tumbling, aligned to the epoch, `window_ms` long. A window is only
 aggregated once it is complete, i.e. once a sample at or after its end has been
@@ -15,10 +16,8 @@ still-open window are read again by the next run: the stored offsets are rewound
 to the first of them. Records of a window that was already written are late and
 are dropped.
 
-Run on its own (spark-submit or plain python, both need Django settings because
-the results go to the database):
-
-    python -m spark_jobs.partition_loads --cluster demo
+The job's entry point, which needs Django because the results go to the database,
+is the `metrics_aggregate` management command (apps/metrics/management/commands).
 """
 
 from __future__ import annotations
@@ -411,52 +410,3 @@ def aggregation_execute(
         return result
     finally:
         groups.unpersist()
-
-
-def main(argv: list[str] | None = None) -> int:
-    import argparse
-    import os
-    import sys
-
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--cluster", required=True, help="cluster name (slug)")
-    parser.add_argument("--run-id", type=int, help="a run started by aggregation_submit")
-    args = parser.parse_args(argv)
-
-    # The results go to the Django database, so the job runs with the site's settings.
-    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "balancer_site.settings")
-    import django
-
-    django.setup()
-    from apps.clusters.models import Cluster
-    from apps.metrics.models import AggregationRun
-    from apps.metrics.services import AggregationAlreadyRunning, aggregation_run
-
-    cluster = Cluster.objects.filter(name=args.cluster).first()
-    if cluster is None:
-        print(f"unknown cluster {args.cluster!r}", file=sys.stderr)
-        return 2
-    run = None
-    if args.run_id is not None:
-        run = AggregationRun.objects.filter(
-            pk=args.run_id, cluster=cluster, status=AggregationRun.Status.RUNNING
-        ).first()
-        if run is None:
-            print(f"no running run {args.run_id} of {args.cluster!r}", file=sys.stderr)
-            return 2
-    try:
-        run = aggregation_run(cluster=cluster, run=run)
-    except AggregationAlreadyRunning as exc:
-        print(str(exc), file=sys.stderr)
-        return 3
-    print(
-        f"run {run.pk} {run.status}: {run.input_rows} rows in, {run.output_rows} partition loads, "
-        f"{run.malformed_rows} malformed, {run.late_rows} late"
-        + (f"; error: {run.error.splitlines()[0]}" if run.error else "")
-    )
-    return 0 if run.status == "succeeded" else 1
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

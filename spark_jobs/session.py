@@ -1,8 +1,9 @@
 """Build the SparkSession the metrics jobs use, with Spark's Kafka source on it.
 
-`local[*]` by default; SPARK_MASTER sends the same job to an existing Spark
-cluster. Under spark-submit the master and the jars come from its command line
-(see apps.metrics.services.aggregation_submit) and win over anything set here.
+The caller says where it runs (`master`, `local[*]` by default) and how it is sized;
+the Django side passes the SPARK_* settings (apps.metrics.services.spark_session).
+Under spark-submit the master and the jars come from its command line (see
+apps.metrics.services.spark_submit) and win over anything passed here.
 
 The Kafka source (spark-sql-kafka-0-10) comes from Maven Central through
 spark_jobs/connector/pom.xml into .cache/spark-jars: Central has no 4.3.0
@@ -21,16 +22,16 @@ from pyspark.sql import SparkSession
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 CONNECTOR_POM = Path(__file__).resolve().parent / "connector" / "pom.xml"
-JARS_DIR = Path(os.environ.get("SPARK_KAFKA_JARS_DIR", REPO_ROOT / ".cache" / "spark-jars"))
+JARS_DIR = REPO_ROOT / ".cache" / "spark-jars"
 
 
-def connector_jars_ensure() -> list[str]:
+def connector_jars_ensure(*, jars_dir: Path = JARS_DIR) -> list[str]:
     """Paths of the Kafka source jars, fetched with Maven once per pom version."""
-    stamp = JARS_DIR / ".pom-sha256"
+    stamp = jars_dir / ".pom-sha256"
     digest = hashlib.sha256(CONNECTOR_POM.read_bytes()).hexdigest()
     if not (stamp.exists() and stamp.read_text() == digest):
-        JARS_DIR.mkdir(parents=True, exist_ok=True)
-        for old in JARS_DIR.glob("*.jar"):
+        jars_dir.mkdir(parents=True, exist_ok=True)
+        for old in jars_dir.glob("*.jar"):
             old.unlink()
         subprocess.run(
             [
@@ -40,47 +41,52 @@ def connector_jars_ensure() -> list[str]:
                 "-f",
                 str(CONNECTOR_POM),
                 "dependency:copy-dependencies",
-                f"-DoutputDirectory={JARS_DIR}",
+                f"-DoutputDirectory={jars_dir}",
                 "-DincludeScope=runtime",
             ],
             check=True,
         )
         stamp.write_text(digest)
-    jars = sorted(str(p) for p in JARS_DIR.glob("*.jar"))
+    jars = sorted(str(p) for p in jars_dir.glob("*.jar"))
     if not jars:
-        raise RuntimeError(f"no Kafka connector jars in {JARS_DIR}")
+        raise RuntimeError(f"no Kafka connector jars in {jars_dir}")
     return jars
 
 
 def spark_session_build(
     *,
     app_name: str = "kafka-balancer-metrics",
-    master: str | None = None,
+    master: str = "local[*]",
     with_kafka: bool = True,
+    jars_dir: Path = JARS_DIR,
+    shuffle_partitions: int = 8,
+    driver_memory: str = "2g",
+    log_level: str = "WARN",
     extra_conf: dict[str, str] | None = None,
 ) -> SparkSession:
     builder = SparkSession.builder.appName(app_name)
-    master = master or os.environ.get("SPARK_MASTER") or "local[*]"
     conf: dict[str, str] = {
         "spark.master": master,
         "spark.ui.enabled": "false",
         # A metric batch is a few hundred MB at most; 200 shuffle partitions would
         # mostly schedule empty tasks on small machines.
-        "spark.sql.shuffle.partitions": os.environ.get("SPARK_SHUFFLE_PARTITIONS", "8"),
+        "spark.sql.shuffle.partitions": str(shuffle_partitions),
         "spark.sql.session.timeZone": "UTC",
-        "spark.driver.memory": os.environ.get("SPARK_DRIVER_MEMORY", "2g"),
+        "spark.driver.memory": driver_memory,
     }
     if master.startswith("local"):
         # Everything is in this process: stay on loopback rather than the host's address.
         conf["spark.driver.bindAddress"] = conf["spark.driver.host"] = "127.0.0.1"
     if with_kafka:
-        conf["spark.jars"] = ",".join(connector_jars_ensure())
+        conf["spark.jars"] = ",".join(connector_jars_ensure(jars_dir=jars_dir))
     conf.update(extra_conf or {})
+    # pyspark attaches to a JVM that spark-submit started through this variable;
+    # that JVM already runs with the master and jars of spark-submit's command line.
+    submitted = "PYSPARK_GATEWAY_PORT" in os.environ
     for key, value in conf.items():
-        # Under spark-submit the JVM already runs with its own master and jars.
-        if os.environ.get("SPARK_SUBMITTED") and key in {"spark.master", "spark.jars"}:
+        if submitted and key in {"spark.master", "spark.jars"}:
             continue
         builder = builder.config(key, value)
     session = builder.getOrCreate()
-    session.sparkContext.setLogLevel(os.environ.get("SPARK_LOG_LEVEL", "WARN"))
+    session.sparkContext.setLogLevel(log_level)
     return session

@@ -1,7 +1,8 @@
-"""Shared fixtures for the real local Kafka dev cluster and Redis (scripts/dev_cluster.py).
+"""Fixtures every test folder shares: a user per role, the real local Kafka dev cluster
+and Redis (scripts/dev_cluster.py).
 
-No mocks: tests that request these fixtures talk to real JVM brokers and a real Redis.
-Django configuration lives in pyproject.toml, not here.
+No mocks: tests that request the cluster fixtures talk to real JVM brokers and a real
+Redis. Django configuration lives in pyproject.toml, not here.
 """
 
 from __future__ import annotations
@@ -17,7 +18,34 @@ _SCRIPTS = str(Path(__file__).resolve().parent.parent / "scripts")
 if _SCRIPTS not in sys.path:
     sys.path.insert(0, _SCRIPTS)
 
+from dashboard.factories import user_make  # noqa: E402
 from dev_cluster import DevCluster  # noqa: E402
+
+# --- users, one per role group (the groups a plans migration creates) ---------------
+
+
+@pytest.fixture
+def viewer(db):
+    return user_make("vic", "viewer")
+
+
+@pytest.fixture
+def operator(db):
+    return user_make("olga", "operator")
+
+
+@pytest.fixture
+def approver(db):
+    return user_make("anna", "approver")
+
+
+@pytest.fixture
+def nobody(db):
+    """Signed in, but in no role group."""
+    return user_make("nora")
+
+
+# --- the real local Kafka dev cluster and Redis ----------------------------------------
 
 
 @pytest.fixture(scope="session")

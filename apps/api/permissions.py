@@ -1,9 +1,9 @@
-"""The UI's permissions, enforced on the API: one source, apps.dashboard.selectors."""
+"""The UI's permissions, enforced on the API: one source, apps.clusters.selectors."""
 
 from rest_framework.permissions import BasePermission
 from rest_framework.request import Request
 
-from apps.dashboard.selectors import user_may_see_clusters
+from apps.clusters.selectors import user_may_see_clusters
 
 
 class CanViewClusters(BasePermission):

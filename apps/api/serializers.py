@@ -6,15 +6,15 @@ from rest_framework import serializers
 from apps.audit.models import AuditEvent
 from apps.audit.selectors import EXPORT_FIELDS
 from apps.clusters.models import Broker, Cluster, Partition
-from apps.dashboard.selectors import (
-    HEATMAP_METRICS,
+from apps.metrics.selectors import HEATMAP_METRICS
+from apps.plans.models import Plan, PlanMove
+from apps.plans.selectors import (
     PLAN_MOVE_ORDERINGS,
     plan_actions_get,
     plan_eta_at_throttle,
+    plan_progress,
 )
-from apps.plans.models import Plan, PlanMove
-from apps.plans.selectors import plan_progress
-from apps.plans.services.lifecycle import REQUESTABLE_MODES
+from apps.plans.services import REQUESTABLE_MODES
 
 
 class ClusterSerializer(serializers.ModelSerializer):

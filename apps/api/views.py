@@ -9,40 +9,46 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from apps.audit.selectors import audit_events_explore
 from apps.audit.services import client_address_get
 from apps.clusters.models import Cluster
-from apps.clusters.selectors import broker_rows_list, topic_rows_list
-from apps.dashboard.selectors import (
-    audit_events_explore,
-    broker_traffic_series,
-    cluster_health_get,
-    cluster_health_list,
+from apps.clusters.selectors import (
+    broker_rows_list,
     cluster_visible_get,
+    partitions_filter,
+    topic_rows_list,
+)
+from apps.metrics.selectors import (
+    broker_traffic_series,
     heatmap_get,
     loads_broker_filter,
     loads_partition_filter,
-    partitions_filter,
-    plan_moves_filter,
-    plan_visible_get,
-)
-from apps.dashboard.services import (
-    plan_action_refused_record,
-    plan_execution_start,
-    whatif_simulate,
 )
 from apps.plans.errors import PlanPermissionDenied, PlanServiceError
 from apps.plans.models import Plan, PlanState
-from apps.plans.selectors import plan_export_json, plan_rollback_export_json, plans_list
+from apps.plans.selectors import (
+    cluster_audited_objects,
+    cluster_health_get,
+    cluster_health_list,
+    plan_export_json,
+    plan_moves_filter,
+    plan_rollback_export_json,
+    plan_visible_get,
+    plans_list,
+)
 from apps.plans.services import (
     plan_approve,
     plan_cancel,
+    plan_execution_start,
     plan_reject,
     plan_request,
     plan_rollback_request,
 )
+from apps.plans.whatif import whatif_simulate
 
 from . import serializers as s
 from .permissions import CanViewAudit, CanViewClusters
+from .services import plan_action_refused_record
 
 
 def _query(serializer_class, request: Request) -> dict:
@@ -377,9 +383,10 @@ class AuditEventListView(generics.ListAPIView):
 
     def get_queryset(self):
         query = _query(s.AuditQuerySerializer, self.request)
-        cluster = None
+        about = None
         if "cluster" in query:
             cluster = cluster_visible_get(user=self.request.user, name=query.pop("cluster"))
             if cluster is None:
                 raise ValidationError({"cluster": "no such cluster"})
-        return audit_events_explore(cluster=cluster, **query)
+            about = cluster_audited_objects(cluster=cluster)
+        return audit_events_explore(about=about, **query)

@@ -1,4 +1,5 @@
-"""Read the audit trail: filter, and serialise for export."""
+"""Read the audit trail: filter (by fields, or by the objects events are about), and
+serialise for export."""
 
 import csv
 import io
@@ -8,7 +9,8 @@ from datetime import datetime
 from typing import Any
 
 from django.core.serializers.json import DjangoJSONEncoder
-from django.db.models import QuerySet
+from django.db.models import CharField, Q, QuerySet
+from django.db.models.functions import Cast
 
 from .models import AuditEvent
 
@@ -55,6 +57,25 @@ def audit_events_filter(
     if until is not None:
         events = events.filter(created_at__lt=until)
     return events.order_by("-created_at", "-id")
+
+
+def audit_events_explore(
+    *, about: Iterable[QuerySet] | None = None, **filters: Any
+) -> QuerySet[AuditEvent]:
+    """`audit_events_filter`, narrowed to the events about any row of the `about`
+    querysets (e.g. everything of one cluster) when given."""
+    events = audit_events_filter(**filters)
+    if about is None:
+        return events
+    subjects = Q(pk__in=[])  # about nothing: no event
+    for rows in about:
+        subjects |= Q(object_type=rows.model._meta.label_lower, object_id__in=_ids_as_text(rows))
+    return events.filter(subjects)
+
+
+def _ids_as_text(rows: QuerySet) -> QuerySet:
+    # object_id is text (it names rows of any model).
+    return rows.annotate(text_id=Cast("pk", CharField())).values("text_id")
 
 
 def audit_event_row(*, event: AuditEvent) -> dict[str, Any]:

@@ -1,9 +1,37 @@
-"""Read-side queries for the cluster pages."""
+"""Reads of the synced cluster model: which clusters a user may see, their brokers,
+topics and partitions."""
 
 from collections import Counter
 from dataclasses import dataclass
 
+from django.contrib.auth.base_user import AbstractBaseUser
+from django.contrib.auth.models import AnonymousUser
+from django.db.models import QuerySet
+
 from .models import Broker, Cluster, Partition, Topic
+
+User = AbstractBaseUser | AnonymousUser
+
+# Seeing a cluster (its pages, websockets and API) takes this permission, which the
+# viewer / operator / approver / admin groups all grant. It is global: every role
+# sees every cluster; this is the one place to narrow that to per-cluster grants.
+VIEW_CLUSTER_PERMISSION = "clusters.view_cluster"
+
+
+def user_may_see_clusters(*, user: User) -> bool:
+    return bool(user.is_authenticated and user.is_active and user.has_perm(VIEW_CLUSTER_PERMISSION))
+
+
+def clusters_visible_list(*, user: User) -> QuerySet[Cluster]:
+    """The clusters this user may see, by name."""
+    if not user_may_see_clusters(user=user):
+        return Cluster.objects.none()
+    return Cluster.objects.order_by("name")
+
+
+def cluster_visible_get(*, user: User, name: str) -> Cluster | None:
+    """The named cluster, or None when it does not exist or the user may not see it."""
+    return clusters_visible_list(user=user).filter(name=name).first()
 
 
 @dataclass(frozen=True)
@@ -71,3 +99,21 @@ def topic_rows_list(*, cluster: Cluster, include_internal: bool = True) -> list[
             )
         )
     return rows
+
+
+def partitions_filter(
+    *, cluster: Cluster, topic: str = "", broker: int | None = None
+) -> QuerySet[Partition]:
+    """Partitions of a cluster, optionally of one topic and / or with a replica on a broker."""
+    partitions = Partition.objects.filter(topic__cluster=cluster).select_related("topic")
+    if topic:
+        partitions = partitions.filter(topic__name=topic)
+    if broker is not None:
+        # JSON containment is not portable to SQLite; filter the (small) candidate set here.
+        ids = [
+            pk
+            for pk, replica_list in partitions.values_list("pk", "replicas")
+            if broker in replica_list
+        ]
+        partitions = partitions.filter(pk__in=ids)
+    return partitions.order_by("topic__name", "index")

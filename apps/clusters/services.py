@@ -10,10 +10,9 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from apps.dashboard.events import cluster_changed_send
-
 from .kafka_clients import admin_client_create
 from .models import Broker, Cluster, Partition, Topic
+from .signals import broker_state_changed, cluster_reachability_changed, cluster_synced
 
 logger = logging.getLogger(__name__)
 
@@ -77,11 +76,8 @@ def cluster_state_read(*, admin: AdminClient, timeout: float | None = None) -> C
                     raise
                 unsettled.append(name)
     except (KafkaException, TimeoutError) as exc:
+        # Since Python 3.11 concurrent.futures.TimeoutError is TimeoutError: caught here too.
         raise ClusterUnreachable(_error_text(exc)) from exc
-    except Exception as exc:  # concurrent.futures raises its own TimeoutError subclasses
-        if exc.__class__.__name__ == "TimeoutError":
-            raise ClusterUnreachable(f"no answer within {timeout:.0f} s") from exc
-        raise
     brokers = [
         BrokerState(node_id=n.id, host=n.host, port=n.port, rack=n.rack or None)
         for n in description.nodes
@@ -126,6 +122,7 @@ def _error_text(exc: BaseException) -> str:
 @transaction.atomic
 def cluster_state_apply(*, cluster: Cluster, state: ClusterState, now: datetime) -> None:
     """Make the models match `state`. Idempotent; brokers are never deleted."""
+    was_unreachable = not cluster.reachable
     cluster.kafka_cluster_id = state.cluster_id
     cluster.controller_id = state.controller_id
     cluster.last_synced_at = now
@@ -144,6 +141,10 @@ def cluster_state_apply(*, cluster: Cluster, state: ClusterState, now: datetime)
 
     _brokers_apply(cluster=cluster, state=state, now=now)
     _topics_apply(cluster=cluster, state=state)
+    if was_unreachable:
+        cluster_reachability_changed.send(
+            sender=Cluster, cluster=cluster, reachable=True, error="", at=now
+        )
 
 
 def _brokers_apply(*, cluster: Cluster, state: ClusterState, now: datetime) -> None:
@@ -166,16 +167,24 @@ def _brokers_apply(*, cluster: Cluster, state: ClusterState, now: datetime) -> N
                 last_seen=now,
             )
             continue
+        was_alive = broker.alive
         broker.host, broker.port, broker.rack = seen.host, seen.port, seen.rack
         broker.alive = True
         broker.last_seen = now
         broker.save(update_fields=["host", "port", "rack", "alive", "last_seen"])
+        if not was_alive:
+            broker_state_changed.send(
+                sender=Broker, cluster=cluster, node_id=node_id, alive=True, at=now
+            )
 
     for node_id, broker in known.items():
         if node_id not in live and broker.alive:
             # Keep last_seen: it says when the broker went away.
             broker.alive = False
             broker.save(update_fields=["alive"])
+            broker_state_changed.send(
+                sender=Broker, cluster=cluster, node_id=node_id, alive=False, at=now
+            )
 
     for node_id in sorted(referenced - live.keys() - known.keys()):
         Broker.objects.create(
@@ -228,8 +237,13 @@ def _partitions_apply(*, topic: Topic, partitions: list[PartitionState]) -> None
 
 def cluster_sync_error_record(*, cluster: Cluster, error: str, now: datetime) -> None:
     """Keep the last known state; only say why this round failed."""
+    was_reachable = cluster.reachable
     Cluster.objects.filter(pk=cluster.pk).update(last_sync_error=error, last_sync_error_at=now)
     cluster.last_sync_error, cluster.last_sync_error_at = error, now
+    if was_reachable:
+        cluster_reachability_changed.send(
+            sender=Cluster, cluster=cluster, reachable=False, error=error, at=now
+        )
 
 
 def cluster_sync(*, cluster: Cluster, admin: AdminClient | None = None) -> bool:
@@ -242,8 +256,8 @@ def cluster_sync(*, cluster: Cluster, admin: AdminClient | None = None) -> bool:
         cluster_sync_error_record(cluster=cluster, error=f"unreachable: {exc}", now=timezone.now())
         return False
     cluster_state_apply(cluster=cluster, state=state, now=timezone.now())
-    # Live pages refetch; sent after commit and never raises (a Redis outage can't fail a sync).
-    cluster_changed_send(cluster_id=cluster.pk)
+    # Robust: a listener's failure (e.g. a Redis outage for live pages) can't fail a sync.
+    cluster_synced.send_robust(sender=Cluster, cluster=cluster)
     return True
 
 

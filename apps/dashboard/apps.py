@@ -7,5 +7,5 @@ class DashboardConfig(AppConfig):
     verbose_name = "Operator dashboard"
 
     def ready(self) -> None:
-        # Plan changes audited by the lifecycle and the executor are pushed live.
+        # Domain signals and audited plan changes are pushed to the live pages.
         from . import signals  # noqa: F401

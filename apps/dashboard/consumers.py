@@ -11,9 +11,13 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
 from apps.clusters.models import Cluster
+from apps.clusters.selectors import (
+    cluster_visible_get,
+    clusters_visible_list,
+    user_may_see_clusters,
+)
 
 from .events import cluster_group_name, plans_group_name
-from .selectors import cluster_visible_get, clusters_visible_list, user_may_see_clusters
 
 CLOSE_NOT_SIGNED_IN = 4401
 CLOSE_FORBIDDEN = 4403

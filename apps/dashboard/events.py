@@ -1,9 +1,10 @@
 """Push live events to the dashboard's websocket groups (one group per cluster).
 
-Every sender is called by a service after its transaction commits (we register the
-send with `transaction.on_commit`, which runs at once outside a transaction), and
-none of them ever raises: a Redis outage must not break a sync, an aggregation or
-an execution. Events are small notices; pages fetch what they show over HTTP, so a
+Every sender is called by a receiver in `signals.py`, when a domain app signals or
+writes something; the send runs after the current transaction commits (we register it
+with `transaction.on_commit`, which runs at once outside a transaction), and none of
+them ever raises: a Redis outage must not break a sync, an aggregation or an
+execution. Events are small notices; pages fetch what they show over HTTP, so a
 missed event only delays an update until the next one or the next reconnect.
 """
 

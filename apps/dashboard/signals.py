@@ -1,23 +1,47 @@
-"""Bridges from other apps' writes to live events, so their services need not know
-about websockets:
+"""Receivers that turn the domain apps' signals and writes into live events, so the
+domain apps never import the dashboard (dependencies point one way):
 
+- `clusters.signals.cluster_synced`: the cluster pages refetch the model;
+- `plans.signals.execution_progressed`: plan pages redraw the progress bar;
 - every plan state change and executor step is written to the audit trail in the
   transaction that makes it, so an audit event about a plan is our cue to tell that
   plan's watchers (after commit), whether the detector, the executor or a user did it;
 - a finished aggregation run means new load windows: traffic charts and heatmaps
   refetch.
+
+`events.py` sends after commit and never raises.
 """
 
 from django.db.models.signals import post_save
 from django.dispatch import receiver
 
 from apps.audit.models import AuditEvent
+from apps.clusters.models import Cluster
+from apps.clusters.signals import cluster_synced
 from apps.metrics.models import AggregationRun
 from apps.plans.models import Plan
+from apps.plans.signals import execution_progressed
 
-from .events import loads_changed_send, plan_changed_send
+from .events import (
+    cluster_changed_send,
+    execution_progress_send,
+    loads_changed_send,
+    plan_changed_send,
+)
 
 PLAN_OBJECT_TYPE = Plan._meta.label_lower  # "plans.plan"
+
+
+@receiver(cluster_synced, sender=Cluster, dispatch_uid="dashboard_cluster_push")
+def _cluster_push(sender, cluster: Cluster, **kwargs) -> None:
+    cluster_changed_send(cluster_id=cluster.pk)
+
+
+@receiver(execution_progressed, sender=Plan, dispatch_uid="dashboard_progress_push")
+def _progress_push(sender, plan: Plan, done: int, total: int, bytes_done: int, **kwargs) -> None:
+    execution_progress_send(
+        cluster_id=plan.cluster_id, plan_id=plan.pk, done=done, total=total, bytes_done=bytes_done
+    )
 
 
 @receiver(post_save, sender=AuditEvent, dispatch_uid="dashboard_plan_event_push")

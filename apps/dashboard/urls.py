@@ -1,6 +1,6 @@
 from django.urls import path, re_path
 
-from . import views
+from . import views, views_notifications
 
 app_name = "dashboard"
 
@@ -11,4 +11,10 @@ urlpatterns = [
     path("clusters/<slug:name>/what-if/", views.whatif_page, name="what-if"),
     path("audit/", views.audit_page, name="audit"),
     re_path(r"^audit/export\.(?P<fmt>csv|json)$", views.audit_export, name="audit-export"),
+    path("notifications/", views_notifications.notifications_page, name="notifications"),
+    path(
+        "notifications/<int:channel_id>/test/",
+        views_notifications.notification_test,
+        name="notification-test",
+    ),
 ]

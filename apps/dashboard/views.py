@@ -21,26 +21,52 @@ from django.shortcuts import render
 from django.utils import timezone
 from django.views.decorators.http import require_GET
 
-from apps.audit.selectors import audit_events_csv_lines, audit_events_json_chunks
-from apps.clusters.models import Cluster
-from apps.clusters.selectors import broker_rows_list, topic_rows_list
-from apps.plans.selectors import plan_progress, plans_list
-from apps.plans.services.lifecycle import REQUESTABLE_MODES
-
-from .forms import AuditExploreForm
-from .selectors import (
-    AUDIT_ACTIONS,
-    HEATMAP_METRICS,
-    VIEW_CLUSTER_PERMISSION,
+from apps.audit.selectors import (
+    audit_events_csv_lines,
     audit_events_explore,
-    cluster_health_get,
-    cluster_health_list,
+    audit_events_json_chunks,
+)
+from apps.clusters.models import Cluster
+from apps.clusters.selectors import (
+    VIEW_CLUSTER_PERMISSION,
+    broker_rows_list,
     cluster_visible_get,
     clusters_visible_list,
+    topic_rows_list,
+)
+from apps.metrics.selectors import HEATMAP_METRICS
+from apps.plans.selectors import (
+    cluster_audited_objects,
+    cluster_health_get,
+    cluster_health_list,
     plan_actions_get,
     plan_eta_at_throttle,
     plan_loads_before_after,
+    plan_progress,
     plan_visible_get,
+    plans_list,
+)
+from apps.plans.services import REQUESTABLE_MODES
+
+from .forms import AuditExploreForm
+
+# What the trail records (the lifecycle, the executor, sign-ins, policy), offered as
+# suggestions in the explorer's action filter; the filter takes any prefix.
+AUDIT_ACTIONS = (
+    "plan.",
+    "plan.proposed",
+    "plan.approved",
+    "plan.rejected",
+    "plan.cancelled",
+    "plan.superseded",
+    "plan.stale",
+    "plan.approve_refused",
+    "execution.",
+    "execution.started",
+    "execution.completed",
+    "execution.failed",
+    "policy.changed",
+    "auth.",
 )
 
 
@@ -117,12 +143,13 @@ def _audit_filtered(request: HttpRequest) -> tuple[AuditExploreForm, QuerySet | 
         errors = "; ".join(f"{f}: {' '.join(m)}" for f, m in form.errors.items())
         return form, None, errors
     filters = {k: v for k, v in (form.cleaned_data if request.GET else {}).items() if v}
-    cluster = None
+    about = None
     if "cluster" in filters:
         cluster = cluster_visible_get(user=request.user, name=filters.pop("cluster"))
         if cluster is None:
             return form, None, "cluster: no such cluster"
-    return form, audit_events_explore(cluster=cluster, **filters), ""
+        about = cluster_audited_objects(cluster=cluster)
+    return form, audit_events_explore(about=about, **filters), ""
 
 
 @require_GET

@@ -1,4 +1,5 @@
 from celery import shared_task
+from django.conf import settings
 
 from apps.clusters.models import Cluster
 
@@ -7,9 +8,13 @@ from .services import AggregationAlreadyRunning, aggregation_dispatch, metrics_s
 
 @shared_task(ignore_result=True)
 def metrics_sample_all() -> None:
-    """Fan out: one sample task per cluster."""
+    """Fan out: one sample task per cluster.
+
+    A sample still queued when the next round is due is dropped: it would measure
+    late and only delay the next round.
+    """
     for cluster_id in Cluster.objects.values_list("id", flat=True):
-        metrics_sample_task.delay(cluster_id)
+        metrics_sample_task.apply_async((cluster_id,), expires=settings.METRICS_SAMPLE_INTERVAL)
 
 
 @shared_task(ignore_result=True)
@@ -21,7 +26,11 @@ def metrics_sample_task(cluster_id: int) -> None:
 
 @shared_task(ignore_result=True)
 def metrics_aggregate_all() -> None:
-    """Fan out: one aggregation task per cluster."""
+    """Fan out: one aggregation task per cluster.
+
+    These do not expire: on a busy aggregation worker the last clusters would never
+    run; a queued duplicate reads only what is new, or finds the lock taken.
+    """
     for cluster_id in Cluster.objects.values_list("id", flat=True):
         metrics_aggregate_task.delay(cluster_id)
 

@@ -9,7 +9,7 @@ from apps.audit.services import audit_record, client_address_get
 
 from .errors import PlanServiceError
 from .models import ClusterPolicy, Execution, Plan, PlanMove
-from .services.lifecycle import POLICY_FIELDS, policy_update, policy_validate
+from .services import POLICY_FIELDS, policy_update, policy_validate
 
 
 class ClusterPolicyForm(forms.ModelForm):

@@ -7,5 +7,6 @@ class PlansConfig(AppConfig):
     verbose_name = "Reassignment plans"
 
     def ready(self) -> None:
-        # A restarted worker picks up executions a killed one left behind.
-        from . import signals  # noqa: F401
+        # The tasks: registered in every process, so queue.py finds them by name.
+        # The receivers: a restarted worker picks up executions a killed one left behind.
+        from . import receivers, tasks  # noqa: F401

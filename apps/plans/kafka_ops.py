@@ -212,6 +212,11 @@ class LiveKafka:
             raise KafkaOpError(f"DescribeLogDirs failed: {exc}") from exc
 
 
+def kafka_ops_resolve(*, cluster: Cluster, kafka: KafkaOps | None = None) -> KafkaOps:
+    """The operations given (a test's fake), or the live cluster's."""
+    return kafka if kafka is not None else LiveKafka(cluster=cluster)
+
+
 def _error_name(error) -> str:
     inner = error.args[0] if isinstance(error, KafkaException) and error.args else error
     return inner.name() if hasattr(inner, "name") else str(inner)

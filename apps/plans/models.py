@@ -242,6 +242,11 @@ class PlanMove(models.Model):
         return f"{self.topic}-{self.partition}: {self.replicas_before} -> {self.replicas_after}"
 
     @property
+    def key(self) -> tuple[str, int]:
+        """(topic, partition): how Kafka requests name the partition."""
+        return (self.topic, self.partition)
+
+    @property
     def added(self) -> list[int]:
         return [b for b in self.replicas_after if b not in self.replicas_before]
 
@@ -263,7 +268,7 @@ class Execution(models.Model):
     lease_until = models.DateTimeField(null=True, blank=True)
     heartbeat_at = models.DateTimeField(null=True, blank=True)
     cancel_requested = models.BooleanField(default=False)
-    # What was throttled and the values found before, so cleanup restores exactly that.
+    # What was throttled (rate, brokers, topics), so cleanup deletes exactly that.
     throttle = models.JSONField(default=dict, blank=True)
     throttle_applied = models.BooleanField(default=False)
     batches = models.PositiveIntegerField(default=0)

@@ -1,17 +1,14 @@
-"""On worker start, resume executions a killed worker left behind."""
+"""The signals the plans app sends, so that other apps (the dashboard's live pages)
+can follow its work without the plans app knowing about them.
 
-import logging
+Sent with `send_robust` from inside the executor's step, possibly inside a
+transaction: a receiver's error is logged by Django and never stops an execution,
+and a receiver that talks to the outside world defers it with
+`transaction.on_commit`.
+"""
 
-from celery.signals import worker_ready
+from django.dispatch import Signal
 
-logger = logging.getLogger(__name__)
-
-
-@worker_ready.connect(dispatch_uid="plans_resume_on_worker_ready")
-def _resume_on_start(sender=None, **kwargs) -> None:
-    from .tasks import executions_resume
-
-    try:
-        executions_resume.delay()
-    except Exception:  # a broker hiccup must not stop the worker from starting
-        logger.exception("could not enqueue the resume of executions")
+# An executing plan polled Kafka and recorded its progress. Sender: the Plan class.
+# Arguments: plan (Plan), done and total (moves), bytes_done (bytes copied so far).
+execution_progressed = Signal()

@@ -1,12 +1,16 @@
-"""Runs, the per-cluster lock, storing windows, pruning and the sampler's records."""
+"""Runs, the per-cluster lock, storing windows, pruning, the sampler's records and topic,
+and the metrics_aggregate command spark-submit runs."""
 
 from __future__ import annotations
 
+import io
 import json
 import sys
+from concurrent.futures import Future
 from datetime import timedelta
 
 import pytest
+from django.core.management import CommandError, call_command
 from django.utils import timezone
 
 from apps.metrics.models import AggregationRun, BrokerLoad, MetricsCursor, PartitionLoad
@@ -18,6 +22,7 @@ from apps.metrics.services import (
     aggregation_run_start,
     aggregation_submit,
     metric_records_build,
+    metrics_topic_ensure,
     metrics_windows_prune,
 )
 from spark_jobs.partition_loads import AggregationResult
@@ -159,7 +164,7 @@ def test_it_records_a_run_that_fails(settings):
 def test_it_records_a_submission_whose_job_dies(monkeypatch):
     cluster = cluster_create()
     monkeypatch.setattr(
-        "apps.metrics.services.spark_submit_command",
+        "apps.metrics.services.spark_submit.spark_submit_command",
         lambda **kw: [sys.executable, "-c", "import sys; print('JVM died'); sys.exit(7)"],
     )
 
@@ -183,8 +188,8 @@ def test_it_builds_the_spark_submit_command(settings):
     assert cmd[0].endswith("spark-submit")
     assert cmd[cmd.index("--master") + 1] == "spark://spark-master:7077"
     assert "spark-sql-kafka-0-10_2.13" in cmd[cmd.index("--jars") + 1]
-    assert cmd[-5:] == [cmd[-5], "--cluster", "demo", "--run-id", str(run.pk)]
-    assert cmd[-5].endswith("spark_jobs/partition_loads.py")
+    assert cmd[-6:] == [cmd[-6], "metrics_aggregate", "--cluster", "demo", "--run-id", str(run.pk)]
+    assert cmd[-6].endswith("/manage.py")
 
 
 def test_it_builds_one_record_per_partition_with_known_offsets():
@@ -236,12 +241,15 @@ def test_it_dispatches_to_spark_submit_or_a_warm_session(settings, monkeypatch, 
     settings.METRICS_AGGREGATION_IN_PROCESS = in_process
     calls = []
     monkeypatch.setattr(
-        "apps.metrics.services.aggregation_submit", lambda **kw: calls.append(("submit", kw))
+        "apps.metrics.services.dispatch.aggregation_submit",
+        lambda **kw: calls.append(("submit", kw)),
     )
     monkeypatch.setattr(
-        "apps.metrics.services.aggregation_run", lambda **kw: calls.append(("run", kw))
+        "apps.metrics.services.dispatch.aggregation_run", lambda **kw: calls.append(("run", kw))
     )
-    monkeypatch.setattr("apps.metrics.services.spark_session_for_worker", lambda: "session")
+    monkeypatch.setattr(
+        "apps.metrics.services.dispatch.spark_session_for_worker", lambda: "session"
+    )
     cluster = cluster_create()
 
     from apps.metrics.services import aggregation_dispatch
@@ -256,16 +264,93 @@ def test_it_dispatches_to_spark_submit_or_a_warm_session(settings, monkeypatch, 
     assert calls == [expected]
 
 
-def test_it_skips_a_task_while_another_run_holds_the_lock(monkeypatch):
+@pytest.mark.parametrize("in_process", [False, True])
+def test_it_skips_a_task_while_another_run_holds_the_lock(settings, monkeypatch, in_process):
     from apps.metrics.tasks import metrics_aggregate_task
 
+    settings.METRICS_AGGREGATION_IN_PROCESS = in_process
     cluster = cluster_create()
     aggregation_run_start(cluster=cluster)
     monkeypatch.setattr(
-        "apps.metrics.services.spark_submit_command",
+        "apps.metrics.services.spark_submit.spark_submit_command",
         lambda **kw: pytest.fail("a second job must not start"),
     )
+    # A session that fails any use: the run must stop at the lock.
+    monkeypatch.setattr("apps.metrics.services.dispatch.spark_session_for_worker", object)
 
     metrics_aggregate_task(cluster.pk)  # returns quietly
 
     assert AggregationRun.objects.filter(cluster=cluster).count() == 1
+
+
+class TopicCreatingAdmin:
+    """Answers create_topics like a cluster would and keeps what it was asked to create."""
+
+    def __init__(self) -> None:
+        self.created: list = []
+
+    def create_topics(self, new_topics, request_timeout):
+        self.created += new_topics
+        done: Future = Future()
+        done.set_result(None)
+        return {t.topic: done for t in new_topics}
+
+
+@pytest.mark.parametrize(("alive_brokers", "replicas"), [(1, 1), (2, 2), (3, 3), (5, 3)])
+def test_it_creates_the_metrics_topic_with_no_more_replicas_than_alive_brokers(
+    settings, alive_brokers, replicas
+):
+    settings.METRICS_TOPIC_PARTITIONS = 4
+    settings.METRICS_TOPIC_RETENTION_MS = 3_600_000
+    admin = TopicCreatingAdmin()
+
+    metrics_topic_ensure(admin=admin, topic="m", existing={"orders"}, brokers=alive_brokers)
+
+    [topic] = admin.created
+    assert (topic.topic, topic.num_partitions, topic.replication_factor) == ("m", 4, replicas)
+    assert topic.config == {"cleanup.policy": "delete", "retention.ms": "3600000"}
+
+
+def test_it_leaves_an_existing_metrics_topic_alone():
+    admin = TopicCreatingAdmin()
+
+    metrics_topic_ensure(admin=admin, topic="m", existing={"m"}, brokers=3)
+
+    assert admin.created == []
+
+
+def test_it_exits_2_for_an_unknown_cluster_or_run():
+    cluster_create()
+
+    with pytest.raises(CommandError) as unknown:
+        call_command("metrics_aggregate", "--cluster", "nope")
+    with pytest.raises(CommandError) as no_run:
+        call_command("metrics_aggregate", "--cluster", "demo", "--run-id", "99")
+
+    assert unknown.value.returncode == 2 and no_run.value.returncode == 2
+    assert AggregationRun.objects.count() == 0
+
+
+def test_it_exits_3_while_another_aggregation_of_the_cluster_runs():
+    cluster = cluster_create()
+    aggregation_run_start(cluster=cluster)
+
+    with pytest.raises(CommandError) as running:
+        call_command("metrics_aggregate", "--cluster", "demo")
+
+    assert running.value.returncode == 3
+
+
+def test_it_exits_1_and_records_the_run_when_the_job_fails(settings):
+    settings.KAFKA_REQUEST_TIMEOUT = 1.0
+    cluster = cluster_create()  # its bootstrap address answers nothing
+    run = aggregation_run_start(cluster=cluster)
+    out = io.StringIO()
+
+    with pytest.raises(CommandError) as failed:
+        call_command("metrics_aggregate", "--cluster", "demo", "--run-id", str(run.pk), stdout=out)
+
+    run.refresh_from_db()
+    assert failed.value.returncode == 1
+    assert run.status == AggregationRun.Status.FAILED and run.error
+    assert out.getvalue().startswith(f"run {run.pk} failed: 0 rows in")

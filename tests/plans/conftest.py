@@ -1,4 +1,5 @@
-"""Fixtures for plan tests: users in each group, a synced cluster model, a fake Kafka."""
+"""Fixtures for plan tests: a user maker, a synced cluster model, a fake Kafka (users per
+role come from tests/conftest.py)."""
 
 import pytest
 from django.contrib.auth.models import Group
@@ -25,21 +26,6 @@ def make_user(django_user_model):
         return user
 
     return make
-
-
-@pytest.fixture
-def viewer(make_user):
-    return make_user("vic", "viewer")
-
-
-@pytest.fixture
-def operator(make_user):
-    return make_user("olga", "operator")
-
-
-@pytest.fixture
-def approver(make_user):
-    return make_user("anna", "approver")
 
 
 @pytest.fixture

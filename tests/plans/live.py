@@ -259,7 +259,7 @@ def leftovers_clean(bootstrap: str, topics: list[str]) -> None:
     its topics, throttles of its executions) is removed, so the shared cluster stays clean."""
     from apps.clusters.kafka_python_adapter import reassignments_alter
     from apps.plans.models import Execution, PlanState
-    from apps.plans.services.execution import execution_fail
+    from apps.plans.services import execution_fail
 
     for execution in Execution.objects.select_related("plan", "plan__cluster"):
         plan = execution.plan
@@ -267,9 +267,9 @@ def leftovers_clean(bootstrap: str, topics: list[str]) -> None:
             execution_fail(plan=plan, error="test teardown")
         elif execution.throttle_applied:
             from apps.plans.kafka_ops import LiveKafka
-            from apps.plans.services.execution import _throttle_clear
+            from apps.plans.services.throttles import throttles_remove
 
-            _throttle_clear(plan=plan, execution=execution, kafka=LiveKafka(cluster=plan.cluster))
+            throttles_remove(plan=plan, execution=execution, kafka=LiveKafka(cluster=plan.cluster))
     stuck = in_flight(bootstrap, topics)
     if stuck:
         reassignments_alter(bootstrap_servers=bootstrap, moves=dict.fromkeys(stuck))

@@ -17,7 +17,7 @@ from apps.plans.services import (
     policy_get,
     policy_update,
 )
-from apps.plans.services.execution import _lease_take
+from apps.plans.services.lease import lease_take
 
 from .fakes import FakeKafka
 
@@ -144,7 +144,7 @@ def test_it_reports_progress_in_bytes(plan, kafka):
 def test_it_pushes_progress_to_the_live_plan_page(plan, kafka, monkeypatch):
     sent = []
     monkeypatch.setattr(
-        "apps.plans.services.execution.execution_progress_send", lambda **kw: sent.append(kw)
+        "apps.dashboard.signals.execution_progress_send", lambda **kw: sent.append(kw)
     )
     run_to_end(plan, kafka)
 
@@ -152,6 +152,17 @@ def test_it_pushes_progress_to_the_live_plan_page(plan, kafka, monkeypatch):
     assert [s["bytes_done"] for s in sent] == sorted(s["bytes_done"] for s in sent)
     assert sent[-1]["done"] == sent[-1]["total"] == 12
     assert sent[-1]["bytes_done"] == Execution.objects.get(plan=plan).bytes_total
+
+
+def test_it_runs_on_when_a_progress_listener_fails(plan, kafka, monkeypatch):
+    def broken(**kwargs):
+        raise RuntimeError("listener bug")
+
+    monkeypatch.setattr("apps.dashboard.signals.execution_progress_send", broken)
+    run_to_end(plan, kafka)
+
+    plan.refresh_from_db()
+    assert plan.state == PlanState.COMPLETED
 
 
 def test_it_removes_only_what_it_set(plan, kafka):
@@ -291,8 +302,8 @@ def test_it_marks_the_plan_stale_when_kafka_moved_on_before_start(plan, kafka):
 
 
 def test_it_lets_only_one_worker_hold_the_lease(plan, kafka):
-    assert _lease_take(plan=plan, owner="worker-a")
-    assert not _lease_take(plan=plan, owner="worker-b")
+    assert lease_take(plan=plan, owner="worker-a")
+    assert not lease_take(plan=plan, owner="worker-b")
     result = execution_run(plan=plan, kafka=kafka, poll_interval=0, sleep=lambda s: None)
     assert result.state == PlanState.APPROVED and not kafka.alter_calls  # b stood aside
     Execution.objects.filter(plan=plan).update(lease_until=timezone.now())  # a died
@@ -309,7 +320,7 @@ def test_it_resumes_plans_whose_worker_is_gone(
     original = tasks.plan_execute_task.delay
     tasks.plan_execute_task.delay = lambda plan_id: sent.append(plan_id)
     try:
-        assert _lease_take(plan=plan, owner="alive-worker")
+        assert lease_take(plan=plan, owner="alive-worker")
         with django_capture_on_commit_callbacks(execute=True):
             assert executions_resume() == []
         Execution.objects.filter(plan=plan).update(lease_until=timezone.now())

@@ -17,6 +17,7 @@ from typing import Any
 
 from .errors import BalancerError, PlanError, SnapshotError
 from .goals import ALL_GOALS, HARD_GOALS, SOFT_GOALS, build_goals
+from .loads import balance_ratio, broker_loads
 from .model import ClusterModel
 from .modes import MODES, default_soft_goals, setup_mode
 from .optimizer import run
@@ -80,6 +81,8 @@ __all__ = [
     "Proposal",
     "Snapshot",
     "SnapshotError",
+    "balance_ratio",
+    "broker_loads",
     "parse_snapshot",
     "propose",
     "validate_plan",

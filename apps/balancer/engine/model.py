@@ -51,6 +51,21 @@ class ModeSetup:
     added: list[int] = field(default_factory=list)  # broker indices being added
 
 
+def load_vectors(snap: Snapshot) -> tuple[np.ndarray, np.ndarray]:
+    """Per partition, what each replica adds to its broker and what the leader adds
+    in addition: (P, N_MEASURES) arrays `fvec` and `lvec`."""
+    n = snap.n_partitions
+    fvec = np.zeros((n, N_MEASURES), dtype=np.float64)
+    fvec[:, NW_IN] = snap.bytes_in
+    fvec[:, DISK] = snap.size
+    fvec[:, REPLICAS] = 1.0
+    lvec = np.zeros((n, N_MEASURES), dtype=np.float64)
+    lvec[:, NW_OUT] = snap.bytes_out + snap.bytes_in * (snap.rf - 1)
+    lvec[:, LEADERS] = 1.0
+    lvec[:, LEADER_BYTES_IN] = snap.bytes_in
+    return fvec, lvec
+
+
 def broker_loads(
     assign: np.ndarray, fvec: np.ndarray, lvec: np.ndarray, n_brokers: int
 ) -> np.ndarray:
@@ -97,7 +112,7 @@ class ClusterModel:
         self.snap = snap
         self.setup = setup
         self.n_brokers = B = snap.n_brokers
-        self.n_partitions = P = snap.n_partitions
+        self.n_partitions = snap.n_partitions
         self.initial = snap.replicas
         self.assign = snap.replicas.copy()
         self.K = self.assign.shape[1]
@@ -106,15 +121,8 @@ class ClusterModel:
         self.topic = snap.topic
         self.topic_l: list[int] = snap.topic.tolist()
         self.size = snap.size
-        self.lout = snap.bytes_out + snap.bytes_in * (snap.rf - 1)
-        fvec = np.zeros((P, N_MEASURES), dtype=np.float64)
-        fvec[:, NW_IN] = snap.bytes_in
-        fvec[:, DISK] = snap.size
-        fvec[:, REPLICAS] = 1.0
-        lvec = np.zeros((P, N_MEASURES), dtype=np.float64)
-        lvec[:, NW_OUT] = self.lout
-        lvec[:, LEADERS] = 1.0
-        lvec[:, LEADER_BYTES_IN] = snap.bytes_in
+        fvec, lvec = load_vectors(snap)
+        self.lout = lvec[:, NW_OUT].copy()  # contiguous: goals index it per partition
         self.fvec = fvec
         self.lvec = lvec
         self.load = broker_loads(self.assign, fvec, lvec, B)

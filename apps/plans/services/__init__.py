@@ -1,37 +1,50 @@
-"""Plan services: lifecycle (propose, approve, reject, cancel, rollback, policy),
-detection (the periodic balancer) and execution (the resumable executor)."""
+"""The plans app's services, one concept per module; import them from here.
 
+Plans: `creation` (a proposal stored as a plan), `operator_requests` (an operator asks
+for one), `detection` (the periodic balancer asks for one), `decisions` (approve,
+reject, cancel, stale), `execution_start` (an operator re-enqueues an approved plan),
+`rollback`, `transitions` (the audited state change they all use), `planner` (the
+bridge to the engine), `policy`.
+The executor: `runner` (the loop under a `lease`), `step`, `batches`, `throttles`,
+`progress`, `leaders`, `endings`, `resume` (the sweep after a killed worker).
+Shared by both: `actors` (the system actors in the audit trail), `permissions`.
+"""
+
+from .creation import plan_create, plan_create_from_proposal
+from .decisions import plan_approve, plan_auto_approve, plan_cancel, plan_reject, plan_stale_check
 from .detection import cluster_detect, clusters_due_for_detection
-from .execution import (
-    execution_run,
-    execution_step,
-    executions_resume,
-)
-from .lifecycle import (
-    plan_approve,
-    plan_cancel,
-    plan_create,
-    plan_reject,
-    plan_request,
-    plan_rollback_request,
-    plan_stale_check,
-    policy_get,
-    policy_update,
-)
+from .endings import execution_fail
+from .execution_start import plan_execution_start
+from .operator_requests import REQUESTABLE_MODES, plan_request
+from .planner import planner_options, planner_run
+from .policy import POLICY_FIELDS, policy_get, policy_update, policy_validate
+from .resume import executions_resume
+from .rollback import plan_rollback_request
+from .runner import execution_run
+from .step import execution_step
 
 __all__ = [
+    "POLICY_FIELDS",
+    "REQUESTABLE_MODES",
     "cluster_detect",
     "clusters_due_for_detection",
+    "execution_fail",
     "execution_run",
     "execution_step",
     "executions_resume",
     "plan_approve",
+    "plan_auto_approve",
     "plan_cancel",
     "plan_create",
+    "plan_create_from_proposal",
+    "plan_execution_start",
     "plan_reject",
     "plan_request",
     "plan_rollback_request",
     "plan_stale_check",
+    "planner_options",
+    "planner_run",
     "policy_get",
     "policy_update",
+    "policy_validate",
 ]

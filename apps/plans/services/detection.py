@@ -21,13 +21,11 @@ from apps.clusters.models import Cluster
 from ..errors import PlanRequestInvalid
 from ..models import ACTIVE_STATES, ClusterPolicy, Plan, PlanMode, PlanOrigin
 from ..selectors import plan_open_get, snapshot_build
-from .lifecycle import (
-    DETECTOR,
-    plan_create_from_proposal,
-    plan_stale_check,
-    planner_run,
-    policy_get,
-)
+from .actors import DETECTOR
+from .creation import plan_create_from_proposal
+from .decisions import plan_stale_check
+from .planner import planner_run
+from .policy import policy_get
 
 logger = logging.getLogger(__name__)
 

@@ -6,7 +6,7 @@ optimiser calls `register` for hard goals before anything moves and for soft goa
 once they are optimised; from then on every move must keep each broker inside the
 band, or at least not move it further out (Cruise Control's acceptance rule).
 
-`BandGoal.optimize` works in the order the issue asks for:
+`BandGoal.optimize` moves things cheapest first (docs/BALANCING.md §5):
  1. leadership changes (no data copied) when the measure follows leadership;
  2. replica moves, candidates ordered by most load per byte moved, each sent to
     the least utilised broker that every registered constraint accepts;

@@ -1,4 +1,3 @@
-import os
 import secrets
 from pathlib import Path
 
@@ -13,7 +12,7 @@ class Command(BaseCommand):
     help = "Register the default cluster and make sure an admin user exists (prints its login)."
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--username", default=os.environ.get("BALANCER_ADMIN_USER", "admin"))
+        parser.add_argument("--username", default=settings.BALANCER_ADMIN_USER)
         parser.add_argument(
             "--credentials-file",
             default=str(settings.BASE_DIR / ".run" / "admin-credentials.txt"),
@@ -31,7 +30,7 @@ class Command(BaseCommand):
         path = Path(options["credentials_file"])
         user_model = get_user_model()
         user = user_model.objects.filter(username=username).first()
-        password = os.environ.get("BALANCER_ADMIN_PASSWORD")
+        password = settings.BALANCER_ADMIN_PASSWORD
         if user is None or password or not path.exists():
             # A fresh password only when we cannot show the current one.
             password = password or secrets.token_urlsafe(12)

@@ -14,8 +14,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from apps.clusters.models import Cluster
 from apps.plans.errors import PlanServiceError
-from apps.plans.services import plan_request
-from apps.plans.services.lifecycle import REQUESTABLE_MODES
+from apps.plans.services import REQUESTABLE_MODES, plan_request
 
 
 class Command(BaseCommand):

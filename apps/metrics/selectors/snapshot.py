@@ -1,44 +1,15 @@
-"""Read-side of traffic metrics: the latest complete window and the snapshot built on it."""
+"""The cluster as the planner reads it: synced placement with the newest window's loads."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
 from typing import Any
 
-from django.db.models import QuerySet
 from django.utils import timezone
 
 from apps.clusters.models import Broker, Cluster, Partition
 
-from .models import AggregationRun, BrokerLoad, PartitionLoad
-
-
-def latest_window_start(*, cluster: Cluster) -> datetime | None:
-    """Start of the newest window written; only complete windows are ever written."""
-    return (
-        PartitionLoad.objects.filter(cluster=cluster)
-        .order_by("-window_start")
-        .values_list("window_start", flat=True)
-        .first()
-    )
-
-
-def partition_loads_latest(*, cluster: Cluster) -> QuerySet[PartitionLoad]:
-    start = latest_window_start(cluster=cluster)
-    if start is None:
-        return PartitionLoad.objects.none()
-    return PartitionLoad.objects.filter(cluster=cluster, window_start=start)
-
-
-def broker_loads_latest(*, cluster: Cluster) -> QuerySet[BrokerLoad]:
-    start = latest_window_start(cluster=cluster)
-    if start is None:
-        return BrokerLoad.objects.none()
-    return BrokerLoad.objects.filter(cluster=cluster, window_start=start)
-
-
-def aggregation_runs_recent(*, cluster: Cluster, limit: int = 20) -> QuerySet[AggregationRun]:
-    return AggregationRun.objects.filter(cluster=cluster).order_by("-started_at")[:limit]
+from .windows import partition_loads_latest
 
 
 def _iso(dt: datetime) -> str:

@@ -1,67 +1,21 @@
-"""Dashboard services: what the pages and the API do beyond the lifecycle's own
-services (which they call for every decision, never re-implementing it)."""
+"""What-if: the plan the balancer would make for a changed copy of a cluster.
+
+A read: nothing is stored, proposed or audited. Not in `selectors/` because it
+plans with the policy's options, which the services own (selectors import no service).
+"""
 
 import copy
 from dataclasses import dataclass
 from typing import Any
 
-from django.contrib.auth.base_user import AbstractBaseUser
-from django.db import transaction
-
-from apps.audit.services import audit_record
 from apps.balancer import engine
 from apps.clusters.models import Cluster
-from apps.plans import selectors as plans_selectors
-from apps.plans.errors import PlanPermissionDenied, PlanRequestInvalid, PlanStateError
-from apps.plans.models import ClusterPolicy, Plan, PlanState
-from apps.plans.services.lifecycle import planner_options
 
-from .selectors import LoadsBeforeAfter, loads_before_after
+from .errors import PlanRequestInvalid
+from .selectors import LoadsBeforeAfter, loads_before_after, policy_or_default, snapshot_build
+from .services import planner_options
 
 MAX_TRAFFIC_SCALE = 100.0
-
-
-def plan_action_refused_record(
-    *, user: AbstractBaseUser, action: str, plan: Plan, error: str, client_address: str | None
-) -> None:
-    """A refused attempt (e.g. a viewer's forged approve) is audited, not only refused."""
-    audit_record(
-        actor=user,
-        action=f"plan.{action}_refused",
-        obj=plan,
-        before={"state": plan.state},
-        reason=error,
-        client_address=client_address,
-    )
-
-
-def plan_execution_start(
-    *, plan: Plan, user: AbstractBaseUser, client_address: str | None = None
-) -> Plan:
-    """(Re)start the executor on an approved plan, e.g. when its queued task was lost.
-
-    Approval already enqueues the execution; this only enqueues it again. The executor
-    holds a lease per plan, so a duplicate run is harmless."""
-    from apps.plans.tasks import plan_execute_task  # tasks import services: import late
-
-    if not (user.is_authenticated and user.has_perm("plans.approve_plan")):
-        raise PlanPermissionDenied("you are not allowed to start executions")
-    if plan.state not in (PlanState.APPROVED, PlanState.EXECUTING):
-        raise PlanStateError(f"plan #{plan.pk} is {plan.state}; only an approved plan executes")
-    with transaction.atomic():
-        audit_record(
-            actor=user,
-            action="plan.execution_requested",
-            obj=plan,
-            before={"state": plan.state},
-            client_address=client_address,
-        )
-        plan_id = plan.pk
-        transaction.on_commit(lambda: plan_execute_task.delay(plan_id))
-    return plan
-
-
-# --- what-if ------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -89,11 +43,8 @@ def whatif_simulate(
         raise PlanRequestInvalid("simulate adding or removing brokers, not both at once")
     if not 0 < traffic_scale <= MAX_TRAFFIC_SCALE:
         raise PlanRequestInvalid(f"traffic_scale must be in (0, {MAX_TRAFFIC_SCALE:g}]")
-    # An unsaved policy gives the defaults without creating one for this cluster.
-    policy = ClusterPolicy.objects.filter(cluster=cluster).first() or ClusterPolicy(cluster=cluster)
-    snapshot = copy.deepcopy(
-        plans_selectors.snapshot_build(cluster=cluster, policy=policy).snapshot
-    )
+    policy = policy_or_default(cluster=cluster)
+    snapshot = copy.deepcopy(snapshot_build(cluster=cluster, policy=policy).snapshot)
     if not snapshot["partitions"]:
         raise PlanRequestInvalid("the cluster has no partitions the balancer manages yet")
     known = {b["id"] for b in snapshot["brokers"]}

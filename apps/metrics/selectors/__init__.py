@@ -1,0 +1,29 @@
+"""Reads of the metrics app, one module per concept; import them from here."""
+
+from .heatmap import HEATMAP_METRICS, Heatmap, heatmap_get
+from .runs import aggregation_runs_recent
+from .snapshot import cluster_snapshot_build
+from .traffic import TRAFFIC_WINDOWS_MAX, BrokerTraffic, broker_traffic_series
+from .windows import (
+    broker_loads_latest,
+    latest_window_start,
+    loads_broker_filter,
+    loads_partition_filter,
+    partition_loads_latest,
+)
+
+__all__ = [
+    "HEATMAP_METRICS",
+    "TRAFFIC_WINDOWS_MAX",
+    "BrokerTraffic",
+    "Heatmap",
+    "aggregation_runs_recent",
+    "broker_loads_latest",
+    "broker_traffic_series",
+    "cluster_snapshot_build",
+    "heatmap_get",
+    "latest_window_start",
+    "loads_broker_filter",
+    "loads_partition_filter",
+    "partition_loads_latest",
+]

@@ -1,0 +1,62 @@
+"""Traffic per broker over the kept windows, for the charts."""
+
+from dataclasses import dataclass
+
+from django.db.models import Sum
+
+from apps.clusters.models import Cluster
+
+from ..models import BrokerLoad, PartitionLoad
+
+TRAFFIC_WINDOWS_MAX = 360
+
+
+@dataclass(frozen=True)
+class BrokerTraffic:
+    """One series per broker over the kept windows (oldest first)."""
+
+    windows: list[str]  # window ends, ISO
+    # broker id -> measure -> values aligned with `windows` (None: not measured).
+    series: dict[int, dict[str, list[float | None]]]
+
+
+def broker_traffic_series(*, cluster: Cluster, windows: int = 60) -> BrokerTraffic:
+    """Bytes in / out per broker (load model, replication included) from BrokerLoad, and
+    messages in per broker as leader from PartitionLoad, over the newest `windows`."""
+    windows = max(1, min(windows, TRAFFIC_WINDOWS_MAX))
+    starts = list(
+        BrokerLoad.objects.filter(cluster=cluster)
+        .order_by("-window_start")
+        .values_list("window_start", flat=True)
+        .distinct()[:windows]
+    )
+    starts.reverse()
+    if not starts:
+        return BrokerTraffic(windows=[], series={})
+    position = {s: i for i, s in enumerate(starts)}
+    ends: list[str] = [""] * len(starts)
+    series: dict[int, dict[str, list[float | None]]] = {}
+
+    def slot(broker: int) -> dict[str, list[float | None]]:
+        if broker not in series:
+            series[broker] = {
+                m: [None] * len(starts) for m in ("network_in", "network_out", "messages_in")
+            }
+        return series[broker]
+
+    for row in BrokerLoad.objects.filter(cluster=cluster, window_start__in=starts).values(
+        "broker_id", "window_start", "window_end", "network_in", "network_out"
+    ):
+        i = position[row["window_start"]]
+        ends[i] = row["window_end"].isoformat()
+        s = slot(row["broker_id"])
+        s["network_in"][i] = row["network_in"]
+        s["network_out"][i] = row["network_out"]
+    messages = (
+        PartitionLoad.objects.filter(cluster=cluster, window_start__in=starts, leader__isnull=False)
+        .values("window_start", "leader")
+        .annotate(total=Sum("messages_in"))
+    )
+    for row in messages:
+        slot(row["leader"])["messages_in"][position[row["window_start"]]] = row["total"] or 0.0
+    return BrokerTraffic(windows=ends, series=dict(sorted(series.items())))

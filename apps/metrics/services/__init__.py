@@ -1,0 +1,60 @@
+"""Traffic metrics writes: sample the clusters, aggregate the samples on Spark, keep
+the windows. One concept per module:
+
+- `sampling`: one sample round of a cluster, published to the metrics topic;
+- `runs`: the aggregation run row, which is also the per-cluster lock;
+- `aggregation`: one aggregation in this process (read range, Spark job, store);
+- `storage`: one run's results written in one transaction;
+- `retention`: which windows and runs are kept;
+- `spark_session`: the SparkSession from the settings, kept warm per worker;
+- `spark_submit`: one aggregation through spark-submit;
+- `dispatch`: in-process or spark-submit, as the settings say.
+
+See docs/metrics.md for the record schema, the windows and how the rates are derived.
+"""
+
+from .aggregation import ReadRange, aggregation_run, kafka_source_options, metrics_read_range
+from .dispatch import aggregation_dispatch
+from .retention import metrics_windows_prune
+from .runs import AggregationAlreadyRunning, aggregation_run_start
+from .sampling import (
+    PartitionInfo,
+    SampleResult,
+    committed_offsets_list,
+    log_offsets_list,
+    metric_records_build,
+    metric_records_publish,
+    metrics_sample,
+    metrics_topic_ensure,
+    partitions_describe,
+    replica_sizes_read,
+)
+from .spark_session import spark_session_create, spark_session_for_worker
+from .spark_submit import aggregation_submit, spark_submit_command
+from .storage import aggregation_results_store
+
+__all__ = [
+    "AggregationAlreadyRunning",
+    "PartitionInfo",
+    "ReadRange",
+    "SampleResult",
+    "aggregation_dispatch",
+    "aggregation_results_store",
+    "aggregation_run",
+    "aggregation_run_start",
+    "aggregation_submit",
+    "committed_offsets_list",
+    "kafka_source_options",
+    "log_offsets_list",
+    "metric_records_build",
+    "metric_records_publish",
+    "metrics_read_range",
+    "metrics_sample",
+    "metrics_topic_ensure",
+    "metrics_windows_prune",
+    "partitions_describe",
+    "replica_sizes_read",
+    "spark_session_create",
+    "spark_session_for_worker",
+    "spark_submit_command",
+]

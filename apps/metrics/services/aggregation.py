@@ -1,0 +1,137 @@
+"""One aggregation in this process: read the metrics topic from the cursor to its
+current end, run the Spark job over those records, store the results, recorded as a run.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import traceback
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from confluent_kafka import TopicPartition
+from confluent_kafka.admin import OffsetSpec
+from django.conf import settings
+from django.utils import timezone
+
+from apps.clusters.kafka_clients import admin_client_create
+from apps.clusters.models import Cluster
+
+from ..models import AggregationRun, MetricsCursor
+from .runs import aggregation_run_start
+from .spark_session import spark_session_create
+from .storage import aggregation_results_store
+
+logger = logging.getLogger(__name__)
+
+
+def _dt_to_ms(dt: datetime) -> int:
+    return int(dt.timestamp() * 1000)
+
+
+@dataclass(frozen=True)
+class ReadRange:
+    """Offsets of the metrics topic one run reads: [start, end) per partition."""
+
+    start: dict[int, int]
+    end: dict[int, int]
+
+
+def metrics_read_range(
+    *, cluster: Cluster, topic: str, stored: dict[str, int], since_ms: int
+) -> ReadRange | None:
+    """Where to read from (the stored offsets, else the first record at or after
+    `since_ms`) and up to (the end now). None when the topic does not exist yet.
+
+    Fixing the end here, not with Spark's "latest", lets the cursor advance for
+    partitions that had nothing new.
+    """
+    timeout = settings.KAFKA_REQUEST_TIMEOUT
+    admin = admin_client_create(
+        bootstrap_servers=cluster.bootstrap_servers, extra=cluster.client_config
+    )
+    md = admin.list_topics(topic=topic, timeout=timeout)
+    t = md.topics.get(topic)
+    if t is None or t.error is not None:
+        return None
+    partitions = sorted(t.partitions)
+
+    def listed(spec_for) -> dict[int, int]:
+        request = {TopicPartition(topic, p): spec_for(p) for p in partitions}
+        futures = admin.list_offsets(request, request_timeout=timeout)
+        return {tp.partition: f.result(timeout).offset for tp, f in futures.items()}
+
+    end = listed(lambda _p: OffsetSpec.latest())
+    missing = [p for p in partitions if str(p) not in stored]
+    by_time = listed(lambda _p: OffsetSpec.for_timestamp(since_ms)) if missing else {}
+    start = {}
+    for p in partitions:
+        if str(p) in stored:
+            start[p] = min(int(stored[str(p)]), end[p])
+        else:
+            # -1: no record at or after since_ms, so nothing to read yet.
+            start[p] = end[p] if by_time.get(p, -1) < 0 else by_time[p]
+    return ReadRange(start=start, end=end)
+
+
+def kafka_source_options(*, cluster: Cluster) -> dict[str, str]:
+    """The client settings that mean the same to librdkafka and the Java client."""
+    shared = ("security.protocol", "sasl.mechanism")
+    return {k: str(v) for k, v in (cluster.client_config or {}).items() if k in shared}
+
+
+def aggregation_run(
+    *, cluster: Cluster, spark: Any = None, run: AggregationRun | None = None
+) -> AggregationRun:
+    """Aggregate the new records of a cluster's metrics topic into windows. Recorded as a run.
+
+    `run` is a run already started (and so locked) by aggregation_submit. Raises
+    AggregationAlreadyRunning when another run of this cluster holds the lock;
+    any other failure is recorded on the run (status failed) and not raised.
+    """
+    # pyspark is imported by the processes that aggregate, not by every importer.
+    from spark_jobs.partition_loads import aggregation_execute, metrics_extract
+
+    run = run or aggregation_run_start(cluster=cluster, spark_master=settings.SPARK_MASTER)
+    topic = settings.METRICS_TOPIC
+    try:
+        cursor = MetricsCursor.objects.filter(cluster=cluster, topic=topic).first()
+        # A first run reads only what the kept windows can hold.
+        window_ms = settings.METRICS_WINDOW_SECONDS * 1000
+        since_ms = int(time.time() * 1000) - window_ms * (settings.METRICS_WINDOWS_KEPT + 1)
+        span = metrics_read_range(
+            cluster=cluster,
+            topic=topic,
+            stored=cursor.offsets if cursor else {},
+            since_ms=since_ms,
+        )
+        if span is not None:
+            spark = spark or spark_session_create()
+            raw = metrics_extract(
+                spark,
+                bootstrap_servers=cluster.bootstrap_servers,
+                topic=topic,
+                starting_offsets=span.start,
+                ending_offsets=span.end,
+                kafka_options=kafka_source_options(cluster=cluster),
+            )
+            previous = cursor.finalized_until if cursor else None
+            result = aggregation_execute(
+                spark,
+                raw=raw,
+                window_ms=window_ms,
+                previous_finalized_ms=_dt_to_ms(previous) if previous else None,
+            )
+            # Partitions with nothing new resume where this read ended.
+            result.next_offsets = {**span.end, **result.next_offsets}
+            aggregation_results_store(cluster=cluster, run=run, topic=topic, result=result)
+        run.status = AggregationRun.Status.SUCCEEDED
+    except Exception:
+        logger.exception("aggregation of %s failed", cluster.name)
+        run.status = AggregationRun.Status.FAILED
+        run.error = traceback.format_exc()[-10_000:]
+    run.finished_at = timezone.now()
+    run.save()
+    return run

@@ -1,0 +1,267 @@
+"""Sampling: one round reads every partition's offsets, replica sizes and consumer
+progress from a cluster and publishes one record per partition to the metrics topic.
+
+See docs/metrics.md for the record schema and the requests a round makes.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Any
+
+from confluent_kafka import (
+    ConsumerGroupTopicPartitions,
+    KafkaError,
+    KafkaException,
+    Producer,
+    TopicPartition,
+)
+from confluent_kafka.admin import AdminClient, NewTopic, OffsetSpec
+from django.conf import settings
+
+from apps.clusters.kafka_clients import admin_client_create, client_config_build
+from apps.clusters.models import Cluster
+
+logger = logging.getLogger(__name__)
+
+
+def _timeout() -> float:
+    return settings.KAFKA_REQUEST_TIMEOUT
+
+
+@dataclass(frozen=True)
+class PartitionInfo:
+    topic: str
+    partition: int
+    leader: int
+    replicas: list[int]
+
+
+@dataclass(frozen=True)
+class SampleResult:
+    ts_ms: int
+    partitions: int
+    records: int
+    consumer_groups: int
+    sizes_known: bool
+    seconds: float
+
+
+def metrics_topic_ensure(
+    *, admin: AdminClient, topic: str, existing: set[str], brokers: int
+) -> None:
+    """Create the metrics topic if missing: time retention, min(3, `brokers`) replicas.
+
+    `brokers` counts the alive brokers, so a small or degraded cluster gets a topic
+    it can hold fully replicated, which never blocks removing or draining a broker.
+    """
+    if topic in existing:
+        return
+    new = NewTopic(
+        topic,
+        num_partitions=settings.METRICS_TOPIC_PARTITIONS,
+        replication_factor=max(1, min(3, brokers)),
+        config={
+            "cleanup.policy": "delete",
+            "retention.ms": str(settings.METRICS_TOPIC_RETENTION_MS),
+        },
+    )
+    try:
+        admin.create_topics([new], request_timeout=_timeout())[topic].result(_timeout())
+    except KafkaException as exc:
+        if exc.args[0].code() != KafkaError.TOPIC_ALREADY_EXISTS:
+            raise
+    logger.info("created metrics topic %s", topic)
+
+
+def partitions_describe(*, admin: AdminClient) -> tuple[list[PartitionInfo], set[str], int]:
+    """(partitions with a leader, every topic name, live broker count) from one metadata request."""
+    md = admin.list_topics(timeout=_timeout())
+    partitions: list[PartitionInfo] = []
+    for name, topic in md.topics.items():
+        if topic.error is not None:
+            continue
+        for index, p in topic.partitions.items():
+            partitions.append(
+                PartitionInfo(
+                    topic=name, partition=index, leader=p.leader, replicas=list(p.replicas)
+                )
+            )
+    return partitions, set(md.topics), len(md.brokers)
+
+
+def log_offsets_list(
+    *, admin: AdminClient, partitions: list[PartitionInfo]
+) -> tuple[dict[tuple[str, int], int], dict[tuple[str, int], int]]:
+    """(log-start, log-end) offsets; librdkafka sends one ListOffsets per leader broker."""
+    result: list[dict[tuple[str, int], int]] = []
+    online = [p for p in partitions if p.leader >= 0]
+    for spec in (OffsetSpec.earliest(), OffsetSpec.latest()):
+        if not online:
+            result.append({})
+            continue
+        request = {TopicPartition(p.topic, p.partition): spec for p in online}
+        futures = admin.list_offsets(request, request_timeout=_timeout())
+        offsets: dict[tuple[str, int], int] = {}
+        for tp, future in futures.items():
+            try:
+                offsets[(tp.topic, tp.partition)] = future.result(_timeout()).offset
+            except KafkaException as exc:
+                # A partition that just lost its leader: skip it this round.
+                logger.debug("list_offsets %s-%s: %s", tp.topic, tp.partition, exc)
+        result.append(offsets)
+    return result[0], result[1]
+
+
+def committed_offsets_list(*, admin: AdminClient) -> dict[tuple[str, int], dict[str, int]]:
+    """{(topic, partition): {group: committed offset}} for every consumer group.
+
+    OffsetFetch is one request per group (librdkafka takes one group per call);
+    they are all sent before any answer is awaited.
+    """
+    listing = admin.list_consumer_groups(request_timeout=_timeout()).result(_timeout())
+    group_ids = sorted(g.group_id for g in listing.valid)
+    futures = {
+        group_id: admin.list_consumer_group_offsets(
+            [ConsumerGroupTopicPartitions(group_id)], request_timeout=_timeout()
+        )[group_id]
+        for group_id in group_ids
+    }
+    committed: dict[tuple[str, int], dict[str, int]] = defaultdict(dict)
+    for group_id, future in futures.items():
+        try:
+            answer = future.result(_timeout())
+        except KafkaException as exc:
+            logger.warning("offsets of group %s: %s", group_id, exc)
+            continue
+        for tp in answer.topic_partitions or []:
+            if tp.error is None and tp.offset >= 0:
+                committed[(tp.topic, tp.partition)][group_id] = tp.offset
+    return committed
+
+
+def replica_sizes_read(*, cluster: Cluster) -> dict[tuple[str, int, int], int] | None:
+    """Replica sizes, or None when DescribeLogDirs failed (the job then uses offsets)."""
+    from apps.clusters.kafka_python_adapter import replica_sizes_describe
+
+    try:
+        return replica_sizes_describe(bootstrap_servers=cluster.bootstrap_servers)
+    except Exception as exc:  # kafka-python raises many unrelated types
+        logger.warning("describe_log_dirs on %s failed: %s", cluster.name, exc)
+        return None
+
+
+def metric_records_build(
+    *,
+    ts_ms: int,
+    partitions: list[PartitionInfo],
+    start_offsets: dict[tuple[str, int], int],
+    end_offsets: dict[tuple[str, int], int],
+    sizes: dict[tuple[str, int, int], int] | None,
+    committed: dict[tuple[str, int], dict[str, int]],
+) -> list[tuple[bytes, bytes]]:
+    """(key, value) per partition whose offsets are known, in the schema of metrics_schema."""
+    # metrics_schema imports pyspark: kept out of processes that import services only.
+    from spark_jobs.metrics_schema import metric_key_encode, metric_record_encode
+
+    records = []
+    for p in partitions:
+        tp = (p.topic, p.partition)
+        if tp not in end_offsets or tp not in start_offsets:
+            continue
+        replica_sizes = {
+            b: sizes[(p.topic, p.partition, b)]
+            for b in p.replicas
+            if sizes is not None and (p.topic, p.partition, b) in sizes
+        }
+        records.append(
+            (
+                metric_key_encode(topic=p.topic, partition=p.partition),
+                metric_record_encode(
+                    ts_ms=ts_ms,
+                    topic=p.topic,
+                    partition=p.partition,
+                    leader=p.leader,
+                    replicas=p.replicas,
+                    start_offset=start_offsets[tp],
+                    end_offset=end_offsets[tp],
+                    sizes=replica_sizes,
+                    committed=committed.get(tp, {}),
+                ),
+            )
+        )
+    return records
+
+
+def metric_records_publish(
+    *, cluster: Cluster, topic: str, records: list[tuple[bytes, bytes]]
+) -> None:
+    """Produce and wait for every record; raise if any was not delivered."""
+    config = client_config_build(
+        bootstrap_servers=cluster.bootstrap_servers, extra=cluster.client_config
+    )
+    config.update(
+        {"linger.ms": 20, "compression.type": "lz4", "queue.buffering.max.messages": 1_000_000}
+    )
+    producer = Producer(config)
+    failures: list[str] = []
+
+    def on_delivery(err: KafkaError | None, _msg: Any) -> None:
+        if err is not None:
+            failures.append(str(err))
+
+    for key, value in records:
+        while True:
+            try:
+                producer.produce(topic, key=key, value=value, on_delivery=on_delivery)
+                break
+            except BufferError:
+                producer.poll(0.1)  # local queue full: let deliveries drain
+    remaining = producer.flush(_timeout() * 3)
+    if remaining or failures:
+        raise RuntimeError(
+            f"{remaining} metric records undelivered, {len(failures)} failed"
+            + (f": {failures[0]}" if failures else "")
+        )
+
+
+def metrics_sample(*, cluster: Cluster, admin: AdminClient | None = None) -> SampleResult:
+    """One sample round: read every partition's offsets, sizes and consumer progress and
+    publish one record per partition to the metrics topic.
+
+    The round is flushed before returning, so a record of a later round never
+    becomes visible before one of this round (the aggregation relies on it).
+    """
+    started = time.monotonic()
+    admin = admin or admin_client_create(
+        bootstrap_servers=cluster.bootstrap_servers, extra=cluster.client_config
+    )
+    topic = settings.METRICS_TOPIC
+    partitions, existing, brokers = partitions_describe(admin=admin)
+    metrics_topic_ensure(admin=admin, topic=topic, existing=existing, brokers=brokers)
+    # One timestamp per round; the offsets are read first as they carry the rates.
+    ts_ms = int(time.time() * 1000)
+    start_offsets, end_offsets = log_offsets_list(admin=admin, partitions=partitions)
+    sizes = replica_sizes_read(cluster=cluster)
+    committed = committed_offsets_list(admin=admin)
+    records = metric_records_build(
+        ts_ms=ts_ms,
+        partitions=partitions,
+        start_offsets=start_offsets,
+        end_offsets=end_offsets,
+        sizes=sizes,
+        committed=committed,
+    )
+    metric_records_publish(cluster=cluster, topic=topic, records=records)
+    groups = {g for per_group in committed.values() for g in per_group}
+    return SampleResult(
+        ts_ms=ts_ms,
+        partitions=len(partitions),
+        records=len(records),
+        consumer_groups=len(groups),
+        sizes_known=sizes is not None,
+        seconds=time.monotonic() - started,
+    )

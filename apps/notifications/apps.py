@@ -1,0 +1,11 @@
+from django.apps import AppConfig
+
+
+class NotificationsConfig(AppConfig):
+    name = "apps.notifications"
+    label = "notifications"
+    verbose_name = "Notifications"
+
+    def ready(self) -> None:
+        # Events come from the audit trail and from the clusters app's domain signals.
+        from . import receivers  # noqa: F401

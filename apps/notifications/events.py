@@ -1,0 +1,193 @@
+"""What happened, as one notification event: built from an audit event (plans and
+executions) or from the clusters app's signals (brokers and reachability).
+
+An event carries its one-line summary, so every channel kind says the same thing.
+"""
+
+import uuid
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from django.conf import settings
+from django.urls import NoReverseMatch, reverse
+from django.utils import timezone
+
+from apps.audit.models import AuditEvent
+from apps.clusters.models import Broker, Cluster
+from apps.plans.models import Plan
+
+from .models import EventKind
+
+PLAN_OBJECT_TYPE = Plan._meta.label_lower  # "plans.plan"
+
+# Audit actions that are notification events. "plan.cancelled" is an approved plan
+# cancelled before it ran: for whoever waits on it, its execution was cancelled.
+AUDIT_ACTIONS: dict[str, EventKind] = {
+    "plan.proposed": EventKind.PLAN_PROPOSED,
+    "plan.approved": EventKind.PLAN_APPROVED,
+    "plan.rejected": EventKind.PLAN_REJECTED,
+    "execution.started": EventKind.EXECUTION_STARTED,
+    "execution.completed": EventKind.EXECUTION_COMPLETED,
+    "execution.failed": EventKind.EXECUTION_FAILED,
+    "execution.cancelled": EventKind.EXECUTION_CANCELLED,
+    "plan.cancelled": EventKind.EXECUTION_CANCELLED,
+}
+# Long error texts are cut in the summary line (the full text is in `data`).
+SUMMARY_TEXT_MAX = 200
+
+
+@dataclass(frozen=True)
+class Event:
+    kind: str
+    cluster_id: int
+    cluster_name: str
+    occurred_at: datetime
+    summary: str
+    data: dict[str, Any] = field(default_factory=dict)
+    url: str = ""
+
+
+def event_payload(*, event: Event, event_id: str | None = None) -> dict[str, Any]:
+    """The JSON a webhook receives; one id per event, the same on every channel."""
+    return {
+        "id": event_id or str(uuid.uuid4()),
+        "event": event.kind,
+        "occurred_at": event.occurred_at.isoformat(),
+        "cluster": {"id": event.cluster_id, "name": event.cluster_name},
+        "summary": event.summary,
+        "url": event.url or None,
+        "data": event.data,
+    }
+
+
+def _link(route: str, **kwargs: Any) -> str:
+    base = settings.NOTIFICATIONS_BASE_URL.rstrip("/")
+    if not base:
+        return ""
+    try:
+        return base + reverse(route, kwargs=kwargs)
+    except NoReverseMatch:  # the pages are not installed
+        return ""
+
+
+def _cut(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= SUMMARY_TEXT_MAX else text[: SUMMARY_TEXT_MAX - 1] + "…"
+
+
+def bytes_text(n: int) -> str:
+    value = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if value < 1024 or unit == "TiB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    raise AssertionError("unreachable")
+
+
+# --- plans and executions, from the audit trail ---------------------------------------------
+
+
+def event_from_audit(*, audit: AuditEvent) -> Event | None:
+    """The event an audit row stands for, or None when it is none of ours."""
+    kind = AUDIT_ACTIONS.get(audit.action)
+    if kind is None or audit.object_type != PLAN_OBJECT_TYPE or not audit.object_id.isdigit():
+        return None
+    plan = Plan.objects.select_related("cluster").filter(pk=int(audit.object_id)).first()
+    if plan is None:
+        return None
+    what = f"plan #{plan.pk} ({plan.get_mode_display()})"
+    size = f"{plan.partition_count} partition(s), {bytes_text(plan.bytes_to_move)} to move"
+    by = f" by {audit.actor}"
+    reason = f": {_cut(audit.reason)}" if audit.reason else ""
+    summaries = {
+        EventKind.PLAN_PROPOSED: f"{what} proposed: {size}. Why: {_cut(plan.trigger)}",
+        EventKind.PLAN_APPROVED: f"{what} approved{by}{reason}",
+        EventKind.PLAN_REJECTED: f"{what} rejected{by}{reason}",
+        EventKind.EXECUTION_STARTED: f"{what} execution started: {size}",
+        EventKind.EXECUTION_COMPLETED: f"{what} execution completed",
+        EventKind.EXECUTION_FAILED: f"{what} execution failed{reason}",
+        EventKind.EXECUTION_CANCELLED: (
+            f"{what} cancelled{by} before it ran{reason}"
+            if audit.action == "plan.cancelled"
+            else f"{what} execution cancelled"
+        ),
+    }
+    return Event(
+        kind=kind,
+        cluster_id=plan.cluster_id,
+        cluster_name=plan.cluster.name,
+        occurred_at=audit.created_at,
+        summary=f"[{plan.cluster.name}] " + summaries[kind][0].upper() + summaries[kind][1:],
+        data={
+            "plan": {
+                "id": plan.pk,
+                "state": plan.state,
+                "mode": plan.mode,
+                "origin": plan.origin,
+                "trigger": plan.trigger,
+                "partitions": plan.partition_count,
+                "bytes_to_move": plan.bytes_to_move,
+            },
+            "actor": audit.actor,
+            "reason": audit.reason,
+            "audit_event": audit.pk,
+        },
+        url=_link("dashboard:plan", name=plan.cluster.name, plan_id=plan.pk),
+    )
+
+
+# --- brokers and clusters, from the sync ------------------------------------------------------
+
+
+def _cluster_event(
+    *, cluster: Cluster, kind: str, text: str, at: datetime, data: dict[str, Any]
+) -> Event:
+    """An event about the cluster as a whole, linked to its page."""
+    return Event(
+        kind=kind,
+        cluster_id=cluster.pk,
+        cluster_name=cluster.name,
+        occurred_at=at,
+        summary=f"[{cluster.name}] {text}",
+        data=data,
+        url=_link("dashboard:cluster", name=cluster.name),
+    )
+
+
+def event_broker(*, cluster: Cluster, node_id: int, alive: bool, at: datetime) -> Event:
+    broker = Broker.objects.filter(cluster=cluster, node_id=node_id).first()
+    address = f" ({broker.host}:{broker.port})" if broker and broker.host else ""
+    last_seen = broker.last_seen if broker else None
+    if alive:
+        kind, text = EventKind.BROKER_BACK, f"Broker {node_id}{address} is back"
+    else:
+        seen = f", last seen {last_seen:%Y-%m-%d %H:%M:%S} UTC" if last_seen else ""
+        kind, text = EventKind.BROKER_DEAD, f"Broker {node_id}{address} is dead{seen}"
+    data = {
+        "broker": node_id,
+        "alive": alive,
+        "host": broker.host if broker else "",
+        "port": broker.port if broker else None,
+        "last_seen": last_seen.isoformat() if last_seen else None,
+    }
+    return _cluster_event(cluster=cluster, kind=kind, text=text, at=at, data=data)
+
+
+def event_cluster(*, cluster: Cluster, reachable: bool, error: str, at: datetime) -> Event:
+    if reachable:
+        kind, text = EventKind.CLUSTER_BACK, "Cluster is reachable again"
+    else:
+        kind, text = EventKind.CLUSTER_UNREACHABLE, f"Cluster is unreachable: {_cut(error)}"
+    data = {"reachable": reachable, "error": error}
+    return _cluster_event(cluster=cluster, kind=kind, text=text, at=at, data=data)
+
+
+def event_test(*, cluster: Cluster, channel_name: str, actor: str) -> Event:
+    return _cluster_event(
+        cluster=cluster,
+        kind=EventKind.TEST,
+        text=f"Test notification for channel {channel_name!r}, sent by {actor}",
+        at=timezone.now(),
+        data={"channel": channel_name, "actor": actor},
+    )

@@ -1,0 +1,52 @@
+"""Where notification events come from, without their senders knowing about us:
+
+- every plan decision and execution ending is written to the audit trail in the
+  transaction that makes it, so a new AuditEvent about a plan is our cue;
+- the clusters app's sync sends `broker_state_changed` and `cluster_reachability_changed`.
+
+A failure here is logged and rolled back to a savepoint: a notification problem must
+never fail the change it reports.
+"""
+
+import logging
+from collections.abc import Callable
+
+from django.db import transaction
+from django.db.models.signals import post_save
+from django.dispatch import receiver
+
+from apps.audit.models import AuditEvent
+from apps.clusters.signals import broker_state_changed, cluster_reachability_changed
+
+from .events import AUDIT_ACTIONS, Event, event_broker, event_cluster, event_from_audit
+from .services.dispatch import notifications_dispatch
+
+logger = logging.getLogger(__name__)
+
+
+def _dispatch_safely(build: Callable[[], Event | None]) -> None:
+    try:
+        with transaction.atomic():
+            event = build()
+            if event is not None:
+                notifications_dispatch(event=event)
+    except Exception:
+        logger.exception("a notification could not be queued")
+
+
+@receiver(post_save, sender=AuditEvent, dispatch_uid="notifications_from_audit")
+def _from_audit(sender, instance: AuditEvent, created: bool, **kwargs) -> None:
+    if created and instance.action in AUDIT_ACTIONS:
+        _dispatch_safely(lambda: event_from_audit(audit=instance))
+
+
+@receiver(broker_state_changed, dispatch_uid="notifications_from_broker_state")
+def _from_broker_state(sender, cluster, node_id: int, alive: bool, at, **kwargs) -> None:
+    _dispatch_safely(lambda: event_broker(cluster=cluster, node_id=node_id, alive=alive, at=at))
+
+
+@receiver(cluster_reachability_changed, dispatch_uid="notifications_from_reachability")
+def _from_reachability(sender, cluster, reachable: bool, error: str, at, **kwargs) -> None:
+    _dispatch_safely(
+        lambda: event_cluster(cluster=cluster, reachable=reachable, error=error, at=at)
+    )

@@ -1,0 +1,22 @@
+"""Enqueue the plans app's Celery tasks: the one way the services start an execution.
+
+`tasks.py` imports the services (each task calls one), so the services must not import
+`tasks.py`. The task is looked up by name in the Celery app's registry instead: no
+import edge from the services to the tasks at all, not even a late one. Not
+`send_task`: that ignores `CELERY_TASK_ALWAYS_EAGER` and the task's own options, while
+the registered task object honours both. The names are the ones the beat schedule
+uses; `PlansConfig.ready` imports the tasks module, so they are registered in every
+process (web, worker, management commands), not only in a worker.
+"""
+
+from celery import current_app
+from django.db import transaction
+
+PLAN_EXECUTE_TASK = "apps.plans.tasks.plan_execute_task"
+
+
+def execution_enqueue(*, plan_id: int) -> None:
+    """Run the executor on a plan once the current transaction commits (now if there is
+    none), so the worker reads what this transaction wrote. Enqueuing a plan that is
+    already running is harmless: the executor's lease lets one worker step it."""
+    transaction.on_commit(lambda: current_app.tasks[PLAN_EXECUTE_TASK].delay(plan_id))

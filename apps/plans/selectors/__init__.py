@@ -1,0 +1,62 @@
+"""Reads of the plans app, one module per concept; import them from here."""
+
+from .actions import PlanActions, plan_actions_get
+from .audit_scope import cluster_audited_objects
+from .exports import plan_export_json, plan_rollback_export_json
+from .fingerprint import (
+    PartitionKey,
+    assignment_current,
+    assignment_fingerprint,
+    plan_fingerprint_current,
+    plan_keys,
+)
+from .health import ClusterHealth, cluster_health_get, cluster_health_list
+from .lists import (
+    PLAN_MOVE_ORDERINGS,
+    plan_moves_filter,
+    plan_open_get,
+    plan_running_get,
+    plan_visible_get,
+    plans_list,
+)
+from .loads import (
+    LoadsBeforeAfter,
+    loads_before_after,
+    plan_loads_before_after,
+    snapshot_with_assignment,
+)
+from .progress import PlanProgress, plan_eta_at_throttle, plan_progress
+from .snapshot import ScopedSnapshot, policy_or_default, snapshot_build, topic_in_scope
+
+__all__ = [
+    "PLAN_MOVE_ORDERINGS",
+    "ClusterHealth",
+    "LoadsBeforeAfter",
+    "PartitionKey",
+    "PlanActions",
+    "PlanProgress",
+    "ScopedSnapshot",
+    "assignment_current",
+    "assignment_fingerprint",
+    "cluster_audited_objects",
+    "cluster_health_get",
+    "cluster_health_list",
+    "loads_before_after",
+    "plan_actions_get",
+    "plan_eta_at_throttle",
+    "plan_export_json",
+    "plan_fingerprint_current",
+    "plan_keys",
+    "plan_loads_before_after",
+    "plan_moves_filter",
+    "plan_open_get",
+    "plan_progress",
+    "plan_rollback_export_json",
+    "plan_running_get",
+    "plan_visible_get",
+    "plans_list",
+    "policy_or_default",
+    "snapshot_build",
+    "snapshot_with_assignment",
+    "topic_in_scope",
+]

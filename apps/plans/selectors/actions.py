@@ -1,0 +1,29 @@
+"""What a user may do to a plan now: the buttons the pages and the API offer."""
+
+from dataclasses import dataclass
+
+from apps.clusters.selectors import User
+
+from ..models import ACTIVE_STATES, Plan, PlanState
+
+
+@dataclass(frozen=True)
+class PlanActions:
+    """What this user may do to this plan now (buttons shown; the services decide)."""
+
+    approve: bool
+    reject: bool
+    execute: bool
+    cancel: bool
+    rollback: bool
+
+
+def plan_actions_get(*, user: User, plan: Plan) -> PlanActions:
+    state = plan.state
+    return PlanActions(
+        approve=state == PlanState.PROPOSED and user.has_perm("plans.approve_plan"),
+        reject=state == PlanState.PROPOSED and user.has_perm("plans.reject_plan"),
+        execute=state == PlanState.APPROVED and user.has_perm("plans.approve_plan"),
+        cancel=state in ACTIVE_STATES and user.has_perm("plans.cancel_plan"),
+        rollback=state == PlanState.COMPLETED and user.has_perm("plans.request_plan"),
+    )

@@ -1,0 +1,77 @@
+"""Finding plans and their moves: a cluster's plans, its open or running one, one a
+user may see, a plan's moves by filter."""
+
+from collections.abc import Iterable
+
+from django.db.models import QuerySet
+
+from apps.clusters.models import Cluster
+from apps.clusters.selectors import User, user_may_see_clusters
+
+from ..models import ACTIVE_STATES, Plan, PlanMove, PlanState
+
+
+def plans_list(
+    *, cluster: Cluster | None = None, states: Iterable[str] | None = None
+) -> QuerySet[Plan]:
+    plans = Plan.objects.select_related("cluster", "requested_by", "decided_by")
+    if cluster is not None:
+        plans = plans.filter(cluster=cluster)
+    if states:
+        plans = plans.filter(state__in=list(states))
+    return plans.order_by("-created_at", "-id")
+
+
+def plan_open_get(*, cluster: Cluster) -> Plan | None:
+    """The proposal awaiting a decision, if any."""
+    return (
+        Plan.objects.filter(cluster=cluster, state=PlanState.PROPOSED)
+        .order_by("-created_at", "-id")
+        .first()
+    )
+
+
+def plan_running_get(*, cluster: Cluster) -> Plan | None:
+    """The approved or executing plan, if any (the lifecycle allows one at a time)."""
+    return (
+        Plan.objects.filter(cluster=cluster, state__in=ACTIVE_STATES)
+        .order_by("-created_at", "-id")
+        .first()
+    )
+
+
+def plan_visible_get(*, user: User, plan_id: int) -> Plan | None:
+    """A plan of a cluster the user may see, if the user may see plans."""
+    if not user_may_see_clusters(user=user) or not user.has_perm("plans.view_plan"):
+        return None
+    return Plan.objects.select_related("cluster").filter(pk=plan_id).first()
+
+
+PLAN_MOVE_ORDERINGS = {
+    "topic": ("topic", "partition"),
+    "-topic": ("-topic", "-partition"),
+    "bytes": ("bytes", "topic", "partition"),
+    "-bytes": ("-bytes", "topic", "partition"),
+    "state": ("state", "topic", "partition"),
+    "-state": ("-state", "topic", "partition"),
+}
+
+
+def plan_moves_filter(
+    *, plan: Plan, topic: str = "", broker: int | None = None, goal: str = "", ordering: str = ""
+) -> QuerySet[PlanMove]:
+    moves = PlanMove.objects.filter(plan=plan)
+    if topic:
+        moves = moves.filter(topic__icontains=topic)
+    if broker is not None or goal:
+        # JSON lists: filter in Python over this plan's moves (at most a few thousand).
+        ids = [
+            pk
+            for pk, before, after, goals in moves.values_list(
+                "pk", "replicas_before", "replicas_after", "goals"
+            )
+            if (broker is None or broker in before or broker in after)
+            and (not goal or goal in goals)
+        ]
+        moves = moves.filter(pk__in=ids)
+    return moves.order_by(*(PLAN_MOVE_ORDERINGS.get(ordering) or ("topic", "partition")))

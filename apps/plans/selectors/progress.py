@@ -1,0 +1,57 @@
+"""How far a plan's data copy is, and how long it takes at the cluster's throttle."""
+
+from dataclasses import dataclass
+
+from ..models import MoveState, Plan, PlanMove
+from .snapshot import policy_or_default
+
+
+@dataclass(frozen=True)
+class PlanProgress:
+    moves_total: int
+    moves_by_state: dict[str, int]
+    bytes_total: int
+    bytes_done: int
+    eta_seconds: float | None
+    rate_bytes_per_sec: float | None
+    batches: int
+    cancel_requested: bool
+    leaders_elected: bool
+    throttle_applied: bool
+
+    @property
+    def percent(self) -> float:
+        if self.bytes_total:
+            return 100.0 * self.bytes_done / self.bytes_total
+        done = self.moves_by_state.get(MoveState.DONE, 0)
+        return 100.0 * done / self.moves_total if self.moves_total else 100.0
+
+
+def plan_progress(*, plan: Plan) -> PlanProgress:
+    counts: dict[str, int] = {}
+    bytes_total = bytes_done = 0
+    for move in PlanMove.objects.filter(plan=plan).only("state", "bytes", "bytes_done"):
+        counts[move.state] = counts.get(move.state, 0) + 1
+        bytes_total += move.bytes
+        bytes_done += move.bytes if move.state == MoveState.DONE else move.bytes_done
+    execution = getattr(plan, "execution", None)
+    return PlanProgress(
+        moves_total=sum(counts.values()),
+        moves_by_state=counts,
+        bytes_total=bytes_total,
+        bytes_done=min(bytes_done, bytes_total),
+        eta_seconds=execution.eta_seconds if execution else None,
+        rate_bytes_per_sec=execution.rate_bytes_per_sec if execution else None,
+        batches=execution.batches if execution else 0,
+        cancel_requested=execution.cancel_requested if execution else False,
+        leaders_elected=execution.leaders_elected if execution else False,
+        throttle_applied=execution.throttle_applied if execution else False,
+    )
+
+
+def plan_eta_at_throttle(*, plan: Plan) -> float | None:
+    """Seconds to copy the plan's bytes at the cluster's replication throttle (0: none)."""
+    throttle = policy_or_default(cluster=plan.cluster).throttle_bytes_per_sec
+    if not throttle:
+        return None
+    return plan.bytes_to_move / throttle

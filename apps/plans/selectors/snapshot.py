@@ -1,0 +1,57 @@
+"""What the planner sees of a cluster: the snapshot, cut to its policy's scope."""
+
+import fnmatch
+from dataclasses import dataclass
+from typing import Any
+
+from apps.clusters.models import Cluster
+from apps.metrics.selectors import cluster_snapshot_build
+
+from ..models import ClusterPolicy
+
+
+def policy_or_default(*, cluster: Cluster) -> ClusterPolicy:
+    """The cluster's policy, or an unsaved one with the defaults: reading creates none."""
+    return ClusterPolicy.objects.filter(cluster=cluster).first() or ClusterPolicy(cluster=cluster)
+
+
+def topic_in_scope(*, policy: ClusterPolicy, topic: str) -> bool:
+    include = policy.topics_include or []
+    if include and not any(fnmatch.fnmatchcase(topic, pattern) for pattern in include):
+        return False
+    return not any(fnmatch.fnmatchcase(topic, pattern) for pattern in policy.topics_exclude or [])
+
+
+@dataclass(frozen=True)
+class ScopedSnapshot:
+    """A planner snapshot of what the policy lets the balancer touch."""
+
+    snapshot: dict[str, Any]
+    # Left out because no plan can place them (more replicas than usable brokers).
+    unplaceable: list[str]
+
+
+def snapshot_build(*, cluster: Cluster, policy: ClusterPolicy) -> ScopedSnapshot:
+    """The metrics app's snapshot (synced placement + latest loads), cut to the policy's scope.
+
+    Left out: topics out of scope, excluded brokers and every partition with a
+    replica on one, and partitions with more replicas than alive brokers (e.g. RF 3
+    with one of three brokers down): the planner refuses a snapshot containing
+    them, and nothing could heal them anyway.
+    """
+    full = cluster_snapshot_build(cluster=cluster)
+    excluded = set(policy.excluded_brokers or [])
+    brokers = [b for b in full["brokers"] if b["id"] not in excluded]
+    alive = sum(1 for b in brokers if b["alive"])
+    partitions, unplaceable = [], []
+    for p in full["partitions"]:
+        if not p["replicas"] or not topic_in_scope(policy=policy, topic=p["topic"]):
+            continue
+        if excluded & set(p["replicas"]):
+            continue
+        if len(p["replicas"]) > alive:
+            unplaceable.append(f"{p['topic']}-{p['partition']}")
+            continue
+        partitions.append(p)
+    snapshot = {**full, "brokers": brokers, "partitions": partitions}
+    return ScopedSnapshot(snapshot=snapshot, unplaceable=unplaceable)

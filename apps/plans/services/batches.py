@@ -1,0 +1,89 @@
+"""A batch of moves sent to Kafka: as many pending moves as the per-broker and
+cluster-wide caps allow, biggest first, committed to the database before they are sent
+(so a crash after sending can't lose them)."""
+
+from django.db import transaction
+from django.utils import timezone
+
+from apps.audit.services import audit_record
+
+from ..kafka_ops import KafkaOps
+from ..models import Execution, MoveState, Plan, PlanMove
+from .actors import EXECUTOR
+from .policy import policy_get
+
+
+def _touched(move: PlanMove) -> set[int]:
+    """Brokers a move loads: those receiving a copy and those dropping one."""
+    return set(move.added) | set(move.removed)
+
+
+def batch_submit(
+    *,
+    plan: Plan,
+    execution: Execution,
+    running: list[PlanMove],
+    pending: list[PlanMove],
+    kafka: KafkaOps,
+) -> list[PlanMove]:
+    """Send as many pending moves as the per-broker and cluster-wide caps allow."""
+    policy = policy_get(cluster=plan.cluster)
+    per_broker_cap = max(1, policy.max_moves_per_broker)
+    cluster_cap = max(1, policy.max_moves_cluster)
+    load: dict[int, int] = {}
+    for m in running:
+        for b in _touched(m):
+            load[b] = load.get(b, 0) + 1
+    slots = cluster_cap - len(running)
+    chosen: list[PlanMove] = []
+    # Biggest first: they set the pace, small ones fill the gaps as slots free up.
+    for m in sorted(pending, key=lambda m: (-m.bytes, m.topic, m.partition)):
+        if slots <= 0:
+            break
+        touched = _touched(m)
+        if any(load.get(b, 0) >= per_broker_cap for b in touched):
+            continue
+        for b in touched:
+            load[b] = load.get(b, 0) + 1
+        chosen.append(m)
+        slots -= 1
+    if not chosen:
+        return []
+    now = timezone.now()
+    with transaction.atomic():
+        execution.batches += 1
+        execution.save(update_fields=["batches", "updated_at"])
+        for m in chosen:
+            m.state, m.batch, m.started_at = MoveState.IN_PROGRESS, execution.batches, now
+            m.submissions += 1
+        PlanMove.objects.bulk_update(chosen, ["state", "batch", "started_at", "submissions"])
+        audit_record(
+            actor=EXECUTOR,
+            action="execution.batch_submitted",
+            obj=plan,
+            after={
+                "batch": execution.batches,
+                "moves": [
+                    {"partition": f"{m.topic}-{m.partition}", "to": m.replicas_after}
+                    for m in chosen
+                ],
+            },
+        )
+    # Sent only after the batch is committed: see the module docstring.
+    results = kafka.reassignments_alter({m.key: list(m.replicas_after) for m in chosen})
+    refused = [m for m in chosen if results.get(m.key)]
+    for m in refused:
+        m.state, m.error, m.finished_at = (
+            MoveState.FAILED,
+            f"Kafka refused: {results[m.key]}",
+            timezone.now(),
+        )
+    if refused:
+        PlanMove.objects.bulk_update(refused, ["state", "error", "finished_at"])
+    lossy = set(plan.data_loss_partitions)
+    unclean = [m.key for m in chosen if f"{m.topic}-{m.partition}" in lossy and m not in refused]
+    if unclean:
+        # Every old replica is dead: a new, empty replica must be elected leader
+        # (the data loss the approver confirmed) before the move can complete.
+        kafka.leaders_elect(unclean, unclean=True)
+    return chosen

@@ -1,0 +1,159 @@
+"""Storing a proposal as a plan: its moves, its rollback reassignment, the older open
+proposals it supersedes, then the policy's say on approving it at once."""
+
+from collections.abc import Iterable
+
+from django.contrib.auth.base_user import AbstractBaseUser
+from django.db import transaction
+
+from apps.audit.services import Actor, audit_record
+from apps.balancer import engine
+from apps.clusters.models import Cluster
+
+from ..errors import PlanRequestInvalid, PlanStateError
+from ..kafka_ops import PartitionKey
+from ..models import Plan, PlanMove, PlanState
+from ..selectors import ScopedSnapshot, assignment_fingerprint
+from .decisions import plan_auto_approve
+from .transitions import plan_summarize, plan_transition
+
+
+def plan_create(
+    *,
+    cluster: Cluster,
+    origin: str,
+    mode: str,
+    reassignment: dict,
+    assignment_before: dict[PartitionKey, list[int]],
+    report: dict,
+    actor: Actor,
+    brokers: Iterable[int] = (),
+    trigger: str = "",
+    sizes: dict[PartitionKey, int] | None = None,
+    data_loss_partitions: Iterable[str] = (),
+    requested_by: AbstractBaseUser | None = None,
+    request_reason: str = "",
+    rollback_of: Plan | None = None,
+    client_address: str | None = None,
+) -> Plan:
+    """Store a proposal with its moves, superseding any older open proposal of the
+    cluster, then apply the policy's auto-approval rules."""
+    entries = reassignment.get("partitions", [])
+    if not entries:
+        raise PlanRequestInvalid("the plan changes nothing")
+    sizes = sizes or {}
+    goals_by_key = {
+        (m["topic"], m["partition"]): m.get("goals", []) for m in report.get("moves", [])
+    }
+    moves = []
+    before_of_plan: dict[PartitionKey, list[int]] = {}
+    for entry in entries:
+        key = (entry["topic"], entry["partition"])
+        before = list(assignment_before[key])
+        after = list(entry["replicas"])
+        before_of_plan[key] = before
+        added = [b for b in after if b not in before]
+        moves.append(
+            PlanMove(
+                topic=key[0],
+                partition=key[1],
+                replicas_before=before,
+                replicas_after=after,
+                bytes=int(sizes.get(key, 0)) * len(added),
+                goals=goals_by_key.get(key, []),
+            )
+        )
+    rollback = {
+        "version": 1,
+        "partitions": [
+            {"topic": t, "partition": p, "replicas": r} for (t, p), r in before_of_plan.items()
+        ],
+    }
+    with transaction.atomic():
+        plan = Plan.objects.create(
+            cluster=cluster,
+            origin=origin,
+            mode=mode,
+            brokers=sorted(set(brokers)),
+            trigger=trigger,
+            fingerprint=assignment_fingerprint(assignment=before_of_plan),
+            reassignment={"version": 1, "partitions": entries},
+            rollback_reassignment=rollback,
+            report=report,
+            bytes_to_move=sum(m.bytes for m in moves),
+            data_loss_partitions=sorted(data_loss_partitions),
+            requested_by=requested_by,
+            request_reason=request_reason,
+            rollback_of=rollback_of,
+        )
+        for move in moves:
+            move.plan = plan
+        PlanMove.objects.bulk_create(moves)
+        audit_record(
+            actor=actor,
+            action="plan.proposed",
+            obj=plan,
+            after=plan_summarize(plan=plan) | {"trigger": trigger, "brokers": plan.brokers},
+            reason=request_reason or trigger,
+            client_address=client_address,
+        )
+        older = Plan.objects.filter(cluster=cluster, state=PlanState.PROPOSED).exclude(pk=plan.pk)
+        for old in older:
+            try:
+                plan_transition(
+                    plan=old,
+                    to=PlanState.SUPERSEDED,
+                    actor=actor,
+                    action="plan.superseded",
+                    reason=f"superseded by plan #{plan.pk}",
+                    fields={"superseded_by": plan},
+                )
+            except PlanStateError:
+                pass  # decided meanwhile: nothing left to supersede
+    plan_auto_approve(plan=plan)
+    return plan
+
+
+def plan_create_from_proposal(
+    *,
+    cluster: Cluster,
+    scoped: ScopedSnapshot,
+    proposal: engine.Proposal,
+    origin: str,
+    mode: str,
+    actor: Actor,
+    brokers: Iterable[int] = (),
+    trigger: str = "",
+    requested_by: AbstractBaseUser | None = None,
+    request_reason: str = "",
+    client_address: str | None = None,
+) -> Plan:
+    """`plan_create` for what the engine proposed on a snapshot: the starting
+    assignment and sizes come from the snapshot, the report from the proposal."""
+    before, sizes, sizes_known = {}, {}, True
+    for p in scoped.snapshot["partitions"]:
+        key = (p["topic"], p["partition"])
+        before[key] = p["replicas"]
+        if "load" in p:
+            sizes[key] = int(p["load"].get("size", 0))
+        else:
+            sizes_known = False
+    report = dict(proposal.report)
+    report["sizes_known"] = sizes_known
+    report["unplaceable"] = scoped.unplaceable
+    return plan_create(
+        cluster=cluster,
+        origin=origin,
+        mode=mode,
+        reassignment=proposal.plan,
+        assignment_before=before,
+        report=report,
+        actor=actor,
+        brokers=brokers,
+        trigger=trigger,
+        sizes=sizes,
+        data_loss_partitions=proposal.report.get("data_loss", {}).get("healed", []),
+        requested_by=requested_by,
+        request_reason=request_reason,
+        client_address=client_address,
+    )

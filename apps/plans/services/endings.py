@@ -1,0 +1,103 @@
+"""How an execution ends: completed, failed or cancelled, always with its in-flight
+moves settled and its throttles removed."""
+
+import logging
+
+from django.utils import timezone
+
+from apps.audit.services import audit_record
+
+from ..kafka_ops import KafkaOpError, KafkaOps, PartitionKey, kafka_ops_resolve
+from ..models import Execution, MoveState, Plan, PlanMove, PlanState
+from .actors import EXECUTOR
+from .throttles import throttles_remove
+from .transitions import plan_transition
+
+logger = logging.getLogger(__name__)
+
+
+def execution_finish(
+    *, plan: Plan, execution: Execution, kafka: KafkaOps, state: str, error: str = ""
+) -> None:
+    """Remove the throttles, then move the plan to its final `state`."""
+    throttles_remove(plan=plan, execution=execution, kafka=kafka)
+    plan_transition(
+        plan=plan,
+        to=state,
+        actor=EXECUTOR,
+        action=f"execution.{state}",
+        reason=error,
+        fields={"finished_at": timezone.now(), "error": error},
+    )
+
+
+def execution_cancel(
+    *,
+    plan: Plan,
+    execution: Execution,
+    moves: list[PlanMove],
+    in_flight: dict[PartitionKey, dict],
+    kafka: KafkaOps,
+) -> None:
+    """No new batches; cancel ours in flight (Kafka reverts them); remove throttles."""
+    ours = [m for m in moves if m.state == MoveState.IN_PROGRESS]
+    to_cancel = {m.key: None for m in ours if m.key in in_flight}
+    results = kafka.reassignments_alter(to_cancel) if to_cancel else {}
+    # Kafka reverts a cancelled move to its original replica *set* but not its order;
+    # put the order back too (a reordering copies no data).
+    reverted = {
+        m.key: list(m.replicas_before)
+        for m in ours
+        if m.key in to_cancel and results.get(m.key) is None
+    }
+    if reverted:
+        kafka.reassignments_alter(reverted)
+    now = timezone.now()
+    for m in moves:
+        if m.state in (MoveState.PENDING, MoveState.IN_PROGRESS):
+            m.state, m.finished_at = MoveState.CANCELLED, now
+            error = results.get(m.key)
+            if error and error != "NoReassignmentInProgressError":
+                m.error = f"cancel refused: {error}"
+    PlanMove.objects.bulk_update(moves, ["state", "finished_at", "error"])
+    audit_record(
+        actor=EXECUTOR,
+        action="execution.reassignments_cancelled",
+        obj=plan,
+        after={"cancelled": [f"{t}-{p}" for t, p in to_cancel]},
+    )
+    execution_finish(plan=plan, execution=execution, kafka=kafka, state=PlanState.CANCELLED)
+
+
+def execution_fail(*, plan: Plan, error: str, kafka: KafkaOps | None = None) -> None:
+    """Give up on a plan: cancel what is in flight, remove throttles, mark it failed."""
+    plan.refresh_from_db()
+    kafka = kafka_ops_resolve(cluster=plan.cluster, kafka=kafka)
+    if plan.state != PlanState.EXECUTING:
+        return
+    execution = Execution.objects.get(plan=plan)
+    moves = list(plan.moves.filter(state=MoveState.IN_PROGRESS))
+    try:
+        in_flight = kafka.reassignments_list([m.key for m in moves])
+        to_cancel = {m.key: None for m in moves if m.key in in_flight}
+        if to_cancel:
+            kafka.reassignments_alter(to_cancel)
+    except KafkaOpError as exc:
+        logger.warning("plan %s: could not cancel in-flight moves: %s", plan.pk, exc)
+    now = timezone.now()
+    for m in moves:
+        m.state, m.finished_at = MoveState.CANCELLED, now
+    PlanMove.objects.bulk_update(moves, ["state", "finished_at"])
+    plan.moves.filter(state=MoveState.PENDING).update(state=MoveState.CANCELLED, finished_at=now)
+    try:
+        throttles_remove(plan=plan, execution=execution, kafka=kafka)
+    except KafkaOpError as exc:
+        error += f"; throttles not yet removed ({exc}), retried by the resume sweep"
+    plan_transition(
+        plan=plan,
+        to=PlanState.FAILED,
+        actor=EXECUTOR,
+        action="execution.failed",
+        reason=error,
+        fields={"finished_at": now, "error": error},
+    )

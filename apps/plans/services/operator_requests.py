@@ -1,0 +1,73 @@
+"""An operator asks for a plan by mode (full rebalance, add or remove brokers,
+self-healing, leaders only): checked, planned on the live model, and proposed."""
+
+from collections.abc import Iterable
+
+from django.contrib.auth.base_user import AbstractBaseUser
+
+from apps.clusters.models import Cluster
+
+from ..errors import PlanRequestInvalid
+from ..models import Plan, PlanMode, PlanOrigin
+from ..selectors import snapshot_build
+from .creation import plan_create_from_proposal
+from .permissions import permission_require
+from .planner import planner_run
+from .policy import policy_get
+
+REQUESTABLE_MODES = (
+    PlanMode.FULL,
+    PlanMode.ADD_BROKERS,
+    PlanMode.REMOVE_BROKERS,
+    PlanMode.FIX_OFFLINE,
+    PlanMode.LEADERS,
+)
+
+
+def plan_request(
+    *,
+    cluster: Cluster,
+    user: AbstractBaseUser,
+    mode: str,
+    brokers: Iterable[int] = (),
+    reason: str = "",
+    allow_data_loss: bool = False,
+    client_address: str | None = None,
+) -> Plan:
+    """An operator asks for a plan: full rebalance, add / remove brokers, self-healing
+    or leaders only. Refused with a clear message when invalid or when there is
+    nothing to change."""
+    permission_require(user=user, perm="plans.request_plan", what="request plans")
+    if mode not in REQUESTABLE_MODES:
+        known = ", ".join(REQUESTABLE_MODES)
+        raise PlanRequestInvalid(f"unknown mode {mode!r} (known: {known})")
+    try:
+        broker_ids = sorted({int(b) for b in brokers})
+    except (TypeError, ValueError) as exc:
+        raise PlanRequestInvalid("broker ids must be integers") from exc
+    if allow_data_loss and mode not in (PlanMode.FIX_OFFLINE, PlanMode.FULL):
+        raise PlanRequestInvalid("only self-healing or a full rebalance may allow data loss")
+    known_ids = set(cluster.brokers.values_list("node_id", flat=True))
+    unknown = [b for b in broker_ids if b not in known_ids]
+    if unknown:
+        raise PlanRequestInvalid(f"broker {unknown[0]} is not part of cluster {cluster.name}")
+    policy = policy_get(cluster=cluster)
+    scoped = snapshot_build(cluster=cluster, policy=policy)
+    proposal = planner_run(
+        scoped=scoped, policy=policy, mode=mode, brokers=broker_ids, allow_data_loss=allow_data_loss
+    )
+    if not proposal.plan["partitions"]:
+        raise PlanRequestInvalid("nothing to change: the planner found no better assignment")
+    return plan_create_from_proposal(
+        cluster=cluster,
+        scoped=scoped,
+        proposal=proposal,
+        origin=PlanOrigin.OPERATOR,
+        mode=mode,
+        brokers=broker_ids,
+        trigger=f"requested by {user.get_username()}",
+        actor=user,
+        requested_by=user,
+        request_reason=reason,
+        client_address=client_address,
+    )

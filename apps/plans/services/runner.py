@@ -1,0 +1,75 @@
+"""The executor's loop: step a plan until it is finished, holding its lease, and give
+up on it when Kafka keeps failing."""
+
+import logging
+import time
+import uuid
+from collections.abc import Callable
+
+from django.conf import settings
+from django.db.models import F
+
+from ..kafka_ops import KafkaOpError, KafkaOps, kafka_ops_resolve
+from ..models import Execution, Plan
+from .endings import execution_fail
+from .lease import lease_release, lease_take
+from .step import execution_step
+
+logger = logging.getLogger(__name__)
+
+MAX_CONSECUTIVE_ERRORS = 10
+
+
+def execution_run(
+    *,
+    plan: Plan,
+    kafka: KafkaOps | None = None,
+    poll_interval: float | None = None,
+    max_seconds: float | None = None,
+    sleep: Callable[[float], None] = time.sleep,
+) -> Plan:
+    """Step the plan until it is finished (or `max_seconds` pass), holding the lease.
+
+    Kafka errors are retried; after MAX_CONSECUTIVE_ERRORS in a row the plan fails
+    (in-flight moves cancelled, throttles removed)."""
+    owner = uuid.uuid4().hex
+    if not lease_take(plan=plan, owner=owner):
+        logger.info("plan %s is being executed by another worker", plan.pk)
+        return plan
+    Execution.objects.filter(plan=plan).update(runs=F("runs") + 1)
+    kafka = kafka_ops_resolve(cluster=plan.cluster, kafka=kafka)
+    poll = float(settings.EXECUTOR_POLL_INTERVAL if poll_interval is None else poll_interval)
+    deadline = None if max_seconds is None else time.monotonic() + max_seconds
+    try:
+        while True:
+            try:
+                finished = execution_step(plan=plan, kafka=kafka)
+                Execution.objects.filter(plan=plan).update(consecutive_errors=0)
+            except KafkaOpError as exc:
+                finished = _step_error(plan=plan, error=str(exc), kafka=kafka)
+            if finished:
+                break
+            if deadline is not None and time.monotonic() > deadline:
+                break
+            if not lease_take(plan=plan, owner=owner):
+                logger.warning("plan %s: lease lost, another worker carries on", plan.pk)
+                break
+            sleep(poll)
+    finally:
+        lease_release(plan=plan, owner=owner)
+    plan.refresh_from_db()
+    return plan
+
+
+def _step_error(*, plan: Plan, error: str, kafka: KafkaOps) -> bool:
+    execution = Execution.objects.get(plan=plan)
+    execution.consecutive_errors += 1
+    execution.last_error = error
+    execution.save(update_fields=["consecutive_errors", "last_error", "updated_at"])
+    logger.warning(
+        "plan %s step failed (%s in a row): %s", plan.pk, execution.consecutive_errors, error
+    )
+    if execution.consecutive_errors < MAX_CONSECUTIVE_ERRORS:
+        return False
+    execution_fail(plan=plan, error=f"Kafka kept failing: {error}", kafka=kafka)
+    return True

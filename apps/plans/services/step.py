@@ -1,0 +1,171 @@
+"""One step of the executor: reconcile the database with Kafka, then do the next thing.
+
+State lives in the database (moves, batches, throttles set) and in Kafka (what is
+in flight, current replica lists), never only in the worker's memory. Each
+`execution_step` reconciles the two and does the next thing, so a worker killed
+at any point is replaced by one that carries on where Kafka is:
+
+- a batch is recorded (moves in_progress, submissions + 1) *before* it is sent,
+  so a crash after sending can't lose it, and a crash before sending is seen as
+  "in progress in the database, unknown to Kafka, replicas still as before" and
+  sent again (the only case `submissions` exceeds 1);
+- a move whose replicas already equal its target is done, whoever finished it;
+- throttles are recorded before they are set, and deleted on completion, failure
+  and cancel alike.
+"""
+
+from django.db import transaction
+from django.utils import timezone
+
+from ..kafka_ops import KafkaOps, PartitionInfo, PartitionKey, kafka_ops_resolve
+from ..models import Execution, MoveState, Plan, PlanMove, PlanState
+from .actors import EXECUTOR
+from .batches import batch_submit
+from .endings import execution_cancel, execution_finish
+from .leaders import data_loss_leaders_elect, preferred_leaders_elect
+from .progress import progress_update, replica_sizes_get
+from .throttles import throttles_remove, throttles_set
+from .transitions import plan_transition
+
+
+def execution_step(*, plan: Plan, kafka: KafkaOps | None = None) -> bool:
+    """Reconcile with Kafka and do what comes next. Returns True once the plan is finished."""
+    plan.refresh_from_db()
+    kafka = kafka_ops_resolve(cluster=plan.cluster, kafka=kafka)
+    if plan.state == PlanState.APPROVED:
+        if not _execution_begin(plan=plan, kafka=kafka):
+            return True
+    if plan.state != PlanState.EXECUTING:
+        execution = Execution.objects.filter(plan=plan).first()
+        if execution is not None and execution.throttle_applied:
+            throttles_remove(plan=plan, execution=execution, kafka=kafka)
+        return True
+    execution = Execution.objects.get(plan=plan)
+    moves = list(plan.moves.all())
+    keys = [m.key for m in moves]
+    in_flight = kafka.reassignments_list(keys)
+    current = kafka.partitions_describe(keys)
+    _reconcile(moves=moves, in_flight=in_flight, current=current)
+    data_loss_leaders_elect(plan=plan, moves=moves, current=current, kafka=kafka)
+
+    if execution.cancel_requested:
+        execution_cancel(
+            plan=plan, execution=execution, moves=moves, in_flight=in_flight, kafka=kafka
+        )
+        return True
+
+    running = [m for m in moves if m.state == MoveState.IN_PROGRESS]
+    pending = [m for m in moves if m.state == MoveState.PENDING]
+    if pending and not any(m.state == MoveState.FAILED for m in moves):
+        if not execution.throttle_applied and any(not m.leader_only for m in pending):
+            throttles_set(plan=plan, execution=execution, moves=moves, kafka=kafka)
+        batch_submit(plan=plan, execution=execution, running=running, pending=pending, kafka=kafka)
+    progress_update(plan=plan, execution=execution, moves=moves, current=current, kafka=kafka)
+
+    if any(m.state == MoveState.IN_PROGRESS for m in moves):
+        return False
+    failed = [m for m in moves if m.state == MoveState.FAILED]
+    if failed:
+        # A failed move stops the plan: what was in flight has finished, the rest is not sent.
+        now = timezone.now()
+        unsent = [m for m in moves if m.state == MoveState.PENDING]
+        for m in unsent:
+            m.state, m.finished_at = MoveState.CANCELLED, now
+        PlanMove.objects.bulk_update(unsent, ["state", "finished_at"])
+        execution_finish(
+            plan=plan,
+            execution=execution,
+            kafka=kafka,
+            state=PlanState.FAILED,
+            error=f"{len(failed)} move(s) failed: "
+            + "; ".join(f"{m.topic}-{m.partition}: {m.error}" for m in failed[:5]),
+        )
+        return True
+    if any(m.state == MoveState.PENDING for m in moves):
+        return False
+    if not preferred_leaders_elect(plan=plan, execution=execution, moves=moves, kafka=kafka):
+        return False
+    execution_finish(plan=plan, execution=execution, kafka=kafka, state=PlanState.COMPLETED)
+    return True
+
+
+def _execution_begin(*, plan: Plan, kafka: KafkaOps) -> bool:
+    """Approved -> executing, after checking the live cluster still matches the plan."""
+    moves = list(plan.moves.all())
+    current = kafka.partitions_describe([m.key for m in moves])
+    alive = kafka.brokers_alive()
+    problem = ""
+    for m in moves:
+        info = current.get(m.key)
+        if info is None:
+            problem = f"{m.topic}-{m.partition} no longer exists"
+        elif info.replicas != m.replicas_before:
+            problem = f"{m.topic}-{m.partition} is now on {info.replicas}, not {m.replicas_before}"
+        elif any(b not in alive for b in m.replicas_after):
+            dead = next(b for b in m.replicas_after if b not in alive)
+            problem = f"{m.topic}-{m.partition} would move to broker {dead}, which is not alive"
+        if problem:
+            break
+    if problem:
+        plan_transition(
+            plan=plan, to=PlanState.STALE, actor=EXECUTOR, action="plan.stale", reason=problem
+        )
+        return False
+    sizes = replica_sizes_get(kafka=kafka)
+    with transaction.atomic():
+        execution, _ = Execution.objects.get_or_create(plan=plan)
+        if sizes is not None:
+            # Bytes to copy from the live log sizes: the planner's may be estimates or absent.
+            for m in moves:
+                leader_size = max(
+                    (sizes.get((m.topic, m.partition, b), 0) for b in m.replicas_before), default=0
+                )
+                m.bytes = leader_size * len(m.added)
+            PlanMove.objects.bulk_update(moves, ["bytes"])
+        execution.bytes_total = sum(m.bytes for m in moves)
+        execution.save(update_fields=["bytes_total", "updated_at"])
+        plan_transition(
+            plan=plan,
+            to=PlanState.EXECUTING,
+            actor=EXECUTOR,
+            action="execution.started",
+            fields={"started_at": timezone.now()},
+        )
+    return True
+
+
+def _reconcile(
+    *,
+    moves: list[PlanMove],
+    in_flight: dict[PartitionKey, dict],
+    current: dict[PartitionKey, PartitionInfo],
+) -> None:
+    now = timezone.now()
+    changed = []
+    for m in moves:
+        if m.state not in (MoveState.PENDING, MoveState.IN_PROGRESS):
+            continue
+        key = m.key
+        info = current.get(key)
+        if info is None:
+            m.state, m.error, m.finished_at = MoveState.FAILED, "partition no longer exists", now
+        elif key not in in_flight and info.replicas == m.replicas_after:
+            m.state, m.finished_at, m.bytes_done = MoveState.DONE, now, m.bytes
+        elif m.state == MoveState.IN_PROGRESS and key not in in_flight:
+            if set(info.replicas) == set(m.replicas_before) | set(m.replicas_after):
+                # Done at the controller, the broker's metadata not there yet: look again.
+                continue
+            if info.replicas == m.replicas_before:
+                # Recorded but never reached Kafka (crash in between): send it again.
+                m.state = MoveState.PENDING
+            else:
+                m.state, m.finished_at = MoveState.FAILED, now
+                m.error = f"replicas changed outside this plan: now {info.replicas}"
+        elif m.state == MoveState.PENDING and info.replicas != m.replicas_before:
+            m.state, m.finished_at = MoveState.FAILED, now
+            m.error = f"replicas changed outside this plan: now {info.replicas}"
+        else:
+            continue
+        changed.append(m)
+    if changed:
+        PlanMove.objects.bulk_update(changed, ["state", "error", "finished_at", "bytes_done"])

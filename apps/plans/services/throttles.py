@@ -1,0 +1,101 @@
+"""Replication throttles around an execution: set before the first data move, as
+kafka-reassign-partitions.sh does, and deleted again when the plan ends.
+
+What is set is recorded on the execution before it is sent to Kafka, so a worker
+killed right after still cleans it up. Throttles are deleted, never restored to an
+earlier value: a value read just after another plan's cleanup may still be that
+plan's (configs propagate asynchronously), and writing it back would leave a
+throttle behind for good.
+"""
+
+import logging
+
+from apps.audit.services import audit_record
+
+from ..kafka_ops import BROKER_THROTTLE_KEYS, TOPIC_THROTTLE_KEYS, KafkaOps
+from ..models import Execution, MoveState, Plan, PlanMove
+from .actors import EXECUTOR
+from .policy import policy_get
+
+logger = logging.getLogger(__name__)
+
+
+def throttles_set(
+    *, plan: Plan, execution: Execution, moves: list[PlanMove], kafka: KafkaOps
+) -> None:
+    """Throttle the policy's rate on the brokers and replicas the data moves touch."""
+    rate = int(policy_get(cluster=plan.cluster).throttle_bytes_per_sec)
+    if rate <= 0:
+        return
+    data_moves = [m for m in moves if not m.leader_only and m.state != MoveState.DONE]
+    alive = kafka.brokers_alive()
+    brokers = sorted({b for m in data_moves for b in m.replicas_before + m.replicas_after} & alive)
+    leader_replicas: dict[str, list[str]] = {}
+    follower_replicas: dict[str, list[str]] = {}
+    for m in data_moves:
+        # As kafka-reassign-partitions.sh: throttle the current replicas as leaders
+        # (they send) and the new ones as followers (they fetch).
+        leader_replicas.setdefault(m.topic, []).extend(
+            f"{m.partition}:{b}" for b in m.replicas_before
+        )
+        follower_replicas.setdefault(m.topic, []).extend(f"{m.partition}:{b}" for b in m.added)
+    topics = sorted(leader_replicas)
+    # Recorded before anything is set, so a crash right after still gets cleaned up.
+    execution.throttle = {"rate": rate, "brokers": brokers, "topics": topics}
+    execution.throttle_applied = True
+    execution.save(update_fields=["throttle", "throttle_applied", "updated_at"])
+    broker_values = {b: {k: str(rate) for k in BROKER_THROTTLE_KEYS} for b in brokers}
+    topic_values = {
+        t: {
+            k: ",".join(v)
+            for k, v in (
+                (TOPIC_THROTTLE_KEYS[0], leader_replicas[t]),
+                (TOPIC_THROTTLE_KEYS[1], follower_replicas.get(t, [])),
+            )
+            if v
+        }
+        for t in topics
+    }
+    kafka.configs_write(broker_values, topic_values)
+    # Dynamic configs reach the brokers asynchronously: a batch sent before would copy
+    # unthrottled for a moment.
+    if not kafka.broker_rates_wait(brokers, str(rate), timeout=10.0):
+        logger.warning("plan %s: throttle not yet visible on every broker", plan.pk)
+    audit_record(
+        actor=EXECUTOR,
+        action="execution.throttle_set",
+        obj=plan,
+        after={"rate": rate, "brokers": brokers, "topics": topic_values},
+    )
+
+
+def throttles_remove(*, plan: Plan, execution: Execution, kafka: KafkaOps) -> None:
+    """Delete the throttles this execution set, as kafka-reassign-partitions.sh --verify
+    does. Raises KafkaOpError if it can't; the caller (or the resume sweep) retries."""
+    if not execution.throttle_applied:
+        return
+    recorded = execution.throttle or {}
+    alive = kafka.brokers_alive()
+    brokers = [int(b) for b in recorded.get("brokers", [])]
+    # A dead broker can't be reached; it lost its dynamic rate only if it is replaced.
+    skipped = [b for b in brokers if b not in alive]
+    broker_values: dict[int, dict[str, str | None]] = {
+        b: dict.fromkeys(BROKER_THROTTLE_KEYS) for b in brokers if b in alive
+    }
+    topic_values: dict[str, dict[str, str | None]] = {
+        t: dict.fromkeys(TOPIC_THROTTLE_KEYS) for t in recorded.get("topics", [])
+    }
+    kafka.configs_write(broker_values, topic_values)
+    execution.throttle_applied = False
+    execution.save(update_fields=["throttle_applied", "updated_at"])
+    audit_record(
+        actor=EXECUTOR,
+        action="execution.throttle_removed",
+        obj=plan,
+        before={"rate": recorded.get("rate")},
+        after={
+            "brokers": sorted(broker_values),
+            "topics": sorted(topic_values),
+            "unreachable": skipped,
+        },
+    )

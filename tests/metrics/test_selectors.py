@@ -1,0 +1,82 @@
+"""Reads of stored metrics: the heatmap and the traffic series per broker."""
+
+import time
+from datetime import timedelta
+
+import pytest
+from dashboard.factories import SKEWED, cluster_apply, cluster_make, loads_make
+from django.utils import timezone
+
+from apps.metrics.selectors import broker_traffic_series, heatmap_get
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def cluster(db):
+    return cluster_make()
+
+
+def test_it_counts_replicas_and_leaders_per_broker_and_topic(cluster):
+    heatmap = heatmap_get(cluster=cluster, metric="replicas")
+    assert heatmap.brokers == [1, 2, 3] and heatmap.topics == ["audit-log", "orders"]
+    assert heatmap.z == [[2, 0, 2], [6, 6, 0]]
+
+    leaders = heatmap_get(cluster=cluster, metric="leaders")
+    # orders-0,2,4 led by 1 and 1,3,5 by 2; audit-log-0 by 1 and -1 by 3.
+    assert leaders.z == [[1, 0, 1], [3, 3, 0]]
+
+
+def test_it_marks_dead_brokers_in_the_heatmap(cluster):
+    cluster_apply(cluster, SKEWED, alive=(1, 3))
+    heatmap = heatmap_get(cluster=cluster, metric="replicas")
+    assert heatmap.brokers == [1, 2, 3] and heatmap.broker_alive == [True, False, True]
+
+
+def test_it_spreads_traffic_by_the_load_model(cluster):
+    start = timezone.now().replace(microsecond=0) - timedelta(minutes=5)
+    loads_make(cluster, start - timedelta(minutes=1), {("orders", 0): (999.0, 999.0, 9.0)})
+    loads_make(cluster, start, {("orders", 0): (100.0, 50.0, 10.0)})  # replicas [1, 2]
+
+    bytes_in = heatmap_get(cluster=cluster, metric="network_in")
+    row = bytes_in.z[bytes_in.topics.index("orders")]
+    assert row == [100.0, 100.0, 0.0]  # every replica receives the bytes in
+    assert bytes_in.window_end == (start + timedelta(seconds=60)).isoformat()
+
+    bytes_out = heatmap_get(cluster=cluster, metric="network_out")
+    # The leader serves consumers (50) and replicates to one follower (100).
+    assert bytes_out.z[bytes_out.topics.index("orders")] == [150.0, 0.0, 0.0]
+
+
+def test_it_refuses_an_unknown_heatmap_metric(cluster):
+    with pytest.raises(ValueError, match="unknown metric"):
+        heatmap_get(cluster=cluster, metric="cpu")
+
+
+def test_it_lists_traffic_per_broker_over_the_windows(cluster):
+    start = timezone.now().replace(microsecond=0) - timedelta(minutes=10)
+    for i in range(3):
+        loads_make(
+            cluster, start + timedelta(minutes=i), {("orders", 0): (100.0 * (i + 1), 0, 5.0)}
+        )
+    traffic = broker_traffic_series(cluster=cluster, windows=2)
+    assert len(traffic.windows) == 2  # only the newest two
+    assert traffic.series[1]["network_in"] == [200.0, 300.0]
+    assert traffic.series[1]["network_out"] == [200.0, 300.0]  # replication to broker 2
+    assert traffic.series[1]["messages_in"] == [5.0, 5.0]  # broker 1 leads orders-0
+    assert traffic.series[2]["messages_in"] == [None, None]
+
+
+def test_it_builds_a_heatmap_of_100_brokers_and_500_topics_quickly():
+    assignment = {
+        (f"topic-{t:03d}", p): [1 + (t * 7 + p * 3 + k * 31) % 100 for k in range(3)]
+        for t in range(500)
+        for p in range(4)
+    }
+    cluster = cluster_make("big", assignment, alive=tuple(range(1, 101)))
+    started = time.perf_counter()
+    heatmap = heatmap_get(cluster=cluster, metric="replicas")
+    elapsed = time.perf_counter() - started
+    assert len(heatmap.brokers) == 100 and len(heatmap.topics) == 500
+    assert sum(map(sum, heatmap.z)) == 500 * 4 * 3
+    assert elapsed < 2.0, f"heatmap took {elapsed:.2f} s"

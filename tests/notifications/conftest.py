@@ -1,0 +1,133 @@
+"""A real HTTP receiver on 127.0.0.1 (http.server in a thread), clusters, channels and
+users for the notification tests."""
+
+import json
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+from django.contrib.auth.models import Group, User
+
+from apps.clusters.models import Cluster
+from apps.notifications.models import ChannelKind, NotificationChannel
+from apps.plans.models import Plan, PlanMode, PlanOrigin
+
+SECRET = "s3cret-signing-key-0123456789abcdef"
+SLACK_PATH = "/services/T0000/B0000/XXXXtokenXXXX"
+
+
+@dataclass
+class Received:
+    path: str
+    headers: dict[str, str]
+    body: bytes
+
+    def json(self):
+        return json.loads(self.body)
+
+
+@dataclass
+class Receiver:
+    """Answers each POST with the next scripted status (200 once the script is spent)."""
+
+    host: str
+    port: int
+    statuses: list[int] = field(default_factory=list)
+    requests: list[Received] = field(default_factory=list)
+
+    def url(self, path: str = "/hook") -> str:
+        return f"http://{self.host}:{self.port}{path}"
+
+
+@pytest.fixture
+def receiver() -> Iterator[Receiver]:
+    state = Receiver(host="127.0.0.1", port=0)
+    lock = threading.Lock()
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self):  # noqa: N802 (http.server's naming)
+            body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            with lock:
+                state.requests.append(Received(self.path, dict(self.headers.items()), body))
+                status = state.statuses.pop(0) if state.statuses else 200
+            reply = b"ok" if status < 300 else b"receiver says no"
+            self.send_response(status)
+            self.send_header("Content-Length", str(len(reply)))
+            self.end_headers()
+            self.wfile.write(reply)
+
+        def log_message(self, *args):  # keep the test output clean
+            pass
+
+    # Bound (and listening) on construction: no wait is needed before the first request.
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    state.port = server.server_address[1]
+    thread = threading.Thread(
+        target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+    )
+    thread.start()
+    yield state
+    server.shutdown()
+    server.server_close()
+    thread.join()
+
+
+@pytest.fixture
+def closed_port() -> int:
+    """A port nothing listens on (bound, then released)."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def cluster(db) -> Cluster:
+    return Cluster.objects.create(name="prod", bootstrap_servers="127.0.0.1:1")
+
+
+@pytest.fixture
+def webhook(cluster, receiver) -> NotificationChannel:
+    return NotificationChannel.objects.create(
+        cluster=cluster, name="hook", kind=ChannelKind.WEBHOOK, url=receiver.url(), secret=SECRET
+    )
+
+
+@pytest.fixture
+def slack(cluster, receiver) -> NotificationChannel:
+    return NotificationChannel.objects.create(
+        cluster=cluster, name="slack", kind=ChannelKind.SLACK, url=receiver.url(SLACK_PATH)
+    )
+
+
+def plan_make(cluster: Cluster, **fields) -> Plan:
+    values = {
+        "origin": PlanOrigin.DETECTOR,
+        "mode": PlanMode.FIX_OFFLINE,
+        "trigger": "broker 3 dead for 61 s",
+        "fingerprint": "f" * 64,
+        "reassignment": {"version": 1, "partitions": [{"topic": "orders", "partition": 0}]},
+        "rollback_reassignment": {"version": 1, "partitions": []},
+        "bytes_to_move": 3 * 1024**3 // 2,
+    }
+    return Plan.objects.create(cluster=cluster, **(values | fields))
+
+
+def user_make(name: str, *groups: str) -> User:
+    user = User.objects.create_user(name)
+    for group in groups:
+        user.groups.add(Group.objects.get(name=group))
+    return user
+
+
+@pytest.fixture
+def admin_member(db) -> User:
+    return user_make("ada", "admin")
+
+
+@pytest.fixture
+def approver(db) -> User:
+    return user_make("anna", "approver")

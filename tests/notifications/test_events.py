@@ -1,0 +1,212 @@
+"""Which audit events and sync changes become notifications, for which channels, and
+that a notification problem never fails the change it reports."""
+
+import pytest
+from django.utils import timezone
+
+from apps.audit.models import AuditEvent
+from apps.audit.services import actor_system, audit_record
+from apps.clusters.models import Cluster
+from apps.clusters.services import (
+    BrokerState,
+    ClusterState,
+    cluster_state_apply,
+    cluster_sync,
+    cluster_sync_error_record,
+)
+from apps.notifications.models import ChannelKind, Delivery, EventKind, NotificationChannel
+from apps.plans.models import PlanState
+from apps.plans.services import plan_reject
+
+from .conftest import SECRET, plan_make
+
+pytestmark = pytest.mark.django_db
+EXECUTOR = actor_system(name="executor")
+
+
+def events_sent(channel: NotificationChannel) -> list[str]:
+    return list(channel.deliveries.order_by("id").values_list("event", flat=True))
+
+
+@pytest.mark.parametrize(
+    ("action", "kind"),
+    [
+        ("plan.proposed", EventKind.PLAN_PROPOSED),
+        ("plan.approved", EventKind.PLAN_APPROVED),
+        ("plan.rejected", EventKind.PLAN_REJECTED),
+        ("execution.started", EventKind.EXECUTION_STARTED),
+        ("execution.completed", EventKind.EXECUTION_COMPLETED),
+        ("execution.failed", EventKind.EXECUTION_FAILED),
+        ("execution.cancelled", EventKind.EXECUTION_CANCELLED),
+        ("plan.cancelled", EventKind.EXECUTION_CANCELLED),
+    ],
+)
+def test_it_maps_plan_audit_events_to_notifications(cluster, webhook, action, kind):
+    plan = plan_make(cluster)
+
+    audit_record(actor=EXECUTOR, action=action, obj=plan)
+
+    [delivery] = webhook.deliveries.all()
+    assert delivery.event == kind
+    assert delivery.payload["data"]["plan"]["id"] == plan.pk
+    assert delivery.payload["cluster"] == {"id": cluster.pk, "name": "prod"}
+
+
+@pytest.mark.parametrize(
+    "action", ["execution.batch_submitted", "plan.superseded", "plan.stale", "policy.changed"]
+)
+def test_it_ignores_audit_events_that_are_no_notification(cluster, webhook, action):
+    audit_record(actor=EXECUTOR, action=action, obj=plan_make(cluster))
+
+    assert events_sent(webhook) == []
+
+
+def test_it_ignores_a_plan_action_about_something_else(cluster, webhook):
+    audit_record(actor=EXECUTOR, action="plan.approved", obj=cluster)
+
+    assert events_sent(webhook) == []
+
+
+def test_it_says_what_was_proposed_and_why(cluster, webhook):
+    plan = plan_make(cluster)
+
+    audit_record(actor=EXECUTOR, action="plan.proposed", obj=plan)
+
+    summary = webhook.deliveries.get().payload["summary"]
+    assert summary == (
+        f"[prod] Plan #{plan.pk} (self-healing (dead brokers)) proposed: 1 partition(s), "
+        "1.5 GiB to move. Why: broker 3 dead for 61 s"
+    )
+
+
+def test_it_notifies_a_rejection_made_through_the_plan_service(cluster, webhook, approver):
+    plan = plan_make(cluster)
+
+    plan_reject(plan=plan, user=approver, reason="not during the sale")
+
+    delivery = webhook.deliveries.get()
+    assert delivery.event == EventKind.PLAN_REJECTED
+    assert delivery.payload["summary"].endswith("rejected by anna: not during the sale")
+    assert delivery.payload["data"]["plan"]["state"] == PlanState.REJECTED
+
+
+def test_it_links_to_the_plan_page_when_the_site_address_is_set(cluster, webhook, settings):
+    settings.NOTIFICATIONS_BASE_URL = "https://balancer.example.com/"
+    plan = plan_make(cluster)
+
+    audit_record(actor=EXECUTOR, action="plan.approved", obj=plan)
+
+    url = webhook.deliveries.get().payload["url"]
+    assert url == f"https://balancer.example.com/clusters/prod/plans/{plan.pk}/"
+
+
+def test_it_sends_a_channel_only_the_events_it_chose(cluster, receiver):
+    chosen = NotificationChannel.objects.create(
+        cluster=cluster,
+        name="approvals",
+        kind=ChannelKind.SLACK,
+        url=receiver.url(),
+        all_events=False,
+        events=[EventKind.PLAN_PROPOSED],
+    )
+    off = NotificationChannel.objects.create(
+        cluster=cluster, name="off", kind=ChannelKind.SLACK, url=receiver.url(), enabled=False
+    )
+    other = Cluster.objects.create(name="other", bootstrap_servers="127.0.0.1:2")
+    elsewhere = NotificationChannel.objects.create(
+        cluster=other, name="all", kind=ChannelKind.WEBHOOK, url=receiver.url(), secret=SECRET
+    )
+    plan = plan_make(cluster)
+
+    for action in ("plan.proposed", "plan.approved", "execution.started"):
+        audit_record(actor=EXECUTOR, action=action, obj=plan)
+
+    assert events_sent(chosen) == [EventKind.PLAN_PROPOSED]
+    assert events_sent(off) == []
+    assert events_sent(elsewhere) == []
+
+
+def test_it_gives_every_channel_the_same_event_id(cluster, webhook, slack):
+    audit_record(actor=EXECUTOR, action="plan.approved", obj=plan_make(cluster))
+
+    ids = {d.payload["id"] for d in Delivery.objects.all()}
+    assert Delivery.objects.count() == 2 and len(ids) == 1
+
+
+def test_it_queues_deliveries_only_after_commit(
+    cluster, webhook, slack, monkeypatch, django_capture_on_commit_callbacks
+):
+    queued = []
+    monkeypatch.setattr(
+        "apps.notifications.tasks.delivery_send_task.delay", lambda pk: queued.append(pk)
+    )
+
+    with django_capture_on_commit_callbacks(execute=True):
+        audit_record(actor=EXECUTOR, action="plan.proposed", obj=plan_make(cluster))
+        assert queued == []
+
+    assert len(queued) == 2
+    assert sorted(queued) == sorted(Delivery.objects.values_list("pk", flat=True))
+
+
+def test_a_notification_failure_never_fails_the_change(cluster, webhook, approver, monkeypatch):
+    def broken(**kwargs):
+        raise RuntimeError("notifications are broken")
+
+    monkeypatch.setattr("apps.notifications.receivers.notifications_dispatch", broken)
+    plan = plan_make(cluster)
+
+    plan_reject(plan=plan, user=approver, reason="no")
+
+    plan.refresh_from_db()
+    assert plan.state == PlanState.REJECTED
+    assert AuditEvent.objects.filter(action="plan.rejected").count() == 1
+    assert events_sent(webhook) == []
+
+
+# --- brokers and reachability, from the sync ---------------------------------------------------
+
+
+def state(*brokers: int) -> ClusterState:
+    return ClusterState(
+        cluster_id="abc",
+        controller_id=1,
+        brokers=[
+            BrokerState(node_id=b, host="127.0.0.1", port=9000 + b, rack=None) for b in brokers
+        ],
+    )
+
+
+def test_it_notifies_a_broker_dying_and_coming_back_once_each(cluster, webhook):
+    cluster_state_apply(cluster=cluster, state=state(1, 2, 3), now=timezone.now())
+    assert events_sent(webhook) == []
+
+    cluster_state_apply(cluster=cluster, state=state(1, 2), now=timezone.now())
+    cluster_state_apply(cluster=cluster, state=state(1, 2), now=timezone.now())
+    cluster_state_apply(cluster=cluster, state=state(1, 2, 3), now=timezone.now())
+
+    assert events_sent(webhook) == [EventKind.BROKER_DEAD, EventKind.BROKER_BACK]
+    dead, back = webhook.deliveries.order_by("id")
+    assert dead.payload["summary"].startswith("[prod] Broker 3 (127.0.0.1:9003) is dead, last seen")
+    assert dead.payload["data"]["broker"] == 3
+    assert back.payload["summary"] == "[prod] Broker 3 (127.0.0.1:9003) is back"
+
+
+class UnreachableAdmin:
+    """An AdminClient whose cluster never answers."""
+
+    def describe_cluster(self, **kwargs):
+        raise TimeoutError("no answer")
+
+
+def test_it_notifies_a_cluster_becoming_unreachable_and_back_once_each(cluster, webhook):
+    cluster_state_apply(cluster=cluster, state=state(1), now=timezone.now())
+
+    assert cluster_sync(cluster=cluster, admin=UnreachableAdmin()) is False
+    cluster_sync_error_record(cluster=cluster, error="unreachable: again", now=timezone.now())
+    cluster_state_apply(cluster=cluster, state=state(1), now=timezone.now())
+    cluster_state_apply(cluster=cluster, state=state(1), now=timezone.now())
+
+    assert events_sent(webhook) == [EventKind.CLUSTER_UNREACHABLE, EventKind.CLUSTER_BACK]
+    down = webhook.deliveries.order_by("id").first()
+    assert down.payload["summary"] == "[prod] Cluster is unreachable: unreachable: no answer"

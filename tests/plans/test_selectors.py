@@ -1,0 +1,65 @@
+"""Reads of plans: cluster health, loads before / after, actions by role, moves."""
+
+import pytest
+from dashboard.factories import SKEWED, cluster_apply, cluster_make, plan_make
+
+from apps.plans.selectors import (
+    cluster_health_get,
+    plan_actions_get,
+    plan_loads_before_after,
+    plan_moves_filter,
+)
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def cluster(db):
+    # The dashboard's cluster (orders and audit-log), not this folder's orders-only one.
+    return cluster_make()
+
+
+def test_it_reports_health_and_balance(cluster):
+    health = cluster_health_get(cluster=cluster)
+    assert (health.brokers_alive, health.brokers_total, health.partitions) == (3, 3, 8)
+    # Replicas 8 / 6 / 2: the busiest over the mean (16 / 3).
+    assert health.balance["replicas"] == pytest.approx(8 / (16 / 3))
+    assert health.balance["network_in"] is None  # no traffic measured yet
+    assert health.healthy and health.open_plan is None and health.running_plan is None
+
+    cluster_apply(cluster, SKEWED, alive=(1, 2))
+    health = cluster_health_get(cluster=cluster)
+    assert health.brokers_alive == 2 and health.under_replicated == 2 and not health.healthy
+
+
+def test_it_computes_loads_like_the_planner(cluster):
+    plan = plan_make(cluster)
+    loads = plan_loads_before_after(plan=plan)
+    assert loads.brokers == [1, 2, 3]
+    assert loads.before["replicas"] == [8, 6, 2]
+    assert sum(loads.after["replicas"]) == 16 and max(loads.after["replicas"]) < 8
+    # The planner's own balance ratio agrees with our bars.
+    after = loads.after["replicas"]
+    assert plan.report["balance"]["replicas"]["after"] == pytest.approx(
+        max(after) / (sum(after) / 3), abs=1e-6
+    )
+
+
+def test_it_offers_actions_by_role_and_state(cluster, viewer, approver, operator):
+    plan = plan_make(cluster)
+    assert not any(vars(plan_actions_get(user=viewer, plan=plan)).values())
+    approver_actions = plan_actions_get(user=approver, plan=plan)
+    assert approver_actions.approve and approver_actions.reject and not approver_actions.rollback
+    assert not plan_actions_get(user=operator, plan=plan).approve
+
+
+def test_it_filters_and_sorts_plan_moves(cluster):
+    plan = plan_make(cluster)
+    moves = list(plan.moves.all())
+    assert moves
+    to_3 = plan_moves_filter(plan=plan, broker=3)
+    assert to_3.count() == sum(1 for m in moves if 3 in m.replicas_before + m.replicas_after)
+    goal = moves[0].goals[0]
+    assert all(goal in m.goals for m in plan_moves_filter(plan=plan, goal=goal))
+    by_topic_desc = [m.topic for m in plan_moves_filter(plan=plan, ordering="-topic")]
+    assert by_topic_desc == sorted(by_topic_desc, reverse=True)
