@@ -163,6 +163,8 @@ KAFKA_BOOTSTRAP_SERVERS = os.environ.get(
 KAFKA_DEFAULT_CLUSTER_NAME = os.environ.get("KAFKA_DEFAULT_CLUSTER_NAME", "demo")
 # Seconds an admin request may take before the cluster counts as unreachable.
 KAFKA_REQUEST_TIMEOUT = env_float("KAFKA_REQUEST_TIMEOUT", 10.0)
+# Seconds to set up a connection (TCP, TLS, SASL): short, so a dead address fails fast.
+KAFKA_CONNECT_TIMEOUT = env_float("KAFKA_CONNECT_TIMEOUT", 5.0)
 # The admin user demo_setup makes sure of; without a password it generates one once.
 BALANCER_ADMIN_USER = os.environ.get("BALANCER_ADMIN_USER", "admin")
 BALANCER_ADMIN_PASSWORD = os.environ.get("BALANCER_ADMIN_PASSWORD", "")

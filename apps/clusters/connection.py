@@ -87,19 +87,14 @@ def _ms(seconds: float) -> int:
 
 def librdkafka_config(conn: ConnectionSettings, *, timeouts: ClientTimeouts) -> dict[str, Any]:
     """Producer/consumer/admin configuration; PEM material is passed inline."""
-    return {
+    config: dict[str, Any] = {
         "bootstrap.servers": conn.bootstrap_servers,
+        "security.protocol": conn.security_protocol,
         "socket.timeout.ms": _ms(timeouts.request),
         # Covers TCP connect, TLS handshake and SASL authentication (librdkafka: >= 1 s).
         "socket.connection.setup.timeout.ms": max(1000, _ms(timeouts.connect)),
         "reconnect.backoff.max.ms": 1000,
-        **librdkafka_security(conn),
     }
-
-
-def librdkafka_security(conn: ConnectionSettings) -> dict[str, Any]:
-    """Only the security.*, sasl.* and ssl.* part of librdkafka_config."""
-    config: dict[str, Any] = {"security.protocol": conn.security_protocol}
     if conn.uses_sasl:
         config["sasl.mechanism"] = conn.sasl_mechanism
         config["sasl.username"] = conn.sasl_username

@@ -36,7 +36,7 @@ def _dev_key() -> str:
 
 def secret_keys() -> tuple[str, ...]:
     """The configured keys, the first one encrypting."""
-    keys = tuple(k.strip() for k in getattr(settings, SETTING, None) or () if k.strip())
+    keys = tuple(k.strip() for k in settings.BALANCER_SECRET_KEYS if k.strip())
     return keys or (_dev_key(),)
 
 

@@ -11,13 +11,10 @@ from django.conf import settings
 
 from .connection import ClientTimeouts, ConnectionSettings, librdkafka_config
 
-# Seconds to set up a connection (TCP, TLS, SASL) when KAFKA_CONNECT_TIMEOUT is unset.
-DEFAULT_CONNECT_TIMEOUT = 5.0
-
 
 def client_timeouts() -> ClientTimeouts:
     request = float(settings.KAFKA_REQUEST_TIMEOUT)
-    connect = float(getattr(settings, "KAFKA_CONNECT_TIMEOUT", DEFAULT_CONNECT_TIMEOUT))
+    connect = float(settings.KAFKA_CONNECT_TIMEOUT)
     # A dead address should be given up on well before a request would time out.
     return ClientTimeouts(request=request, connect=min(connect, request))
 

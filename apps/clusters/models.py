@@ -1,17 +1,9 @@
 """The Kafka clusters we manage, as last seen by the sync service."""
 
-from typing import Any
-
 from django.core.exceptions import ValidationError
 from django.db import models
 
-from .connection import (
-    PLAINTEXT,
-    SASL_MECHANISMS,
-    SECURITY_PROTOCOLS,
-    ConnectionSettings,
-    librdkafka_security,
-)
+from .connection import PLAINTEXT, SASL_MECHANISMS, SECURITY_PROTOCOLS, ConnectionSettings
 from .fields import EncryptedTextField
 from .validators import bootstrap_servers_normalize, connection_errors
 
@@ -86,15 +78,6 @@ class Cluster(models.Model):
             ssl_key_pem=self.ssl_key_pem,
             ssl_verify_hostname=self.ssl_verify_hostname,
         )
-
-    @property
-    def client_config(self) -> dict[str, Any]:
-        """librdkafka security settings, secrets included: never show or log them.
-
-        For callers that still pass `extra=cluster.client_config` to
-        kafka_clients; new code passes `connection=cluster.connection`.
-        """
-        return librdkafka_security(self.connection)
 
     def clean(self) -> None:
         self.bootstrap_servers = bootstrap_servers_normalize(self.bootstrap_servers)

@@ -8,7 +8,7 @@ from apps.clusters import kafka_python_adapter
 from apps.clusters.connection import ConnectionSettings
 from apps.clusters.kafka_clients import client_config_build, client_timeouts
 from apps.clusters.models import Cluster
-from apps.metrics.services import kafka_source_options
+from apps.metrics.services import kafka_source_options, replica_sizes_read
 from apps.plans.kafka_ops import LiveKafka
 
 pytestmark = pytest.mark.django_db
@@ -29,7 +29,7 @@ def secured(pki) -> Cluster:
 
 def test_the_connect_timeout_is_short_and_never_longer_than_a_request(settings):
     settings.KAFKA_REQUEST_TIMEOUT = 10.0
-    del settings.KAFKA_CONNECT_TIMEOUT
+    settings.KAFKA_CONNECT_TIMEOUT = 5.0
     assert (client_timeouts().request, client_timeouts().connect) == (10.0, 5.0)
     settings.KAFKA_CONNECT_TIMEOUT = 30.0
     assert client_timeouts().connect == 10.0
@@ -40,15 +40,6 @@ def test_it_needs_exactly_one_of_a_connection_and_a_bootstrap_list():
         client_config_build()
     with pytest.raises(TypeError):
         client_config_build(connection=ConnectionSettings("k:1"), bootstrap_servers="k:1")
-
-
-def test_callers_passing_client_config_as_extra_get_the_same_settings(secured):
-    # The metrics sampler and publisher still call it this way.
-    old_way = client_config_build(
-        bootstrap_servers=secured.bootstrap_servers, extra=secured.client_config
-    )
-    assert old_way == client_config_build(connection=secured.connection)
-    assert old_way["sasl.password"] == "pw" and old_way["ssl.ca.pem"] == secured.ssl_ca_pem
 
 
 def test_the_spark_source_gets_the_jaas_line_and_the_pem_trust_store(secured):
@@ -68,6 +59,18 @@ def test_the_executor_hands_the_connection_to_kafka_python(secured, monkeypatch)
     monkeypatch.setattr(kafka_python_adapter, "reassignments_list", fake_list)
     LiveKafka(cluster=secured, admin=object()).reassignments_list([("t", 0)])
     assert seen["connection"] == secured.connection
+
+
+def test_the_sampler_reads_replica_sizes_with_the_connection(secured, monkeypatch):
+    seen = {}
+
+    def fake_describe(**kwargs):
+        seen.update(kwargs)
+        return {}
+
+    monkeypatch.setattr(kafka_python_adapter, "replica_sizes_describe", fake_describe)
+    assert replica_sizes_read(cluster=secured) == {}
+    assert seen == {"connection": secured.connection}
 
 
 def test_demo_traffic_reaches_a_registered_cluster_by_name():
