@@ -9,6 +9,9 @@ secrets leave the database decrypted only on an explicit read of the attribute.
 Lookups on the field cannot match (every encryption differs).
 """
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 from django.db import models
@@ -37,13 +40,26 @@ class EncryptedValue:
         return hash(self.token)
 
 
+_raw_reads: ContextVar[bool] = ContextVar("encrypted_raw_reads", default=False)
+
+
+@contextmanager
+def ciphertext_reads() -> Iterator[None]:
+    """Reads of encrypted attributes give the ciphertext meanwhile (for copying values)."""
+    token = _raw_reads.set(True)
+    try:
+        yield
+    finally:
+        _raw_reads.reset(token)
+
+
 class _DecryptOnRead(DeferredAttribute):
     # A data descriptor (it has __set__), so every read passes through __get__.
     def __get__(self, instance, cls=None):
         if instance is None:
             return self
         value = super().__get__(instance, cls)
-        if isinstance(value, EncryptedValue):
+        if isinstance(value, EncryptedValue) and not _raw_reads.get():
             value = secret_decrypt(value.token)
             instance.__dict__[self.field.attname] = value
         return value

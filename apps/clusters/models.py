@@ -1,10 +1,12 @@
 """The Kafka clusters we manage, as last seen by the sync service."""
 
+from typing import Any
+
 from django.core.exceptions import ValidationError
 from django.db import models
 
 from .connection import PLAINTEXT, SASL_MECHANISMS, SECURITY_PROTOCOLS, ConnectionSettings
-from .fields import EncryptedTextField
+from .fields import EncryptedTextField, ciphertext_reads
 from .validators import bootstrap_servers_normalize, connection_errors
 
 
@@ -78,6 +80,11 @@ class Cluster(models.Model):
             ssl_key_pem=self.ssl_key_pem,
             ssl_verify_hostname=self.ssl_verify_hostname,
         )
+
+    def refresh_from_db(self, *args: Any, **kwargs: Any) -> None:
+        # Django copies each value with getattr(), which would decrypt the secrets.
+        with ciphertext_reads():
+            super().refresh_from_db(*args, **kwargs)
 
     def clean(self) -> None:
         self.bootstrap_servers = bootstrap_servers_normalize(self.bootstrap_servers)

@@ -10,6 +10,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from .crypto import SecretDecryptError
 from .kafka_clients import admin_client_create
 from .models import Broker, Cluster, Partition, Topic
 from .signals import broker_state_changed, cluster_reachability_changed, cluster_synced
@@ -248,9 +249,13 @@ def cluster_sync_error_record(*, cluster: Cluster, error: str, now: datetime) ->
 
 def cluster_sync(*, cluster: Cluster, admin: AdminClient | None = None) -> bool:
     """One sync round for one cluster. Returns False when the cluster was unreachable."""
-    admin = admin or admin_client_create(connection=cluster.connection)
     try:
+        admin = admin or admin_client_create(connection=cluster.connection)
         state = cluster_state_read(admin=admin)
+    except SecretDecryptError as exc:  # this cluster's secrets need a key we lack
+        logger.warning("cluster %s: %s", cluster.name, exc)
+        cluster_sync_error_record(cluster=cluster, error=str(exc), now=timezone.now())
+        return False
     except ClusterUnreachable as exc:
         logger.warning("cluster %s unreachable: %s", cluster.name, exc)
         cluster_sync_error_record(cluster=cluster, error=f"unreachable: {exc}", now=timezone.now())

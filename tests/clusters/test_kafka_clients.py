@@ -49,28 +49,31 @@ def test_the_spark_source_gets_the_jaas_line_and_the_pem_trust_store(secured):
     assert options["ssl.truststore.type"] == "PEM"
 
 
-def test_the_executor_hands_the_connection_to_kafka_python(secured, monkeypatch):
-    seen = {}
+@pytest.fixture
+def adapter_calls(monkeypatch):
+    """Replace kafka-python adapter functions by ones that record their arguments."""
+    calls: dict[str, dict] = {}
 
-    def fake_list(**kwargs):
-        seen.update(kwargs)
-        return {}
+    def replace(name: str) -> None:
+        def record(**kwargs):
+            calls[name] = kwargs
+            return {}
 
-    monkeypatch.setattr(kafka_python_adapter, "reassignments_list", fake_list)
+        monkeypatch.setattr(kafka_python_adapter, name, record)
+
+    replace("reassignments_list")
+    replace("replica_sizes_describe")
+    return calls
+
+
+def test_the_executor_hands_the_connection_to_kafka_python(secured, adapter_calls):
     LiveKafka(cluster=secured, admin=object()).reassignments_list([("t", 0)])
-    assert seen["connection"] == secured.connection
+    assert adapter_calls["reassignments_list"]["connection"] == secured.connection
 
 
-def test_the_sampler_reads_replica_sizes_with_the_connection(secured, monkeypatch):
-    seen = {}
-
-    def fake_describe(**kwargs):
-        seen.update(kwargs)
-        return {}
-
-    monkeypatch.setattr(kafka_python_adapter, "replica_sizes_describe", fake_describe)
+def test_the_sampler_reads_replica_sizes_with_the_connection(secured, adapter_calls):
     assert replica_sizes_read(cluster=secured) == {}
-    assert seen == {"connection": secured.connection}
+    assert adapter_calls["replica_sizes_describe"] == {"connection": secured.connection}
 
 
 def test_demo_traffic_reaches_a_registered_cluster_by_name():

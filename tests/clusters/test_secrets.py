@@ -15,6 +15,7 @@ from django.db import connection
 from apps.clusters.crypto import SecretDecryptError, secrets_fernet
 from apps.clusters.fields import EncryptedValue
 from apps.clusters.models import Cluster
+from apps.clusters.services import cluster_sync
 
 pytestmark = pytest.mark.django_db
 
@@ -68,6 +69,7 @@ def test_a_wrong_key_fails_only_where_the_secret_is_read(settings):
     fresh = Cluster.objects.get(pk=cluster.pk)  # pages that never read it still work
     fresh.last_sync_error = "x"
     fresh.save()
+    fresh.refresh_from_db()
     assert stored(cluster, "sasl_password") == token  # written back as it was
     with pytest.raises(SecretDecryptError, match="does not decrypt with any key"):
         fresh.connection  # noqa: B018
@@ -139,3 +141,13 @@ def test_secrets_stay_out_of_dumps_str_and_values():
     assert PASSWORD not in str(cluster) + repr(cluster)
     (value,) = Cluster.objects.values_list("sasl_password", flat=True)
     assert isinstance(value, EncryptedValue) and repr(value) == "<encrypted>"
+
+
+def test_a_cluster_whose_secret_no_key_reads_fails_its_sync_with_that_reason(settings):
+    settings.BALANCER_SECRET_KEYS = [OLD]
+    cluster = secured()
+    settings.BALANCER_SECRET_KEYS = [NEW]
+
+    assert cluster_sync(cluster=Cluster.objects.get(pk=cluster.pk)) is False
+    cluster.refresh_from_db()
+    assert "does not decrypt with any key in BALANCER_SECRET_KEYS" in cluster.last_sync_error
