@@ -15,6 +15,7 @@ bootstrap:
 
 lint:
 	.venv/bin/ruff check .
+	.venv/bin/lint-imports
 	.venv/bin/ruff format --check .
 
 bench:

@@ -8,4 +8,5 @@ class NotificationsConfig(AppConfig):
 
     def ready(self) -> None:
         # Events come from the audit trail and from the clusters app's domain signals.
-        from . import receivers  # noqa: F401
+        # The tasks are looked up by name (queue.py), so they must be registered here.
+        from . import receivers, tasks  # noqa: F401

@@ -4,14 +4,11 @@ The rows are written in the caller's transaction (a sync round, a plan transitio
 so a notification exists exactly when the change it reports does.
 """
 
-from functools import partial
-
-from django.db import transaction
 
 from ..events import Event, event_payload
 from ..models import Delivery
+from ..queue import delivery_enqueue
 from ..selectors import channels_for_event
-from ..tasks import delivery_send_task
 
 
 def notifications_dispatch(*, event: Event) -> list[Delivery]:
@@ -22,8 +19,6 @@ def notifications_dispatch(*, event: Event) -> list[Delivery]:
     deliveries = []
     for channel in channels:
         delivery = Delivery.objects.create(channel=channel, event=event.kind, payload=payload)
-        # robust: a Redis outage must not fail the change being notified. The row stays
-        # pending and shows in the delivery log.
-        transaction.on_commit(partial(delivery_send_task.delay, delivery.pk), robust=True)
+        delivery_enqueue(delivery_id=delivery.pk)
         deliveries.append(delivery)
     return deliveries
