@@ -163,6 +163,8 @@ KAFKA_BOOTSTRAP_SERVERS = os.environ.get(
 KAFKA_DEFAULT_CLUSTER_NAME = os.environ.get("KAFKA_DEFAULT_CLUSTER_NAME", "demo")
 # Seconds an admin request may take before the cluster counts as unreachable.
 KAFKA_REQUEST_TIMEOUT = env_float("KAFKA_REQUEST_TIMEOUT", 10.0)
+# Seconds to set up a connection (TCP, TLS, SASL): short, so a dead address fails fast.
+KAFKA_CONNECT_TIMEOUT = env_float("KAFKA_CONNECT_TIMEOUT", 5.0)
 # The admin user demo_setup makes sure of; without a password it generates one once.
 BALANCER_ADMIN_USER = os.environ.get("BALANCER_ADMIN_USER", "admin")
 BALANCER_ADMIN_PASSWORD = os.environ.get("BALANCER_ADMIN_PASSWORD", "")
@@ -278,3 +280,13 @@ NOTIFICATIONS_RETRY_BACKOFF_MAX = env_int("NOTIFICATIONS_RETRY_BACKOFF_MAX", 600
 # The dashboard's address as receivers reach it (e.g. https://balancer.example.com),
 # for links in notifications; empty: no links.
 NOTIFICATIONS_BASE_URL = os.environ.get("NOTIFICATIONS_BASE_URL", "")
+
+# --- Secrets at rest -----------------------------------------------------------
+# Fernet keys encrypting cluster passwords and TLS keys in the database, comma-separated:
+# the first encrypts, all decrypt (rotation: docs/security.md). Empty only with DEBUG on,
+# where a dev key derived from SECRET_KEY is used.
+BALANCER_SECRET_KEYS = [
+    k.strip() for k in os.environ.get("BALANCER_SECRET_KEYS", "").split(",") if k.strip()
+]
+if not BALANCER_SECRET_KEYS and not DEBUG:
+    raise RuntimeError("BALANCER_SECRET_KEYS must be set when DJANGO_DEBUG is off")

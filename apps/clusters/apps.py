@@ -5,3 +5,6 @@ class ClustersConfig(AppConfig):
     name = "apps.clusters"
     label = "clusters"
     verbose_name = "Kafka clusters"
+
+    def ready(self) -> None:
+        from . import checks  # noqa: F401  (registers the system check)

@@ -1,4 +1,4 @@
-"""confluent-kafka clients built from a Cluster's settings.
+"""confluent-kafka clients built from a cluster's connection settings.
 
 confluent-kafka does metadata, offsets, configs, produce/consume and leader
 election. The three admin APIs it lacks live in kafka_python_adapter.
@@ -9,21 +9,44 @@ from typing import Any
 from confluent_kafka.admin import AdminClient
 from django.conf import settings
 
+from .connection import ClientTimeouts, ConnectionSettings, librdkafka_config
 
-def client_config_build(*, bootstrap_servers: str, extra: dict[str, Any] | None = None) -> dict:
-    timeout_ms = int(settings.KAFKA_REQUEST_TIMEOUT * 1000)
-    config: dict[str, Any] = {
-        "bootstrap.servers": bootstrap_servers,
-        "socket.timeout.ms": timeout_ms,
-        # Fail fast on a dead bootstrap list instead of retrying forever.
-        "socket.connection.setup.timeout.ms": timeout_ms,
-        "reconnect.backoff.max.ms": 1000,
-    }
+
+def client_timeouts() -> ClientTimeouts:
+    request = float(settings.KAFKA_REQUEST_TIMEOUT)
+    connect = float(settings.KAFKA_CONNECT_TIMEOUT)
+    # A dead address should be given up on well before a request would time out.
+    return ClientTimeouts(request=request, connect=min(connect, request))
+
+
+def connection_resolve(
+    *, connection: ConnectionSettings | None, bootstrap_servers: str | None
+) -> ConnectionSettings:
+    """`connection`, or an unsecured one to `bootstrap_servers` (the dev cluster, tests)."""
+    if (connection is None) == (bootstrap_servers is None):
+        raise TypeError("pass exactly one of connection= and bootstrap_servers=")
+    return connection or ConnectionSettings(bootstrap_servers=bootstrap_servers or "")
+
+
+def client_config_build(
+    *,
+    connection: ConnectionSettings | None = None,
+    bootstrap_servers: str | None = None,
+    extra: dict[str, Any] | None = None,
+) -> dict:
+    """librdkafka settings for one cluster; `extra` adds client tuning (acks, linger.ms, ...)."""
+    connection = connection_resolve(connection=connection, bootstrap_servers=bootstrap_servers)
+    config = librdkafka_config(connection, timeouts=client_timeouts())
     config.update(extra or {})
     return config
 
 
 def admin_client_create(
-    *, bootstrap_servers: str, extra: dict[str, Any] | None = None
+    *,
+    connection: ConnectionSettings | None = None,
+    bootstrap_servers: str | None = None,
+    extra: dict[str, Any] | None = None,
 ) -> AdminClient:
-    return AdminClient(client_config_build(bootstrap_servers=bootstrap_servers, extra=extra))
+    return AdminClient(
+        client_config_build(connection=connection, bootstrap_servers=bootstrap_servers, extra=extra)
+    )

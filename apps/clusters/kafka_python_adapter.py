@@ -5,23 +5,45 @@ or DescribeLogDirs; kafka-python's KafkaAdminClient has them. Everything else
 goes through confluent-kafka (see kafka_clients).
 """
 
-from collections.abc import Iterator
+import logging
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from typing import Any
 
-from django.conf import settings
 from kafka import KafkaAdminClient
+
+from .connection import REDACTED, ConnectionSettings, kafka_python_config
+from .kafka_clients import client_timeouts, connection_resolve
+
+
+class _PasswordRedactor(logging.Filter):
+    """KafkaAdminClient logs its whole configuration at DEBUG, password included."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(record.args, Mapping):
+            record.args = _redacted(record.args)
+        elif isinstance(record.args, tuple):
+            record.args = tuple(_redacted(a) if isinstance(a, Mapping) else a for a in record.args)
+        return True
+
+
+def _redacted(values: Mapping) -> dict:
+    # A copy: the mapping logged may be the very configuration the client uses.
+    return {k: REDACTED if "password" in str(k) and v else v for k, v in values.items()}
+
+
+logging.getLogger("kafka.admin.client").addFilter(_PasswordRedactor())
 
 
 @contextmanager
-def admin_client_open(*, bootstrap_servers: str) -> Iterator[KafkaAdminClient]:
-    timeout_ms = int(settings.KAFKA_REQUEST_TIMEOUT * 1000)
-    client = KafkaAdminClient(
-        bootstrap_servers=bootstrap_servers.split(","),
-        client_id="kafka-balancer",
-        request_timeout_ms=timeout_ms,
-        # kafka-python 3 renamed api_version_auto_timeout_ms to bootstrap_timeout_ms.
-        bootstrap_timeout_ms=timeout_ms,
+def admin_client_open(
+    *, connection: ConnectionSettings | None = None, bootstrap_servers: str | None = None
+) -> Iterator[KafkaAdminClient]:
+    connection = connection_resolve(connection=connection, bootstrap_servers=bootstrap_servers)
+    config: dict[str, Any] = kafka_python_config(
+        connection, timeouts=client_timeouts(), client_id="kafka-balancer"
     )
+    client = KafkaAdminClient(**config)
     try:
         yield client
     finally:
@@ -34,7 +56,10 @@ PartitionKey = tuple[str, int]
 
 
 def reassignments_alter(
-    *, bootstrap_servers: str, moves: dict[PartitionKey, list[int] | None]
+    *,
+    connection: ConnectionSettings | None = None,
+    bootstrap_servers: str | None = None,
+    moves: dict[PartitionKey, list[int] | None],
 ) -> dict[PartitionKey, str | None]:
     """AlterPartitionReassignments: target replica list per partition, None cancels.
 
@@ -49,7 +74,7 @@ def reassignments_alter(
         TopicPartition(topic, partition): (None if replicas is None else list(replicas))
         for (topic, partition), replicas in moves.items()
     }
-    with admin_client_open(bootstrap_servers=bootstrap_servers) as client:
+    with admin_client_open(connection=connection, bootstrap_servers=bootstrap_servers) as client:
         answered = client.alter_partition_reassignments(request)
     result: dict[PartitionKey, str | None] = {key: "no response" for key in moves}
     for tp, error in answered.items():
@@ -58,7 +83,10 @@ def reassignments_alter(
 
 
 def reassignments_list(
-    *, bootstrap_servers: str, partitions: list[PartitionKey] | None = None
+    *,
+    connection: ConnectionSettings | None = None,
+    bootstrap_servers: str | None = None,
+    partitions: list[PartitionKey] | None = None,
 ) -> dict[PartitionKey, dict[str, list[int]]]:
     """ListPartitionReassignments: the in-flight ones (all, or among `partitions`).
 
@@ -69,7 +97,7 @@ def reassignments_list(
     if partitions is not None and not partitions:
         return {}
     wanted = None if partitions is None else [TopicPartition(t, p) for t, p in partitions]
-    with admin_client_open(bootstrap_servers=bootstrap_servers) as client:
+    with admin_client_open(connection=connection, bootstrap_servers=bootstrap_servers) as client:
         listed = client.list_partition_reassignments(wanted)
     return {
         (tp.topic, tp.partition): {
@@ -81,7 +109,9 @@ def reassignments_list(
     }
 
 
-def replica_sizes_describe(*, bootstrap_servers: str) -> dict[tuple[str, int, int], int]:
+def replica_sizes_describe(
+    *, connection: ConnectionSettings | None = None, bootstrap_servers: str | None = None
+) -> dict[tuple[str, int, int], int]:
     """Bytes on disk of every replica: {(topic, partition, broker_id): size}.
 
     One DescribeLogDirs request per live broker (plus the metadata request that
@@ -89,7 +119,7 @@ def replica_sizes_describe(*, bootstrap_servers: str) -> dict[tuple[str, int, in
     are left out: the current log is what serves traffic.
     """
     sizes: dict[tuple[str, int, int], int] = {}
-    with admin_client_open(bootstrap_servers=bootstrap_servers) as client:
+    with admin_client_open(connection=connection, bootstrap_servers=bootstrap_servers) as client:
         for broker in client.describe_log_dirs():
             broker_id = int(broker["broker"])
             for log_dir in broker["log_dirs"]:

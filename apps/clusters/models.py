@@ -1,6 +1,13 @@
 """The Kafka clusters we manage, as last seen by the sync service."""
 
+from typing import Any
+
+from django.core.exceptions import ValidationError
 from django.db import models
+
+from .connection import PLAINTEXT, SASL_MECHANISMS, SECURITY_PROTOCOLS, ConnectionSettings
+from .fields import EncryptedTextField, ciphertext_reads
+from .validators import bootstrap_servers_normalize, connection_errors
 
 
 class Cluster(models.Model):
@@ -8,9 +15,39 @@ class Cluster(models.Model):
     bootstrap_servers = models.CharField(
         max_length=1000, help_text="Comma-separated host:port list."
     )
-    # Extra librdkafka settings (security.protocol, sasl.*, ...). Secrets belong in
-    # the environment of the workers; this holds only what is safe to show.
-    client_config = models.JSONField(default=dict, blank=True)
+    # How to connect: apps.clusters.connection translates these for every client.
+    security_protocol = models.CharField(
+        max_length=16,
+        choices=[(p, p) for p in SECURITY_PROTOCOLS],
+        default=PLAINTEXT,
+    )
+    sasl_mechanism = models.CharField(
+        "SASL mechanism",
+        max_length=16,
+        choices=[(m, m) for m in SASL_MECHANISMS],
+        blank=True,
+        help_text="With SASL_PLAINTEXT or SASL_SSL.",
+    )
+    sasl_username = models.CharField("SASL username", max_length=255, blank=True)
+    sasl_password = EncryptedTextField("SASL password", blank=True)
+    ssl_ca_pem = models.TextField(
+        "CA certificate (PEM)",
+        blank=True,
+        help_text="With SSL or SASL_SSL; empty trusts the system's CAs.",
+    )
+    ssl_certificate_pem = models.TextField(
+        "client certificate (PEM)",
+        blank=True,
+        help_text="For mutual TLS: the client's certificate first, then any intermediates.",
+    )
+    ssl_key_pem = EncryptedTextField(
+        "client private key (PEM)", blank=True, help_text="For mutual TLS, unencrypted."
+    )
+    ssl_verify_hostname = models.BooleanField(
+        "verify broker hostnames",
+        default=True,
+        help_text="Check that each broker's certificate names the host we connect to.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     kafka_cluster_id = models.CharField(max_length=64, blank=True)
     # What DescribeCluster names; under KRaft that is any live broker, not the
@@ -29,6 +66,33 @@ class Cluster(models.Model):
     @property
     def reachable(self) -> bool:
         return not self.last_sync_error
+
+    @property
+    def connection(self) -> ConnectionSettings:
+        return ConnectionSettings(
+            bootstrap_servers=self.bootstrap_servers,
+            security_protocol=self.security_protocol,
+            sasl_mechanism=self.sasl_mechanism,
+            sasl_username=self.sasl_username,
+            sasl_password=self.sasl_password,
+            ssl_ca_pem=self.ssl_ca_pem,
+            ssl_certificate_pem=self.ssl_certificate_pem,
+            ssl_key_pem=self.ssl_key_pem,
+            ssl_verify_hostname=self.ssl_verify_hostname,
+        )
+
+    def refresh_from_db(self, *args: Any, **kwargs: Any) -> None:
+        # Django copies each value with getattr(), which would decrypt the secrets.
+        with ciphertext_reads():
+            super().refresh_from_db(*args, **kwargs)
+
+    def clean(self) -> None:
+        self.bootstrap_servers = bootstrap_servers_normalize(self.bootstrap_servers)
+        for name in ("ssl_ca_pem", "ssl_certificate_pem", "ssl_key_pem"):
+            setattr(self, name, getattr(self, name).strip())
+        errors = connection_errors(self.connection)
+        if errors:
+            raise ValidationError(errors)
 
 
 class Broker(models.Model):

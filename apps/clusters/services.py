@@ -10,6 +10,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from .crypto import SecretDecryptError
 from .kafka_clients import admin_client_create
 from .models import Broker, Cluster, Partition, Topic
 from .signals import broker_state_changed, cluster_reachability_changed, cluster_synced
@@ -128,7 +129,16 @@ def cluster_state_apply(*, cluster: Cluster, state: ClusterState, now: datetime)
     cluster.last_synced_at = now
     cluster.last_sync_error = ""
     cluster.last_sync_error_at = None
-    cluster.save()
+    # Only what a sync owns: a full save would undo an edit made while it ran.
+    cluster.save(
+        update_fields=[
+            "kafka_cluster_id",
+            "controller_id",
+            "last_synced_at",
+            "last_sync_error",
+            "last_sync_error_at",
+        ]
+    )
 
     _brokers_apply(cluster=cluster, state=state, now=now)
     _topics_apply(cluster=cluster, state=state)
@@ -239,11 +249,13 @@ def cluster_sync_error_record(*, cluster: Cluster, error: str, now: datetime) ->
 
 def cluster_sync(*, cluster: Cluster, admin: AdminClient | None = None) -> bool:
     """One sync round for one cluster. Returns False when the cluster was unreachable."""
-    admin = admin or admin_client_create(
-        bootstrap_servers=cluster.bootstrap_servers, extra=cluster.client_config
-    )
     try:
+        admin = admin or admin_client_create(connection=cluster.connection)
         state = cluster_state_read(admin=admin)
+    except SecretDecryptError as exc:  # this cluster's secrets need a key we lack
+        logger.warning("cluster %s: %s", cluster.name, exc)
+        cluster_sync_error_record(cluster=cluster, error=str(exc), now=timezone.now())
+        return False
     except ClusterUnreachable as exc:
         logger.warning("cluster %s unreachable: %s", cluster.name, exc)
         cluster_sync_error_record(cluster=cluster, error=f"unreachable: {exc}", now=timezone.now())
@@ -254,12 +266,9 @@ def cluster_sync(*, cluster: Cluster, admin: AdminClient | None = None) -> bool:
     return True
 
 
-def cluster_register(
-    *, name: str, bootstrap_servers: str, client_config: dict | None = None
-) -> Cluster:
-    """Create or update a cluster by name."""
+def cluster_register(*, name: str, bootstrap_servers: str) -> Cluster:
+    """Create or update a cluster by name; an existing one keeps its security settings."""
     cluster, _ = Cluster.objects.update_or_create(
-        name=name,
-        defaults={"bootstrap_servers": bootstrap_servers, "client_config": client_config or {}},
+        name=name, defaults={"bootstrap_servers": bootstrap_servers}
     )
     return cluster

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from confluent_kafka import KafkaError, KafkaException, Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
+from .connection import ConnectionSettings
 from .kafka_clients import client_config_build
 
 
@@ -108,7 +109,7 @@ class TrafficStats:
 
 def traffic_produce(
     *,
-    bootstrap_servers: str,
+    connection: ConnectionSettings,
     topic: str,
     partitions: int,
     rate: float,
@@ -116,15 +117,19 @@ def traffic_produce(
     weights: list[float],
     duration: float | None,
     seed: int = 0,
-    extra_config: dict | None = None,
     should_stop: Callable[[], bool] = lambda: False,
 ) -> TrafficStats:
     """Produce `rate` records/s of `record_size` bytes for `duration` s (None: until stopped)."""
     if record_size < 1:
         raise TrafficError("record size must be at least 1 byte")
-    config = client_config_build(bootstrap_servers=bootstrap_servers, extra=extra_config)
-    config.update(
-        {"acks": "all", "enable.idempotence": True, "linger.ms": 20, "compression.type": "none"}
+    config = client_config_build(
+        connection=connection,
+        extra={
+            "acks": "all",
+            "enable.idempotence": True,
+            "linger.ms": 20,
+            "compression.type": "none",
+        },
     )
     producer = Producer(config)
     stats = TrafficStats()

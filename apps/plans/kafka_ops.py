@@ -76,10 +76,8 @@ class KafkaOps(Protocol):
 class LiveKafka:
     def __init__(self, *, cluster: Cluster, admin: AdminClient | None = None) -> None:
         self.cluster = cluster
-        self.bootstrap = cluster.bootstrap_servers
-        self.admin = admin or admin_client_create(
-            bootstrap_servers=cluster.bootstrap_servers, extra=cluster.client_config
-        )
+        self.connection = cluster.connection
+        self.admin = admin or admin_client_create(connection=self.connection)
         self.timeout = float(settings.KAFKA_REQUEST_TIMEOUT)
 
     def _wait(self, future):
@@ -130,7 +128,7 @@ class LiveKafka:
     def reassignments_list(self, keys: list[PartitionKey]) -> dict[PartitionKey, dict]:
         try:
             return kafka_python_adapter.reassignments_list(
-                bootstrap_servers=self.bootstrap, partitions=keys
+                connection=self.connection, partitions=keys
             )
         except Exception as exc:  # kafka-python raises many unrelated classes
             raise KafkaOpError(f"ListPartitionReassignments failed: {exc}") from exc
@@ -139,9 +137,7 @@ class LiveKafka:
         self, moves: dict[PartitionKey, list[int] | None]
     ) -> dict[PartitionKey, str | None]:
         try:
-            return kafka_python_adapter.reassignments_alter(
-                bootstrap_servers=self.bootstrap, moves=moves
-            )
+            return kafka_python_adapter.reassignments_alter(connection=self.connection, moves=moves)
         except Exception as exc:
             raise KafkaOpError(f"AlterPartitionReassignments failed: {exc}") from exc
 
@@ -211,7 +207,7 @@ class LiveKafka:
 
     def replica_sizes(self) -> dict[tuple[str, int, int], int]:
         try:
-            return kafka_python_adapter.replica_sizes_describe(bootstrap_servers=self.bootstrap)
+            return kafka_python_adapter.replica_sizes_describe(connection=self.connection)
         except Exception as exc:
             raise KafkaOpError(f"DescribeLogDirs failed: {exc}") from exc
 

@@ -16,7 +16,8 @@ from confluent_kafka.admin import OffsetSpec
 from django.conf import settings
 from django.utils import timezone
 
-from apps.clusters.kafka_clients import admin_client_create
+from apps.clusters.connection import java_client_properties
+from apps.clusters.kafka_clients import admin_client_create, client_timeouts
 from apps.clusters.models import Cluster
 
 from ..models import AggregationRun, MetricsCursor
@@ -49,9 +50,7 @@ def metrics_read_range(
     partitions that had nothing new.
     """
     timeout = settings.KAFKA_REQUEST_TIMEOUT
-    admin = admin_client_create(
-        bootstrap_servers=cluster.bootstrap_servers, extra=cluster.client_config
-    )
+    admin = admin_client_create(connection=cluster.connection)
     md = admin.list_topics(topic=topic, timeout=timeout)
     t = md.topics.get(topic)
     if t is None or t.error is not None:
@@ -77,9 +76,8 @@ def metrics_read_range(
 
 
 def kafka_source_options(*, cluster: Cluster) -> dict[str, str]:
-    """The client settings that mean the same to librdkafka and the Java client."""
-    shared = ("security.protocol", "sasl.mechanism")
-    return {k: str(v) for k, v in (cluster.client_config or {}).items() if k in shared}
+    """The cluster's connection as Java client properties (the job prefixes `kafka.`)."""
+    return java_client_properties(cluster.connection, timeouts=client_timeouts())
 
 
 def aggregation_run(

@@ -148,7 +148,7 @@ def replica_sizes_read(*, cluster: Cluster) -> dict[tuple[str, int, int], int] |
     from apps.clusters.kafka_python_adapter import replica_sizes_describe
 
     try:
-        return replica_sizes_describe(bootstrap_servers=cluster.bootstrap_servers)
+        return replica_sizes_describe(connection=cluster.connection)
     except Exception as exc:  # kafka-python raises many unrelated types
         logger.warning("describe_log_dirs on %s failed: %s", cluster.name, exc)
         return None
@@ -201,10 +201,12 @@ def metric_records_publish(
 ) -> None:
     """Produce and wait for every record; raise if any was not delivered."""
     config = client_config_build(
-        bootstrap_servers=cluster.bootstrap_servers, extra=cluster.client_config
-    )
-    config.update(
-        {"linger.ms": 20, "compression.type": "lz4", "queue.buffering.max.messages": 1_000_000}
+        connection=cluster.connection,
+        extra={
+            "linger.ms": 20,
+            "compression.type": "lz4",
+            "queue.buffering.max.messages": 1_000_000,
+        },
     )
     producer = Producer(config)
     failures: list[str] = []
@@ -236,9 +238,7 @@ def metrics_sample(*, cluster: Cluster, admin: AdminClient | None = None) -> Sam
     becomes visible before one of this round (the aggregation relies on it).
     """
     started = time.monotonic()
-    admin = admin or admin_client_create(
-        bootstrap_servers=cluster.bootstrap_servers, extra=cluster.client_config
-    )
+    admin = admin or admin_client_create(connection=cluster.connection)
     topic = settings.METRICS_TOPIC
     partitions, existing, brokers = partitions_describe(admin=admin)
     metrics_topic_ensure(admin=admin, topic=topic, existing=existing, brokers=brokers)

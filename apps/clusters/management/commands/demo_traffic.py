@@ -4,7 +4,9 @@ from confluent_kafka import KafkaException
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from apps.clusters.connection import ConnectionSettings
 from apps.clusters.kafka_clients import admin_client_create
+from apps.clusters.models import Cluster
 from apps.clusters.traffic import (
     TrafficError,
     rate_parse,
@@ -18,7 +20,15 @@ class Command(BaseCommand):
     help = "Create a demo topic and produce records to it at a given rate and skew (acks=all)."
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--bootstrap-servers", default=settings.KAFKA_BOOTSTRAP_SERVERS)
+        target = parser.add_mutually_exclusive_group()
+        target.add_argument(
+            "--bootstrap-servers",
+            default=settings.KAFKA_BOOTSTRAP_SERVERS,
+            help="an unsecured (PLAINTEXT) cluster; default: the dev cluster",
+        )
+        target.add_argument(
+            "--cluster", help="a registered cluster, reached with its connection settings"
+        )
         parser.add_argument("--topic", default="demo-orders")
         parser.add_argument("--partitions", type=int, default=16)
         parser.add_argument("--replication-factor", type=int, default=2)
@@ -43,7 +53,8 @@ class Command(BaseCommand):
         if options["partitions"] < 1 or options["replication_factor"] < 1:
             raise CommandError("partitions and replication factor must be at least 1")
 
-        admin = admin_client_create(bootstrap_servers=options["bootstrap_servers"])
+        connection = self._connection(options)
+        admin = admin_client_create(connection=connection)
         try:
             created = topic_ensure(
                 admin=admin,
@@ -68,7 +79,7 @@ class Command(BaseCommand):
         signal.signal(signal.SIGTERM, stop)
         signal.signal(signal.SIGINT, stop)
         stats = traffic_produce(
-            bootstrap_servers=options["bootstrap_servers"],
+            connection=connection,
             topic=options["topic"],
             partitions=options["partitions"],
             rate=rate,
@@ -84,3 +95,11 @@ class Command(BaseCommand):
         )
         if stats.failed:
             raise CommandError(f"{stats.failed} records failed: {'; '.join(stats.errors)}")
+
+    def _connection(self, options: dict) -> ConnectionSettings:
+        if not options["cluster"]:
+            return ConnectionSettings(bootstrap_servers=options["bootstrap_servers"])
+        cluster = Cluster.objects.filter(name=options["cluster"]).first()
+        if cluster is None:
+            raise CommandError(f"no cluster named {options['cluster']!r} is registered")
+        return cluster.connection
