@@ -256,15 +256,20 @@ def test_it_dispatches_to_spark_submit_or_a_warm_session(settings, monkeypatch, 
     assert calls == [expected]
 
 
-def test_it_skips_a_task_while_another_run_holds_the_lock(monkeypatch):
+@pytest.mark.parametrize("in_process", [False, True])
+def test_it_skips_a_task_while_another_run_holds_the_lock(settings, monkeypatch, in_process):
     from apps.metrics.tasks import metrics_aggregate_task
 
+    settings.METRICS_AGGREGATION_IN_PROCESS = in_process
     cluster = cluster_create()
     aggregation_run_start(cluster=cluster)
-    monkeypatch.setattr(
-        "apps.metrics.services.spark_submit_command",
-        lambda **kw: pytest.fail("a second job must not start"),
-    )
+    # The lock is what is tested, not Spark: no JVM, and nothing past the lock may run.
+    monkeypatch.setattr("apps.metrics.services.spark_session_for_worker", lambda: "session")
+    for past_the_lock in ("spark_submit_command", "metrics_read_range"):
+        monkeypatch.setattr(
+            f"apps.metrics.services.{past_the_lock}",
+            lambda **kw: pytest.fail("a second job must not start"),
+        )
 
     metrics_aggregate_task(cluster.pk)  # returns quietly
 
