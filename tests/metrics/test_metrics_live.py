@@ -16,12 +16,7 @@ from apps.clusters.models import Cluster
 from apps.metrics.models import AggregationRun, BrokerLoad, PartitionLoad
 from apps.metrics.services import aggregation_run, metrics_sample
 
-pytestmark = [
-    pytest.mark.django_db,
-    pytest.mark.integration,
-    pytest.mark.spark,
-    pytest.mark.slow,
-]
+pytestmark = [pytest.mark.django_db, pytest.mark.integration, pytest.mark.spark]
 
 RATE = 300  # messages/s
 VALUE_BYTES = 1_000

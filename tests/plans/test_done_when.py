@@ -34,7 +34,7 @@ from apps.plans.services import (
 
 from . import live
 
-pytestmark = [pytest.mark.django_db, pytest.mark.integration, pytest.mark.slow]
+pytestmark = [pytest.mark.django_db, pytest.mark.integration]
 
 GRACE = 5
 RECORD = 1024

@@ -28,7 +28,7 @@ from apps.plans.services import (
 
 from . import live
 
-pytestmark = [pytest.mark.django_db, pytest.mark.integration, pytest.mark.slow]
+pytestmark = [pytest.mark.django_db, pytest.mark.integration]
 
 REPO = Path(__file__).resolve().parents[2]
 # Six partitions on brokers 1 and 2 only; plans move load onto broker 3.
