@@ -1,7 +1,8 @@
-"""Shared fixtures for the real local Kafka dev cluster and Redis (scripts/dev_cluster.py).
+"""Shared fixtures: the real local Kafka dev cluster and Redis (scripts/dev_cluster.py),
+and users in each role group.
 
-No mocks: tests that request these fixtures talk to real JVM brokers and a real Redis.
-Django configuration lives in pyproject.toml, not here.
+No mocks: tests that request the cluster fixtures talk to real JVM brokers and a real
+Redis. Django configuration lives in pyproject.toml, not here.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ if _SCRIPTS not in sys.path:
     sys.path.insert(0, _SCRIPTS)
 
 from dev_cluster import DevCluster  # noqa: E402
+from support.users import user_make  # noqa: E402
 
 
 @pytest.fixture(scope="session")
@@ -56,3 +58,39 @@ def restore_brokers(kafka_cluster: DevCluster) -> Iterator[DevCluster]:
     for broker_id in before:
         # No-op for a running broker, but still waits until metadata lists it again.
         kafka_cluster.start_broker(broker_id)
+
+
+# --- users in each role group --------------------------------------------------------
+
+
+@pytest.fixture
+def make_user(db):
+    """make_user(name, *groups) -> a new user in those role groups."""
+    return user_make
+
+
+@pytest.fixture
+def viewer(db):
+    return user_make("vic", "viewer")
+
+
+@pytest.fixture
+def operator(db):
+    return user_make("olga", "operator")
+
+
+@pytest.fixture
+def approver(db):
+    return user_make("anna", "approver")
+
+
+@pytest.fixture
+def admin_member(db):
+    """In the admin group; pytest-django's admin_user is a superuser instead."""
+    return user_make("ada", "admin")
+
+
+@pytest.fixture
+def nobody(db):
+    """Signed in, but in no role group."""
+    return user_make("nora")

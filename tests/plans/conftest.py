@@ -1,7 +1,6 @@
-"""Fixtures for plan tests: users in each group, a synced cluster model, a fake Kafka."""
+"""Fixtures for plan tests: a synced cluster model and a fake Kafka (users: tests/conftest.py)."""
 
 import pytest
-from django.contrib.auth.models import Group
 from django.utils import timezone
 
 from apps.clusters.models import Cluster
@@ -14,37 +13,6 @@ from apps.clusters.services import (
 )
 
 from .fakes import FakeKafka
-
-
-@pytest.fixture
-def make_user(django_user_model):
-    def make(name: str, *groups: str):
-        user = django_user_model.objects.create_user(name)
-        for group in groups:
-            user.groups.add(Group.objects.get(name=group))
-        return user
-
-    return make
-
-
-@pytest.fixture
-def viewer(make_user):
-    return make_user("vic", "viewer")
-
-
-@pytest.fixture
-def operator(make_user):
-    return make_user("olga", "operator")
-
-
-@pytest.fixture
-def approver(make_user):
-    return make_user("anna", "approver")
-
-
-@pytest.fixture
-def admin_member(make_user):
-    return make_user("ada", "admin")
 
 
 def state_of(
