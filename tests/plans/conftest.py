@@ -1,8 +1,10 @@
-"""Fixtures for plan tests: a synced cluster model and a fake Kafka (users: tests/conftest.py)."""
+"""Fixtures for plan tests: a synced cluster model and a fake Kafka, and for the live
+ones an admin client and topics cleaned up afterwards (users: tests/conftest.py)."""
 
 import pytest
 from django.utils import timezone
 
+from apps.clusters.kafka_clients import admin_client_create
 from apps.clusters.models import Cluster
 from apps.clusters.services import (
     BrokerState,
@@ -12,6 +14,7 @@ from apps.clusters.services import (
     cluster_state_apply,
 )
 
+from . import live
 from .fakes import FakeKafka
 
 
@@ -62,3 +65,18 @@ def cluster(apply_state) -> Cluster:
 @pytest.fixture
 def fake_kafka() -> FakeKafka:
     return FakeKafka(assignment={k: list(v) for k, v in SKEWED.items()})
+
+
+@pytest.fixture
+def admin(kafka_cluster):
+    """An admin client of the real dev cluster."""
+    return admin_client_create(bootstrap_servers=kafka_cluster.bootstrap_servers)
+
+
+@pytest.fixture
+def topics(admin, kafka_cluster):
+    """Names of the topics a live test creates: cleaned up and deleted afterwards."""
+    names: list[str] = []
+    yield names
+    live.leftovers_clean(kafka_cluster.bootstrap_servers, names)
+    live.topics_delete(admin, names)
