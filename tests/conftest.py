@@ -63,34 +63,18 @@ def restore_brokers(kafka_cluster: DevCluster) -> Iterator[DevCluster]:
 # --- users in each role group --------------------------------------------------------
 
 
-@pytest.fixture
-def make_user(db):
-    """make_user(name, *groups) -> a new user in those role groups."""
-    return user_make
+def _user_in(name: str, *groups: str):
+    """A fixture: a new user `name` in the role `groups`."""
+
+    @pytest.fixture
+    def user(db):
+        return user_make(name, *groups)
+
+    return user
 
 
-@pytest.fixture
-def viewer(db):
-    return user_make("vic", "viewer")
-
-
-@pytest.fixture
-def operator(db):
-    return user_make("olga", "operator")
-
-
-@pytest.fixture
-def approver(db):
-    return user_make("anna", "approver")
-
-
-@pytest.fixture
-def admin_member(db):
-    """In the admin group; pytest-django's admin_user is a superuser instead."""
-    return user_make("ada", "admin")
-
-
-@pytest.fixture
-def nobody(db):
-    """Signed in, but in no role group."""
-    return user_make("nora")
+viewer = _user_in("vic", "viewer")
+operator = _user_in("olga", "operator")
+approver = _user_in("anna", "approver")
+admin_member = _user_in("ada", "admin")  # pytest-django's admin_user is a superuser instead
+nobody = _user_in("nora")  # signed in, but in no role group
