@@ -1,5 +1,5 @@
-"""Fixtures every test folder shares: a user per role, the real local Kafka dev cluster
-and Redis (scripts/dev_cluster.py).
+"""Shared fixtures: the real local Kafka dev cluster and Redis (scripts/dev_cluster.py),
+and users in each role group.
 
 No mocks: tests that request the cluster fixtures talk to real JVM brokers and a real
 Redis. Django configuration lives in pyproject.toml, not here.
@@ -18,34 +18,8 @@ _SCRIPTS = str(Path(__file__).resolve().parent.parent / "scripts")
 if _SCRIPTS not in sys.path:
     sys.path.insert(0, _SCRIPTS)
 
-from dashboard.factories import user_make  # noqa: E402
 from dev_cluster import DevCluster  # noqa: E402
-
-# --- users, one per role group (the groups a plans migration creates) ---------------
-
-
-@pytest.fixture
-def viewer(db):
-    return user_make("vic", "viewer")
-
-
-@pytest.fixture
-def operator(db):
-    return user_make("olga", "operator")
-
-
-@pytest.fixture
-def approver(db):
-    return user_make("anna", "approver")
-
-
-@pytest.fixture
-def nobody(db):
-    """Signed in, but in no role group."""
-    return user_make("nora")
-
-
-# --- the real local Kafka dev cluster and Redis ----------------------------------------
+from support.users import user_make  # noqa: E402
 
 
 @pytest.fixture(scope="session")
@@ -84,3 +58,23 @@ def restore_brokers(kafka_cluster: DevCluster) -> Iterator[DevCluster]:
     for broker_id in before:
         # No-op for a running broker, but still waits until metadata lists it again.
         kafka_cluster.start_broker(broker_id)
+
+
+# --- users in each role group --------------------------------------------------------
+
+
+def _user_in(name: str, *groups: str):
+    """A fixture: a new user `name` in the role `groups`."""
+
+    @pytest.fixture
+    def user(db):
+        return user_make(name, *groups)
+
+    return user
+
+
+viewer = _user_in("vic", "viewer")
+operator = _user_in("olga", "operator")
+approver = _user_in("anna", "approver")
+admin_member = _user_in("ada", "admin")  # pytest-django's admin_user is a superuser instead
+nobody = _user_in("nora")  # signed in, but in no role group

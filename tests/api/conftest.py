@@ -1,6 +1,7 @@
 import pytest
-from dashboard.factories import cluster_make, plan_make, user_make
+from dashboard.factories import cluster_make, plan_make
 from rest_framework.test import APIClient
+from support.users import user_make
 
 
 @pytest.fixture

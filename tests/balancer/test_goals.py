@@ -1,5 +1,5 @@
 """A hand-built case per goal: the goal is violated before and satisfied after,
-with the movement the issue asks for (leadership before data, fewest bytes)."""
+with the least movement (leadership before data, fewest bytes)."""
 
 from __future__ import annotations
 

@@ -11,9 +11,9 @@ from dashboard.factories import (
     cluster_make,
     loads_make,
     plan_make,
-    user_make,
 )
 from django.utils import timezone
+from support.users import user_make
 
 from apps.audit.models import AuditEvent
 from apps.clusters.models import Cluster

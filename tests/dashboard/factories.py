@@ -1,10 +1,11 @@
-"""Builders shared by the dashboard, API and browser tests: users per role, a cluster
-model in a known state, load windows and plans, all without Kafka."""
+"""Builders shared by the dashboard, API and browser tests: a cluster model in a known
+state, load windows and plans, all without Kafka."""
 
 from datetime import datetime, timedelta
 
-from django.contrib.auth.models import Group, User
+from django.contrib.auth.models import User
 from django.utils import timezone
+from support.users import user_make
 
 from apps.clusters.models import Cluster
 from apps.clusters.services import (
@@ -27,13 +28,6 @@ SKEWED: dict[Key, list[int]] = {
     ("audit-log", 0): [1, 3],
     ("audit-log", 1): [3, 1],
 }
-
-
-def user_make(name: str, *groups: str, password: str = "") -> User:
-    user = User.objects.create_user(name, password=password or None)
-    for group in groups:
-        user.groups.add(Group.objects.get(name=group))
-    return user
 
 
 def cluster_state(assignment: dict[Key, list[int]], alive=(1, 2, 3)) -> ClusterState:

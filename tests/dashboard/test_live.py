@@ -13,7 +13,7 @@ from apps.dashboard.events import cluster_changed_send, loads_changed_send
 from apps.metrics.models import AggregationRun
 from balancer_site.asgi import application
 
-from .factories import SKEWED, cluster_make, cluster_state, plan_make, user_make
+from .factories import SKEWED, cluster_make, cluster_state, plan_make
 
 IN_MEMORY = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
 
@@ -43,9 +43,8 @@ async def close_code(socket: WebsocketCommunicator) -> int:
 @pytest.mark.parametrize(
     "path", ["/ws/clusters/", "/ws/clusters/prod/", "/ws/clusters/prod/plans/"]
 )
-def test_it_closes_sockets_of_anonymous_and_roleless_users(client, memory_layer, path):
+def test_it_closes_sockets_of_anonymous_and_roleless_users(client, memory_layer, nobody, path):
     cluster_make()
-    nobody = user_make("nora")
 
     assert async_to_sync(close_code)(socket_for(client, None, path)) == 4401
     assert async_to_sync(close_code)(socket_for(client, nobody, path)) == 4403

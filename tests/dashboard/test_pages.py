@@ -124,13 +124,11 @@ def test_it_answers_400_to_a_bad_audit_filter(client, cluster, viewer, query):
     assert response.status_code == 400 and b"invalid filter" in response.content
 
 
-def test_it_exports_the_filtered_audit_trail_for_admins(client, cluster, viewer):
-    from .factories import user_make
-
+def test_it_exports_the_filtered_audit_trail_for_admins(client, cluster, viewer, admin_member):
     ours, theirs = plan_make(cluster), plan_make(cluster_make("other"))
     client.force_login(viewer)
     assert client.get("/audit/export.csv").status_code == 403
-    client.force_login(user_make("ada", "admin"))
+    client.force_login(admin_member)
     response = client.get("/audit/export.csv", {"cluster": "prod"})
     assert response.status_code == 200 and response["Content-Type"] == "text/csv"
     text = b"".join(response.streaming_content).decode()

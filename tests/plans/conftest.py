@@ -1,10 +1,10 @@
-"""Fixtures for plan tests: a user maker, a synced cluster model, a fake Kafka (users per
-role come from tests/conftest.py)."""
+"""Fixtures for plan tests: a synced cluster model and a fake Kafka, and for the live
+ones an admin client and topics cleaned up afterwards (users: tests/conftest.py)."""
 
 import pytest
-from django.contrib.auth.models import Group
 from django.utils import timezone
 
+from apps.clusters.kafka_clients import admin_client_create
 from apps.clusters.models import Cluster
 from apps.clusters.services import (
     BrokerState,
@@ -14,23 +14,8 @@ from apps.clusters.services import (
     cluster_state_apply,
 )
 
+from . import live
 from .fakes import FakeKafka
-
-
-@pytest.fixture
-def make_user(django_user_model):
-    def make(name: str, *groups: str):
-        user = django_user_model.objects.create_user(name)
-        for group in groups:
-            user.groups.add(Group.objects.get(name=group))
-        return user
-
-    return make
-
-
-@pytest.fixture
-def admin_member(make_user):
-    return make_user("ada", "admin")
 
 
 def state_of(
@@ -80,3 +65,18 @@ def cluster(apply_state) -> Cluster:
 @pytest.fixture
 def fake_kafka() -> FakeKafka:
     return FakeKafka(assignment={k: list(v) for k, v in SKEWED.items()})
+
+
+@pytest.fixture
+def admin(kafka_cluster):
+    """An admin client of the real dev cluster."""
+    return admin_client_create(bootstrap_servers=kafka_cluster.bootstrap_servers)
+
+
+@pytest.fixture
+def topics(admin, kafka_cluster):
+    """Names of the topics a live test creates: cleaned up and deleted afterwards."""
+    names: list[str] = []
+    yield names
+    live.leftovers_clean(kafka_cluster.bootstrap_servers, names)
+    live.topics_delete(admin, names)

@@ -1,6 +1,6 @@
 """Helpers for the plan tests on the real dev cluster: topics with a chosen
-placement, an acks=all producer that remembers every acked key, a consumer that
-reads everything back, partition rates, and checks for leftovers."""
+placement, a registered cluster, an acks=all producer that remembers every acked
+key, a consumer that reads everything back, partition rates, and checks for leftovers."""
 
 import threading
 import time
@@ -10,10 +10,14 @@ from dataclasses import dataclass, field
 
 from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, ConfigResource, ConfigSource, NewTopic, OffsetSpec
+from support.polling import wait_until
 
 from apps.clusters.kafka_clients import client_config_build
 from apps.clusters.kafka_python_adapter import reassignments_list
+from apps.clusters.models import Cluster
+from apps.clusters.services import cluster_register, cluster_sync
 from apps.plans.kafka_ops import BROKER_THROTTLE_KEYS, TOPIC_THROTTLE_KEYS
+from apps.plans.services import policy_get, policy_update
 
 Key = tuple[str, int]
 
@@ -29,17 +33,28 @@ def topic_create(admin: AdminClient, name: str, *, assignment=None, partitions=0
         new = NewTopic(name, num_partitions=partitions, replication_factor=rf)
     admin.create_topics([new])[name].result(30)
     count = len(assignment) if assignment is not None else partitions
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
+
+    def led() -> bool:
         meta = admin.list_topics(topic=name, timeout=10).topics.get(name)
-        if (
+        return bool(
             meta
             and len(meta.partitions) == count
             and all(p.leader >= 0 for p in meta.partitions.values())
-        ):
-            return
-        time.sleep(0.2)
-    raise AssertionError(f"topic {name} has no leaders after 30 s")
+        )
+
+    wait_until(led, 30, 0.2, what=f"topic {name} has leaders")
+
+
+def cluster_registered(bootstrap: str, user, topics: list[str], **policy) -> Cluster:
+    """A synced cluster whose balancer policy covers only `topics` (others' are left alone)."""
+    cluster = cluster_register(name=f"it-plans-{uuid.uuid4().hex[:6]}", bootstrap_servers=bootstrap)
+    assert cluster_sync(cluster=cluster), cluster.last_sync_error
+    policy_update(
+        policy=policy_get(cluster=cluster),
+        actor=user,
+        changes={"topics_include": topics, **policy},
+    )
+    return cluster
 
 
 def topics_delete(admin: AdminClient, names: list[str]) -> None:
@@ -131,7 +146,7 @@ class AckedProducer:
                     done[p] += 1
                     self.sent += 1
             producer.poll(0)
-            time.sleep(0.02)
+            time.sleep(0.02)  # the producer's tick: records go out at the rate, not at once
         producer.flush(60)
 
 
@@ -161,51 +176,44 @@ def consume_all(bootstrap: str, topic: str, partitions: int) -> dict[int, list[s
 
 
 def end_offsets(admin: AdminClient, keys: list[Key]) -> dict[Key, int]:
-    # Right after a leader change the new leader may answer OFFSET_NOT_AVAILABLE a moment.
-    for attempt in range(20):
+    def listed() -> dict[Key, int]:
         futures = admin.list_offsets({TopicPartition(t, p): OffsetSpec.latest() for t, p in keys})
-        try:
-            return {(tp.topic, tp.partition): f.result(30).offset for tp, f in futures.items()}
-        except KafkaException:
-            if attempt == 19:
-                raise
-            time.sleep(0.5)
-    raise AssertionError("unreachable")
+        return {(tp.topic, tp.partition): f.result(30).offset for tp, f in futures.items()}
+
+    # Right after a leader change the new leader may answer OFFSET_NOT_AVAILABLE a moment.
+    return wait_until(listed, 10, what="end offsets", retry_on=(KafkaException,))
 
 
 def placement(admin: AdminClient, topics: list[str]) -> dict[Key, tuple[list[int], list[int], int]]:
     """(replicas, isr, leader) per partition, straight from Kafka."""
     from confluent_kafka import TopicCollection
 
+    def described() -> dict[Key, tuple[list[int], list[int], int]]:
+        out = {}
+        for name, future in admin.describe_topics(TopicCollection(topics)).items():
+            for p in future.result(30).partitions:
+                out[(name, p.id)] = (
+                    [n.id for n in p.replicas],
+                    [n.id for n in p.isr],
+                    p.leader.id if p.leader is not None else -1,
+                )
+        return out
+
     # A broker whose metadata lags (e.g. just restarted by another test session) may not
     # know a new topic for a moment.
-    for attempt in range(20):
-        out = {}
-        try:
-            for name, future in admin.describe_topics(TopicCollection(topics)).items():
-                for p in future.result(30).partitions:
-                    out[(name, p.id)] = (
-                        [n.id for n in p.replicas],
-                        [n.id for n in p.isr],
-                        p.leader.id if p.leader is not None else -1,
-                    )
-            return out
-        except KafkaException:
-            if attempt == 19:
-                raise
-            time.sleep(0.5)
-    raise AssertionError("unreachable")
+    return wait_until(described, 10, what=f"placement of {topics}", retry_on=(KafkaException,))
 
 
-def wait_for(predicate, timeout: float, what: str, interval: float = 0.5):
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{what}: not within {timeout:.0f} s")
-        time.sleep(interval)
+def replicas_in_sync(
+    admin: AdminClient, topic: str, timeout: float
+) -> dict[Key, tuple[list[int], list[int], int]]:
+    """The topic's placement once every replica of every partition is in sync."""
+
+    def in_sync() -> dict[Key, tuple[list[int], list[int], int]]:
+        now = placement(admin, [topic])
+        return now if all(sorted(isr) == sorted(r) for r, isr, _ in now.values()) else {}
+
+    return wait_until(in_sync, timeout, what="every replica in sync")
 
 
 def throttles_found(admin: AdminClient, brokers: list[int], topics: list[str]) -> dict:
@@ -244,14 +252,11 @@ def in_flight(bootstrap: str, topics: list[str]) -> dict:
 
 def no_throttles_left(admin: AdminClient, topics: list[str], timeout: float = 10) -> None:
     """Waits out config propagation, then fails naming any throttle still set."""
-    deadline = time.monotonic() + timeout
-    while True:
-        found = throttles_found(admin, [1, 2, 3], topics)
-        if not found:
-            return
-        if time.monotonic() > deadline:
-            raise AssertionError(f"throttles left behind: {found}")
-        time.sleep(0.5)
+    try:
+        wait_until(lambda: not throttles_found(admin, [1, 2, 3], topics), timeout)
+    except AssertionError:
+        left = throttles_found(admin, [1, 2, 3], topics)
+        raise AssertionError(f"throttles left behind: {left}") from None
 
 
 def leftovers_clean(bootstrap: str, topics: list[str]) -> None:

@@ -11,9 +11,9 @@ import uuid
 from pathlib import Path
 
 import pytest
+from support.polling import wait_until
 
-from apps.clusters.kafka_clients import admin_client_create
-from apps.clusters.services import cluster_register, cluster_sync
+from apps.clusters.services import cluster_sync
 from apps.plans.models import Execution, MoveState, PlanState
 from apps.plans.services import (
     execution_run,
@@ -22,13 +22,11 @@ from apps.plans.services import (
     plan_cancel,
     plan_request,
     plan_rollback_request,
-    policy_get,
-    policy_update,
 )
 
 from . import live
 
-pytestmark = [pytest.mark.django_db, pytest.mark.integration, pytest.mark.slow]
+pytestmark = [pytest.mark.django_db, pytest.mark.integration]
 
 REPO = Path(__file__).resolve().parents[2]
 # Six partitions on brokers 1 and 2 only; plans move load onto broker 3.
@@ -36,37 +34,20 @@ ON_ONE_AND_TWO = [[1, 2], [2, 1]] * 3
 
 
 @pytest.fixture
-def admin(kafka_cluster):
-    return admin_client_create(bootstrap_servers=kafka_cluster.bootstrap_servers)
-
-
-@pytest.fixture
-def topic(admin, kafka_cluster):
+def topic(admin, topics):
     name = live.topic_name("exec")
+    topics.append(name)
     live.topic_create(admin, name, assignment=ON_ONE_AND_TWO)
-    yield name
-    live.leftovers_clean(kafka_cluster.bootstrap_servers, [name])
-    live.topics_delete(admin, [name])
-
-
-def registered(kafka_cluster, user, topic: str, **policy):
-    cluster = cluster_register(
-        name=f"it-plans-{uuid.uuid4().hex[:6]}", bootstrap_servers=kafka_cluster.bootstrap_servers
-    )
-    assert cluster_sync(cluster=cluster), cluster.last_sync_error
-    policy_update(
-        policy=policy_get(cluster=cluster),
-        actor=user,
-        changes={"topics_include": [topic], **policy},
-    )
-    return cluster
+    return name
 
 
 def test_it_runs_a_throttled_plan_to_the_end_and_rolls_it_back(
     kafka_cluster, admin, topic, admin_user
 ):
     live.fill(kafka_cluster.bootstrap_servers, topic, 6, 512 * 1024)
-    cluster = registered(kafka_cluster, admin_user, topic, throttle_bytes_per_sec=20_000_000)
+    cluster = live.cluster_registered(
+        kafka_cluster.bootstrap_servers, admin_user, [topic], throttle_bytes_per_sec=20_000_000
+    )
     plan = plan_request(cluster=cluster, user=admin_user, mode="add-brokers", brokers=[3])
     plan_approve(plan=plan, user=admin_user)
     targets = {(e["topic"], e["partition"]): e["replicas"] for e in plan.reassignment["partitions"]}
@@ -74,8 +55,8 @@ def test_it_runs_a_throttled_plan_to_the_end_and_rolls_it_back(
 
     execution_step(plan=plan)  # starts, sets throttles, sends the first batch
     # Dynamic configs reach the brokers asynchronously.
-    throttles = live.wait_for(
-        lambda: live.throttles_found(admin, [1, 2, 3], [topic]), 10, "throttles set"
+    throttles = wait_until(
+        lambda: live.throttles_found(admin, [1, 2, 3], [topic]), 10, what="throttles set"
     )
     assert throttles.get("3:follower.replication.throttled.rate") == "20000000"
     assert f"{topic}:follower.replication.throttled.replicas" in throttles
@@ -83,14 +64,7 @@ def test_it_runs_a_throttled_plan_to_the_end_and_rolls_it_back(
     plan = execution_run(plan=plan, poll_interval=0.5, max_seconds=120)
 
     assert plan.state == PlanState.COMPLETED, plan.error
-    now = live.wait_for(
-        lambda: (
-            p := live.placement(admin, [topic]),
-            all(sorted(isr) == sorted(r) for r, isr, _ in p.values()) and p,
-        )[1],
-        30,
-        "every replica in sync",
-    )
+    now = live.replicas_in_sync(admin, topic, 30)
     for key, replicas in targets.items():
         assert now[key][0] == replicas
         assert now[key][2] == replicas[0]  # preferred leader elected
@@ -109,21 +83,10 @@ def test_it_runs_a_throttled_plan_to_the_end_and_rolls_it_back(
     plan_approve(plan=rollback, user=admin_user)
     rollback = execution_run(plan=rollback, poll_interval=0.5, max_seconds=120)
     assert rollback.state == PlanState.COMPLETED, rollback.error
-    restored = in_sync(admin, topic)
+    restored = live.replicas_in_sync(admin, topic, 30)
     for p, replicas in enumerate(ON_ONE_AND_TWO):
         assert restored[(topic, p)][0] == replicas
     live.no_throttles_left(admin, [topic])
-
-
-def in_sync(admin, topic: str, timeout: float = 30):
-    return live.wait_for(
-        lambda: (
-            p := live.placement(admin, [topic]),
-            all(sorted(isr) == sorted(r) for r, isr, _ in p.values()) and p,
-        )[1],
-        timeout,
-        "every replica in sync",
-    )
 
 
 def test_it_cancels_mid_way_and_leaves_the_cluster_consistent(
@@ -131,7 +94,9 @@ def test_it_cancels_mid_way_and_leaves_the_cluster_consistent(
 ):
     live.fill(kafka_cluster.bootstrap_servers, topic, 6, 2 * 1024 * 1024)
     # 100 kB/s: the moves can't finish before we cancel.
-    cluster = registered(kafka_cluster, admin_user, topic, throttle_bytes_per_sec=100_000)
+    cluster = live.cluster_registered(
+        kafka_cluster.bootstrap_servers, admin_user, [topic], throttle_bytes_per_sec=100_000
+    )
     before = {k: v[0] for k, v in live.placement(admin, [topic]).items()}
     plan = plan_request(cluster=cluster, user=admin_user, mode="add-brokers", brokers=[3])
     plan_approve(plan=plan, user=admin_user)
@@ -139,25 +104,20 @@ def test_it_cancels_mid_way_and_leaves_the_cluster_consistent(
 
     execution_step(plan=plan)
     assert live.in_flight(kafka_cluster.bootstrap_servers, [topic])
-    live.wait_for(lambda: live.throttles_found(admin, [1, 2, 3], [topic]), 10, "throttles set")
+    wait_until(lambda: live.throttles_found(admin, [1, 2, 3], [topic]), 10, what="throttles set")
     plan.refresh_from_db()
     plan_cancel(plan=plan, user=admin_user, reason="peak traffic")
     assert execution_step(plan=plan) is True
 
     plan.refresh_from_db()
     assert plan.state == PlanState.CANCELLED
-    live.wait_for(
-        lambda: not live.in_flight(kafka_cluster.bootstrap_servers, [topic]), 20, "no reassignment"
+    wait_until(
+        lambda: not live.in_flight(kafka_cluster.bootstrap_servers, [topic]),
+        20,
+        what="no reassignment",
     )
     live.no_throttles_left(admin, [topic])
-    now = live.wait_for(
-        lambda: (
-            p := live.placement(admin, [topic]),
-            all(sorted(isr) == sorted(r) for r, isr, _ in p.values()) and p,
-        )[1],
-        30,
-        "every replica in sync",
-    )
+    now = live.replicas_in_sync(admin, topic, 30)
     for key, (replicas, _, _) in now.items():
         assert replicas in (before[key], targets.get(key, before[key])), (key, replicas)
     assert not plan.moves.filter(state__in=[MoveState.PENDING, MoveState.IN_PROGRESS]).exists()
@@ -172,6 +132,14 @@ def _process(args: list[str], env: dict) -> subprocess.Popen:
         stderr=subprocess.STDOUT,
         text=True,
     )
+
+
+def _report(env: dict) -> dict:
+    """worker_process.py's report of the plan in its database."""
+    process = _process(["report"], env)
+    out, _ = process.communicate(timeout=60)
+    assert process.returncode == 0, out
+    return json.loads(out.strip().splitlines()[-1])
 
 
 def test_a_killed_worker_is_resumed_and_nothing_runs_twice(kafka_cluster, admin, topic, tmp_path):
@@ -206,14 +174,14 @@ def test_a_killed_worker_is_resumed_and_nothing_runs_twice(kafka_cluster, admin,
     )
     try:
         # Kill it as soon as Kafka has its first batch in flight (throttled to 400 kB/s).
-        live.wait_for(
+        wait_until(
             lambda: (
                 live.in_flight(kafka_cluster.bootstrap_servers, [topic])
                 or worker.poll() is not None
             ),
             60,
-            "first batch in flight",
-            interval=0.2,
+            0.2,
+            what="first batch in flight",
         )
         assert worker.poll() is None, worker.stdout.read()
         os.kill(worker.pid, signal.SIGKILL)
@@ -224,15 +192,15 @@ def test_a_killed_worker_is_resumed_and_nothing_runs_twice(kafka_cluster, admin,
     in_flight_at_kill = live.in_flight(kafka_cluster.bootstrap_servers, [topic])
     assert in_flight_at_kill
     # Left behind by the dead worker.
-    live.wait_for(lambda: live.throttles_found(admin, [1, 2, 3], [topic]), 10, "throttles set")
+    wait_until(lambda: live.throttles_found(admin, [1, 2, 3], [topic]), 10, what="throttles set")
 
-    time.sleep(3.5)  # the dead worker's lease expires
+    # The resume sweep skips a plan under a live lease: wait out the dead worker's.
+    lease_until = _report(env)["lease_until"] or 0
+    wait_until(lambda: time.time() > lease_until, 10, 0.1, what="the dead worker's lease lapsed")
     resumed = _process(["resume"], env)
     out, _ = resumed.communicate(timeout=180)
     assert resumed.returncode == 0, out
-    report_process = _process(["report"], env)
-    out, _ = report_process.communicate(timeout=60)
-    report = json.loads(out.strip().splitlines()[-1])
+    report = _report(env)
 
     assert report["state"] == "completed", report
     assert report["runs"] == 2 and report["leaders_elected"] and not report["throttle_applied"]

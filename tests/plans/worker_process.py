@@ -81,6 +81,7 @@ def report() -> None:
                 "runs": execution.runs,
                 "throttle_applied": execution.throttle_applied,
                 "leaders_elected": execution.leaders_elected,
+                "lease_until": execution.lease_until and execution.lease_until.timestamp(),
                 "moves": {
                     f"{m.topic}-{m.partition}": [m.state, m.submissions, m.batch]
                     for m in plan.moves.all()

@@ -1,0 +1,112 @@
+"""Self-healing on the real dev cluster.
+
+16 partitions, RF 2, acks=all traffic; broker 3 stops. A self-healing plan is proposed
+within the grace delay + 10 s, approved, run; every partition ends with 2 in-sync
+replicas on live brokers and every acked record is read back. Broker 3 returns: a plan
+moves load back; replica counts end within floor/ceil of the mean.
+"""
+
+import math
+import time
+
+import pytest
+from support.polling import wait_until
+
+from apps.clusters.services import cluster_sync
+from apps.plans.models import PlanMode, PlanState
+from apps.plans.services import cluster_detect, execution_run, plan_approve
+
+from . import live
+
+pytestmark = [pytest.mark.django_db, pytest.mark.integration]
+
+GRACE = 5
+
+
+def detect_until_proposed(cluster, timeout: float):
+    """What beat does every interval, here every second: sync, then detect."""
+
+    def proposed():
+        assert cluster_sync(cluster=cluster), cluster.last_sync_error
+        return cluster_detect(cluster=cluster)
+
+    return wait_until(proposed, timeout, 1, what="a proposed plan")
+
+
+def test_it_heals_a_failed_broker_without_losing_acked_records_and_moves_load_back(
+    kafka_cluster, restore_brokers, admin, topics, admin_user, approver
+):
+    topic = live.topic_name("bf")
+    topics.append(topic)
+    live.topic_create(admin, topic, partitions=16, rf=2)
+    assert {b for r, _, _ in live.placement(admin, [topic]).values() for b in r} == {1, 2, 3}
+    cluster = live.cluster_registered(
+        kafka_cluster.bootstrap_servers,
+        admin_user,
+        [topic],
+        throttle_bytes_per_sec=50_000_000,
+        dead_broker_grace=GRACE,
+    )
+    producer = live.AckedProducer(
+        bootstrap=kafka_cluster.bootstrap_servers,
+        topic=topic,
+        partitions=16,
+        rate_per_partition=dict.fromkeys(range(16), 15.0),
+    ).start()
+    try:
+        wait_until(lambda: producer.acked_count, 30, what="the first acked records")
+        assert cluster_sync(cluster=cluster)
+        stop_started = time.monotonic()
+        kafka_cluster.stop_broker(3)
+
+        plan = detect_until_proposed(cluster, timeout=GRACE + 10 + 5)
+        elapsed = time.monotonic() - stop_started
+        assert elapsed <= GRACE + 10, f"proposed {elapsed:.1f} s after the stop"
+        print(f"self-healing plan #{plan.pk} proposed {elapsed:.1f} s after the stop")
+        assert plan.mode == PlanMode.FIX_OFFLINE and "broker 3 dead" in plan.trigger
+        assert plan.state == PlanState.PROPOSED  # no auto-approval in this policy
+
+        plan_approve(plan=plan, user=approver, reason="heal broker 3")
+        plan = execution_run(plan=plan, poll_interval=0.5, max_seconds=180)
+        assert plan.state == PlanState.COMPLETED, plan.error
+
+        healed = live.replicas_in_sync(admin, topic, 60)
+        for key, (replicas, isr, leader) in healed.items():
+            assert len(replicas) == 2 and set(replicas) <= {1, 2}, (key, replicas)
+            assert sorted(isr) == sorted(replicas) and leader in replicas
+        live.no_throttles_left(admin, [topic])
+        # Records written to the healed replicas are read back too.
+        acked = producer.acked_count
+        wait_until(lambda: producer.acked_count > acked, 30, what="records acked after healing")
+    finally:
+        producer.stop()
+
+    # Every acked record is there, once.
+    consumed = live.consume_all(kafka_cluster.bootstrap_servers, topic, 16)
+    assert producer.acked_count > 500
+    for p in range(16):
+        keys = consumed.get(p, [])
+        assert len(keys) == len(set(keys)), f"duplicates in partition {p}"
+        missing = producer.acked[p] - set(keys)
+        assert not missing, f"partition {p} lost {len(missing)} acked records"
+    if not producer.failed:
+        assert sum(len(k) for k in consumed.values()) == producer.acked_count
+    print(f"acked {producer.acked_count}, consumed {sum(len(k) for k in consumed.values())}")
+
+    # Broker 3 comes back empty: a plan moves load back onto it.
+    kafka_cluster.start_broker(3)
+    plan = detect_until_proposed(cluster, timeout=60)
+    assert plan.mode == PlanMode.ADD_BROKERS and plan.brokers == [3], plan.trigger
+    plan_approve(plan=plan, user=approver)
+    plan = execution_run(plan=plan, poll_interval=0.5, max_seconds=180)
+    assert plan.state == PlanState.COMPLETED, plan.error
+
+    back = live.replicas_in_sync(admin, topic, 60)
+    counts = {b: 0 for b in (1, 2, 3)}
+    for replicas, _, _ in back.values():
+        for b in replicas:
+            counts[b] += 1
+    mean = sum(counts.values()) / 3
+    assert all(math.floor(mean) <= c <= math.ceil(mean) for c in counts.values()), counts
+    print(f"replica counts after broker 3 returned: {counts}")
+    live.no_throttles_left(admin, [topic])
