@@ -59,7 +59,9 @@ def test_it_names_each_key_it_cannot_carry_over(tmp_path):
 
 
 @pytest.fixture
-def migrated_back(transactional_db):
+def migrated_back(transactional_db, django_db_serialized_rollback):
+    # Serialized rollback: the flush after these tests does not re-create content types
+    # with new ids, which would clash with a later serialized-rollback test's reload.
     executor = MigrationExecutor(connection)
     executor.migrate(BEFORE)
     yield MigrationExecutor(connection)
