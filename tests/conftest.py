@@ -1,4 +1,4 @@
-"""Shared fixtures: the real local Kafka dev cluster and Redis (scripts/dev_cluster.py),
+"""Shared fixtures: the real local Kafka dev cluster and Redis (scripts/dev_cluster/),
 and users in each role group.
 
 No mocks: tests that request the cluster fixtures talk to real JVM brokers and a real
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-# scripts/ is not a package; make `import dev_cluster` work for conftest and tests alike.
+# scripts/ is not a package; make the `dev_cluster` package in it importable everywhere.
 _SCRIPTS = str(Path(__file__).resolve().parent.parent / "scripts")
 if _SCRIPTS not in sys.path:
     sys.path.insert(0, _SCRIPTS)

@@ -123,11 +123,15 @@ def test_it_rejects_an_unknown_broker_id_with_exit_code_2() -> None:
 
 def test_it_says_clearly_when_java_is_missing(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k != "JAVA_HOME"}
-    env.update(PATH=str(tmp_path), KAFKA_DEV_DIR=str(tmp_path / "kafka"))
+    env.update(
+        PATH=str(tmp_path),
+        KAFKA_DEV_DIR=str(tmp_path / "kafka"),
+        PYTHONPATH=str(REPO_ROOT / "scripts"),
+    )
 
     # Straight through the interpreter: the bash wrapper itself needs PATH.
     result = subprocess.run(
-        [sys.executable, str(REPO_ROOT / "scripts" / "dev_cluster.py"), "up", "--no-redis"],
+        [sys.executable, "-m", "dev_cluster", "up", "--no-redis"],
         cwd=REPO_ROOT,
         env=env,
         capture_output=True,

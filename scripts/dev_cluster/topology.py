@@ -1,0 +1,27 @@
+"""Which nodes the dev cluster has and where each listens: ids, roles, ports, racks."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+HOST = "127.0.0.1"
+CONTROLLER_ID = 100
+BROKER_RACKS: dict[int, str] = {1: "a", 2: "b", 3: "c"}
+DEFAULT_BROKER_PORT_BASE = 29090  # broker N listens on base + N
+DEFAULT_CONTROLLER_PORT = 29190
+
+
+@dataclass(frozen=True)
+class NodeSpec:
+    node_id: int
+    role: str  # "controller" or "broker"
+    port: int
+    rack: str | None
+
+
+def topology_nodes(*, broker_port_base: int, controller_port: int) -> dict[int, NodeSpec]:
+    """The nodes by id: the controller first, then the brokers."""
+    nodes = {CONTROLLER_ID: NodeSpec(CONTROLLER_ID, "controller", controller_port, None)}
+    for broker_id, rack in BROKER_RACKS.items():
+        nodes[broker_id] = NodeSpec(broker_id, "broker", broker_port_base + broker_id, rack)
+    return nodes
