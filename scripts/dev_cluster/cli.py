@@ -24,6 +24,7 @@ def _print_status(cluster: DevCluster, as_json: bool) -> None:
                 {
                     "bootstrap_servers": cluster.bootstrap_servers,
                     "run_dir": str(cluster.run_dir),
+                    "options": asdict(cluster.options),
                     "nodes": [asdict(n) for n in nodes],
                     "redis": asdict(redis),
                 },
@@ -48,8 +49,13 @@ def _parser() -> argparse.ArgumentParser:
         prog="dev-cluster", description="Local real Apache Kafka (KRaft) dev cluster + Redis."
     )
     sub = parser.add_subparsers(dest="cmd", required=True)
-    p_up = sub.add_parser("up", help="start controller + 3 brokers (+ Redis) and wait")
+    p_up = sub.add_parser("up", help="start controller(s) + 3 brokers (+ Redis) and wait")
     p_up.add_argument("--no-redis", action="store_true", help="don't touch Redis")
+    p_up.add_argument(
+        "--controllers",
+        type=int,
+        help="KRaft controllers (1 or 3 or 5; default: as last started, else 1)",
+    )
     p_up.add_argument("--timeout", type=float, default=UP_TIMEOUT_S)
     p_down = sub.add_parser("down", help="stop the nodes (and Redis) this tool started")
     p_down.add_argument("--no-redis", action="store_true", help="leave Redis running")
@@ -60,6 +66,12 @@ def _parser() -> argparse.ArgumentParser:
     p_stop.add_argument("--kill", action="store_true", help="SIGKILL instead of SIGTERM")
     p_start = sub.add_parser("start-broker", help="start one broker and wait for it")
     p_start.add_argument("broker_id", type=int)
+    p_stop_c = sub.add_parser("stop-controller", help="stop one controller (e.g. 100)")
+    p_stop_c.add_argument("controller_id", type=int)
+    p_stop_c.add_argument("--kill", action="store_true", help="SIGKILL instead of SIGTERM")
+    p_start_c = sub.add_parser("start-controller", help="start one controller, wait for it")
+    p_start_c.add_argument("controller_id", type=int)
+    sub.add_parser("active-controller", help="print the id of the active controller")
     sub.add_parser("redis-up", help="ensure Redis answers (start it if needed)")
     sub.add_parser("redis-down", help="stop Redis if this tool started it")
     sub.add_parser("bootstrap-servers", help="print the bootstrap servers string")
@@ -68,8 +80,8 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    cluster = DevCluster()
     try:
+        cluster = DevCluster(controllers=getattr(args, "controllers", None))
         if args.cmd in ("up", "down", "redis-up", "redis-down"):
             # A person asked for this state: test sessions must not undo it on exit.
             # Only for what the command touches: `up --no-redis` leaves Redis's mark alone.
@@ -94,6 +106,17 @@ def main(argv: list[str] | None = None) -> int:
         elif args.cmd == "start-broker":
             cluster.start_broker(args.broker_id)
             print(f"dev-cluster: broker {args.broker_id} running and in metadata")
+        elif args.cmd == "stop-controller":
+            cluster.stop_controller(args.controller_id, kill=args.kill)
+            print(f"dev-cluster: controller {args.controller_id} stopped")
+        elif args.cmd == "start-controller":
+            cluster.start_controller(args.controller_id)
+            print(f"dev-cluster: controller {args.controller_id} running and caught up")
+        elif args.cmd == "active-controller":
+            leader = cluster.active_controller()
+            if leader is None:
+                raise DevClusterError("no active controller (is the cluster up?)")
+            print(leader)
         elif args.cmd == "redis-up":
             print(f"dev-cluster: redis answering at {cluster.redis_up()}")
         elif args.cmd == "redis-down":

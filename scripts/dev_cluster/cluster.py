@@ -21,9 +21,10 @@ from .jars import jars_ensure
 from .jvm import BROKER_HEAP, CONTROLLER_HEAP
 from .launcher import node_launch
 from .leases import auto_started_forget, cluster_use
-from .listeners import DEFAULT_PROFILE, PROFILES, ListenerProfile
+from .listeners import PROFILES, ListenerProfile
 from .locking import RunDirLock
 from .node_config import config_write, node_props
+from .options import options_check_change, options_load, options_resolve, options_save
 from .paths import DEFAULT_REDIS_DIR, DEFAULT_RUN_DIR
 from .processes import (
     STOP_TIMEOUT_S,
@@ -68,7 +69,8 @@ class DevCluster:
         redis_url: str | None = None,
         broker_port_base: int | None = None,
         controller_port: int | None = None,
-        profile: str = DEFAULT_PROFILE,
+        profile: str | None = None,
+        controllers: int | None = None,
     ) -> None:
         env = os.environ
         self.run_dir = Path(run_dir or env.get("KAFKA_DEV_DIR") or DEFAULT_RUN_DIR).resolve()
@@ -89,12 +91,14 @@ class DevCluster:
         self.controller_port = controller_port or int(
             env.get("KAFKA_DEV_CONTROLLER_PORT", DEFAULT_CONTROLLER_PORT)
         )
-        if profile not in PROFILES:
-            raise DevClusterError(f"unknown profile {profile!r} (known: {', '.join(PROFILES)})")
-        self.profile: ListenerProfile = PROFILES[profile]
+        # Options not given here are the ones the run dir's cluster was started with.
+        self.options = options_resolve(self.run_dir, profile=profile, controllers=controllers)
+        self.profile: ListenerProfile = PROFILES[self.options.profile]
         self.lock = RunDirLock(self.run_dir)
         self.nodes: dict[int, NodeSpec] = topology_nodes(
-            broker_port_base=base, controller_port=self.controller_port
+            broker_port_base=base,
+            controller_port=self.controller_port,
+            controllers=self.options.controllers,
         )
 
     # ---- addresses
@@ -149,12 +153,16 @@ class DevCluster:
 
     # ---- state
 
-    def _check_broker_id(self, broker_id: int) -> NodeSpec:
-        spec = self.nodes.get(broker_id)
-        if spec is None or spec.role != "broker":
-            known = ", ".join(map(str, self.broker_ids))
-            raise UnknownNodeError(f"unknown broker id {broker_id} (brokers are {known})")
+    def _check_node_id(self, node_id: int, role: str) -> NodeSpec:
+        spec = self.nodes.get(node_id)
+        if spec is None or spec.role != role:
+            ids = self.broker_ids if role == "broker" else self.controller_ids
+            known = ", ".join(map(str, ids))
+            raise UnknownNodeError(f"unknown {role} id {node_id} ({role}s are {known})")
         return spec
+
+    def _check_broker_id(self, broker_id: int) -> NodeSpec:
+        return self._check_node_id(broker_id, "broker")
 
     def node_pid(self, node_id: int) -> int | None:
         """Pid of the node if it is running (started by this tool), else None."""
@@ -165,6 +173,30 @@ class DevCluster:
 
     def running_nodes(self) -> set[int]:
         return {n for n in self.nodes if self.node_pid(n) is not None}
+
+    def running_controllers(self) -> set[int]:
+        return {c for c in self.controller_ids if self.node_pid(c) is not None}
+
+    def active_controller(self, timeout: float = 5.0) -> int | None:
+        """Id of the quorum leader (the active controller), or None while there is none."""
+        return metadata.quorum_leader(self.bootstrap_servers, timeout=timeout)
+
+    def wait_for_active_controller(
+        self, timeout: float = UP_TIMEOUT_S, not_in: Iterable[int] = ()
+    ) -> int:
+        """Wait until the quorum has a leader that is not one of not_in; return its id."""
+        excluded = set(not_in)
+        deadline = time.monotonic() + timeout
+        while True:
+            leader = self.active_controller(timeout=3.0)
+            if leader is not None and leader not in excluded:
+                return leader
+            if time.monotonic() > deadline:
+                raise DevClusterError(
+                    f"timed out after {timeout:.0f}s waiting for an active controller "
+                    f"(other than {sorted(excluded)}); logs under {self.run_dir}"
+                )
+            time.sleep(0.3)
 
     def metadata_brokers(self, timeout: float = 3.0) -> set[int] | None:
         """Broker ids the cluster metadata lists, or None if no broker answers."""
@@ -249,8 +281,9 @@ class DevCluster:
         deadline = time.monotonic() + timeout
         seen: set[int] | None = None
         while True:
-            must_run = expected | set(self.controller_ids)
-            dead = [n for n in self.nodes if n in must_run and self.node_pid(n) is None]
+            dead = [n for n in self.nodes if n in expected and self.node_pid(n) is None]
+            if not self.running_controllers():
+                dead = dead or self.controller_ids
             if dead:
                 node = dead[0]
                 raise DevClusterError(
@@ -268,9 +301,32 @@ class DevCluster:
                 )
             time.sleep(0.3)
 
+    def _options_record(self) -> None:
+        """Record this object's options for later commands, if they may apply to the run dir."""
+        recorded = options_load(self.run_dir)
+        if recorded == self.options:
+            return
+        if recorded is not None and self._any_node_running():
+            raise DevClusterError(
+                f"the cluster in {self.run_dir} is running with {recorded}; "
+                f"run `scripts/dev-cluster down` before starting it with {self.options}"
+            )
+        formatted = (self.run_dir / "cluster.id").is_file()
+        options_check_change(self.run_dir, self.options, formatted=formatted)
+        options_save(self.run_dir, self.options)
+
+    def _any_node_running(self) -> bool:
+        """True if any node of the run dir runs, whatever topology it was started with."""
+        return any(
+            pid_matches(pid, str(pid_file.parent / "node.properties"))
+            for pid_file in self.run_dir.glob("*/kafka.pid")
+            if (pid := read_pid(pid_file)) is not None
+        )
+
     def up(self, redis: bool = True, timeout: float = UP_TIMEOUT_S) -> None:
         """Start whatever is not running yet and wait until all brokers are in metadata."""
         with self._lock():
+            self._options_record()
             missing = [n for n in self.nodes if self.node_pid(n) is None]
             self._start_nodes(missing)
             self.wait_for_brokers(set(self.broker_ids), timeout)
@@ -308,10 +364,43 @@ class DevCluster:
         self._check_broker_id(broker_id)
         with self._lock():
             if self.node_pid(broker_id) is None:
-                if not any(self.node_pid(c) is not None for c in self.controller_ids):
-                    raise DevClusterError("the controller is not running; run `up` first")
+                if not self.running_controllers():
+                    raise DevClusterError("no controller is running; run `up` first")
                 self._start_nodes([broker_id])
             self.wait_for_brokers({broker_id}, timeout)
+
+    def stop_controller(
+        self, controller_id: int, kill: bool = False, timeout: float = STOP_TIMEOUT_S
+    ) -> None:
+        """Stop one controller (SIGTERM: it resigns leadership; kill=True: SIGKILL)."""
+        self._check_node_id(controller_id, "controller")
+        with self._lock():
+            pid = self.node_pid(controller_id)
+            if pid is not None:
+                terminate({pid}, kill=kill, timeout=timeout)
+            self._pid_file(controller_id).unlink(missing_ok=True)
+
+    def start_controller(self, controller_id: int, timeout: float = UP_TIMEOUT_S) -> None:
+        """Start one controller (no-op if running) and wait until the quorum has a leader."""
+        self._check_node_id(controller_id, "controller")
+        with self._lock():
+            if self.node_pid(controller_id) is None:
+                self._start_nodes([controller_id])
+            deadline = time.monotonic() + timeout
+            while controller_id not in metadata.quorum_voters_caught_up(
+                self.bootstrap_servers, timeout=3.0
+            ):
+                if self.node_pid(controller_id) is None:
+                    raise DevClusterError(
+                        f"controller {controller_id} died; last lines of its log:\n"
+                        + tail(self.log_file(controller_id))
+                    )
+                if time.monotonic() > deadline:
+                    raise DevClusterError(
+                        f"timed out after {timeout:.0f}s waiting for controller "
+                        f"{controller_id} to catch up with the quorum"
+                    )
+                time.sleep(0.3)
 
     # ---- shared use (test sessions)
 
