@@ -13,6 +13,7 @@ from dataclasses import asdict
 
 from .cluster import UP_TIMEOUT_S, DevCluster
 from .errors import DevClusterError, UnknownNodeError
+from .leaders import ElectionResult
 
 
 def _print_status(cluster: DevCluster, as_json: bool) -> None:
@@ -44,6 +45,18 @@ def _print_status(cluster: DevCluster, as_json: bool) -> None:
     print(f"redis {redis.url}: {'answering' if redis.answering else 'down'} ({owner})")
 
 
+def _print_election(election: ElectionResult | None) -> None:
+    if election is None or not (election.elected or election.pending):
+        return
+    print(f"dev-cluster: {election.elected} partition(s) handed back to their preferred leader")
+    if election.pending:
+        print(
+            f"dev-cluster: warning: {election.pending} partition(s) still not led by their "
+            "preferred replica (not yet in sync)",
+            file=sys.stderr,
+        )
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="dev-cluster", description="Local real Apache Kafka (KRaft) dev cluster + Redis."
@@ -55,6 +68,12 @@ def _parser() -> argparse.ArgumentParser:
         "--controllers",
         type=int,
         help="KRaft controllers (1 or 3 or 5; default: as last started, else 1)",
+    )
+    p_up.add_argument(
+        "--broker-heap",
+        metavar="SIZE",
+        help="broker -Xmx, e.g. 2g (default: KAFKA_DEV_BROKER_HEAP, else as last started, "
+        "else sized to the partitions each broker holds)",
     )
     p_up.add_argument("--timeout", type=float, default=UP_TIMEOUT_S)
     p_down = sub.add_parser("down", help="stop the nodes (and Redis) this tool started")
@@ -81,7 +100,10 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
-        cluster = DevCluster(controllers=getattr(args, "controllers", None))
+        cluster = DevCluster(
+            controllers=getattr(args, "controllers", None),
+            broker_heap=getattr(args, "broker_heap", None),
+        )
         if args.cmd in ("up", "down", "redis-up", "redis-down"):
             # A person asked for this state: test sessions must not undo it on exit.
             # Only for what the command touches: `up --no-redis` leaves Redis's mark alone.
@@ -90,7 +112,8 @@ def main(argv: list[str] | None = None) -> int:
             cluster.forget_auto_started(kinds | ({"redis"} if touches_redis else set()))
         if args.cmd == "up":
             started = time.monotonic()
-            cluster.up(redis=not args.no_redis, timeout=args.timeout)
+            election = cluster.up(redis=not args.no_redis, timeout=args.timeout)
+            _print_election(election)
             print(
                 f"dev-cluster: up in {time.monotonic() - started:.1f}s; "
                 f"bootstrap servers {cluster.bootstrap_servers}"
@@ -104,7 +127,7 @@ def main(argv: list[str] | None = None) -> int:
             cluster.stop_broker(args.broker_id, kill=args.kill)
             print(f"dev-cluster: broker {args.broker_id} stopped")
         elif args.cmd == "start-broker":
-            cluster.start_broker(args.broker_id)
+            _print_election(cluster.start_broker(args.broker_id))
             print(f"dev-cluster: broker {args.broker_id} running and in metadata")
         elif args.cmd == "stop-controller":
             cluster.stop_controller(args.controller_id, kill=args.kill)
