@@ -14,7 +14,11 @@ from .model import ClusterModel
 
 
 def run(model: ClusterModel, goals: list[Goal]) -> list[dict]:
-    """Optimise `model` in place; return per-goal statistics in priority order."""
+    """Optimise `model` in place; return per-goal statistics in priority order.
+
+    Each goal's judgement (BALANCING.md §8) is taken on the cluster as it is, before
+    anything moves (`start`), and on the final assignment (`end`)."""
+    start = [g.judge(model) for g in goals]
     for g in goals:
         if g.hard:
             g.register(model)
@@ -41,7 +45,10 @@ def run(model: ClusterModel, goals: list[Goal]) -> list[dict]:
             }
         )
     # measured again at the end: a goal satisfied in its turn must still be satisfied
-    for g, st in zip(goals, stats, strict=True):
-        st["violation_final"] = g.violation(model)
-        st["satisfied_final"] = st["violation_final"] == 0
+    for g, st, first in zip(goals, stats, start, strict=True):
+        end = g.judge(model)
+        st["violation_final"] = end["violation"]
+        st["satisfied_final"] = not end["violated"]
+        st["start"] = first
+        st["end"] = end
     return stats
