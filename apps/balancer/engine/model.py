@@ -384,6 +384,12 @@ class ClusterModel:
                     return False
         return True
 
+    def open_leadership(self) -> None:
+        """Let leadership go to any usable broker in any partition, whatever the mode:
+        the final leadership pass reorders replica lists, which copies no data."""
+        self.leader_dest = self.usable.copy()
+        self.leader_movable = np.ones(self.n_partitions, dtype=bool)
+
     # ---------------------------------------------------------------- moves
     def move_replica(self, p: int, k: int, d: int, goal: str) -> None:
         s = int(self.assign[p, k])

@@ -148,6 +148,8 @@ class BandGoal(Goal):
     def __init__(self) -> None:
         self._lo: np.ndarray | None = None
         self._hi: np.ndarray | None = None
+        # the final leadership pass: reorder replica lists only, never copy data
+        self.leadership_only = False
 
     # subclasses return the band for usable brokers; unusable ones get (-inf, inf)
     def band(self, model: ClusterModel) -> tuple[np.ndarray, np.ndarray]:
@@ -213,7 +215,7 @@ class BandGoal(Goal):
         lo, hi = self._lo, self._hi
         assert lo is not None and hi is not None
         can_lead = self.measure in LEADER_MEASURES and bool(model.leader_dest.any())
-        can_move = bool(model.movable.any())
+        can_move = bool(model.movable.any()) and not self.leadership_only
         for _ in range(MAX_ROUNDS):
             if not self._out_of_band(model, lo, hi):
                 return
@@ -257,8 +259,14 @@ class BandGoal(Goal):
         """Leadership candidates: most of this measure per unit of network out moved
         along with it (network out itself: largest first)."""
         if self.measure == NW_OUT:
-            return np.argsort(-w, kind="stable")
-        return np.argsort(-(w / (model.lout[ps] + 1.0)), kind="stable")
+            order = np.argsort(-w, kind="stable")
+        else:
+            order = np.argsort(-(w / (model.lout[ps] + 1.0)), kind="stable")
+        if self.leadership_only:
+            # partitions the plan lists anyway first: a reorder there adds no entry
+            untouched = ~(model.assign[ps] != model.initial[ps]).any(axis=1)
+            order = order[np.argsort(untouched[order], kind="stable")]
+        return order
 
     def _leaders(self, model: ClusterModel, lo: np.ndarray, hi: np.ndarray) -> int:
         """Move leadership off brokers above the band, then onto brokers below it."""
@@ -288,10 +296,19 @@ class BandGoal(Goal):
                     fails += 1
                     continue
                 best_k, best = -1, math.inf
+                if self.leadership_only:
+                    # where the band is out of reach, still level: b may end past
+                    # the band while it ends no higher than s (the spread strictly
+                    # narrows, so no leadership goes back and forth)
+                    keep = (load[s, j] - wi) / norm[s]
                 for k in range(1, model.rf_l[p]):
                     b = int(assign[p, k])
                     after = load[b, j] + wi
-                    if after > hi[b] or not model.leader_move_ok(p, k):
+                    cap = hi[b]
+                    if self.leadership_only:
+                        level = keep * norm[b]
+                        cap = max(cap, level + tolerance(level))
+                    if after > cap or not model.leader_move_ok(p, k):
                         continue
                     score = after / norm[b]
                     if score < best:
