@@ -233,6 +233,13 @@ class ClusterModel:
         cells = order[starts[b] : starts[b + 1]]
         return cells // self.K, cells % self.K
 
+    def move_cost(self, ps: np.ndarray, s: int) -> np.ndarray:
+        """Bytes that moving each partition's replica off broker s adds to the net
+        plan: its size when s held it at the start, none when an earlier move put it
+        there (the plan then copies it to the new broker instead, once)."""
+        held = (self.initial[ps] == s).any(axis=1)
+        return np.where(held, self.size[ps], 0.0)
+
     def place_score(self, vec: np.ndarray) -> np.ndarray:
         """Composite utilisation after adding `vec` to each broker (lower is better)."""
         cols = (NW_IN, NW_OUT, DISK, REPLICAS)

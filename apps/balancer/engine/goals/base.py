@@ -246,8 +246,8 @@ class BandGoal(Goal):
     def _candidate_order(
         self, model: ClusterModel, ps: np.ndarray, w: np.ndarray, s: int
     ) -> np.ndarray:
-        # most load per byte moved first
-        return np.argsort(-(w / (model.size[ps] + 1.0)), kind="stable")
+        # most load per byte the move adds to the plan first
+        return np.argsort(-(w / (model.move_cost(ps, s) + 1.0)), kind="stable")
 
     def _dest_score(
         self, model: ClusterModel, p: int, after: np.ndarray, norm: np.ndarray

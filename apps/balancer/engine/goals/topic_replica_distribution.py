@@ -105,8 +105,8 @@ class TopicReplicaDistributionGoal(Goal):
         ps, ks = cells // model.K, cells % model.K
         ok = model.movable[ps, ks] & ~model.frozen[ps] & (model.assign[ps, ks] == b)
         ps, ks = ps[ok], ks[ok]
-        # a count goal: move the smallest replicas (fewest bytes) first
-        order_s = np.argsort(model.size[ps], kind="stable")
+        # a count goal: fewest bytes added to the plan first
+        order_s = np.argsort(model.move_cost(ps, b), kind="stable")
         return ps[order_s], ks[order_s]
 
     def optimize(self, model: ClusterModel) -> None:
