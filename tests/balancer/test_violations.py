@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from apps.balancer.engine import PlannerOptions, propose
 
 from .factories import MiB, broker, part, snapshot
@@ -84,3 +86,16 @@ def test_it_names_partitions_for_rack_awareness() -> None:
     start = goal(report.report, "rack-awareness")["start"]
     assert start["offenders"][0]["partition"] == "t-0" and start["violation"] == 1
     assert not goal(report.report, "rack-awareness")["end"]["violated"]
+
+
+def test_it_reports_hard_goals_left_unmet_and_by_how_much() -> None:
+    # both brokers are over 80 % of their disk: no plan can bring either under it
+    brokers = [broker(1, disk=100.0), broker(2, disk=100.0)]
+    parts = [part("t", 0, [1], size=95.0), part("t", 1, [2], size=85.0)]
+    report = propose(snapshot(brokers, parts)).report
+    (unmet,) = report["unmet_hard_goals"]
+    assert unmet["name"] == "disk-capacity" and unmet["offenders"] == 2
+    assert unmet["violation_before"] == unmet["violation_after"] == pytest.approx(20.0)
+    assert unmet["worst"] == "broker 1 above the band: 0.95 × capacity, band up to 0.80"
+    balanced = propose(snapshot(brokers, [part("t", 0, [1], size=10.0)])).report
+    assert balanced["unmet_hard_goals"] == []
