@@ -11,7 +11,8 @@ checks) are used, so `down` still works from a bare python3.
 
 This module only re-exports the public names; each concept has a module of its own:
 cluster (lifecycle, state), options (what a run dir was started with), companions
-(clusters of another shape beside the default one), topology, node_config, listeners
+(clusters of another shape beside the default one), versions (the Kafka lines: 4.3,
+3.9), topology, node_config, listeners
 (profiles: the extension point for security), jvm, jars, storage, launcher, processes,
 metadata, redis_server, leases, locking, errors, paths, cli (`scripts/dev-cluster`, or
 `python -m dev_cluster`).
@@ -19,7 +20,7 @@ metadata, redis_server, leases, locking, errors, paths, cli (`scripts/dev-cluste
 
 from .cli import main
 from .cluster import UP_TIMEOUT_S, DevCluster, NodeStatus
-from .companions import quorum_cluster_args
+from .companions import kafka39_cluster_args, quorum_cluster_args
 from .errors import DevClusterError, UnknownNodeError
 from .listeners import PROFILES, ListenerProfile, PlaintextProfile
 from .redis_server import RedisStatus
@@ -37,6 +38,7 @@ __all__ = [
     "PlaintextProfile",
     "RedisStatus",
     "UnknownNodeError",
+    "kafka39_cluster_args",
     "main",
     "quorum_cluster_args",
 ]

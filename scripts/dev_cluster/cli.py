@@ -33,7 +33,10 @@ def _print_status(cluster: DevCluster, as_json: bool) -> None:
             )
         )
         return
-    print(f"run dir: {cluster.run_dir}   bootstrap: {cluster.bootstrap_servers}")
+    print(
+        f"run dir: {cluster.run_dir}   Kafka {cluster.kafka.release}   "
+        f"bootstrap: {cluster.bootstrap_servers}"
+    )
     print(f"{'id':>4}  {'role':<10}  {'port':>5}  {'rack':<4}  {'pid':>7}  {'state':<8}  metadata")
     for n in nodes:
         md = {None: "-", True: "yes", False: "no"}[n.in_metadata]
@@ -70,6 +73,12 @@ def _parser() -> argparse.ArgumentParser:
         help="KRaft controllers (1 or 3 or 5; default: as last started, else 1)",
     )
     p_up.add_argument(
+        "--kafka-version",
+        metavar="LINE",
+        help="Kafka release line: 4.3 (default) or 3.9 (also as 4.3.1 / 3.9.2); "
+        "fixed once the run dir holds data",
+    )
+    p_up.add_argument(
         "--broker-heap",
         metavar="SIZE",
         help="broker -Xmx, e.g. 2g (default: KAFKA_DEV_BROKER_HEAP, else as last started, "
@@ -103,6 +112,7 @@ def main(argv: list[str] | None = None) -> int:
         cluster = DevCluster(
             controllers=getattr(args, "controllers", None),
             broker_heap=getattr(args, "broker_heap", None),
+            kafka_version=getattr(args, "kafka_version", None),
         )
         if args.cmd in ("up", "down", "redis-up", "redis-down"):
             # A person asked for this state: test sessions must not undo it on exit.
@@ -115,7 +125,8 @@ def main(argv: list[str] | None = None) -> int:
             election = cluster.up(redis=not args.no_redis, timeout=args.timeout)
             _print_election(election)
             print(
-                f"dev-cluster: up in {time.monotonic() - started:.1f}s; "
+                f"dev-cluster: Kafka {cluster.kafka.release} up in "
+                f"{time.monotonic() - started:.1f}s; "
                 f"bootstrap servers {cluster.bootstrap_servers}"
             )
         elif args.cmd == "down":

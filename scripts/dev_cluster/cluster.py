@@ -45,6 +45,7 @@ from .topology import (
     NodeSpec,
     topology_nodes,
 )
+from .versions import KAFKA_VERSIONS, KafkaVersion
 
 UP_TIMEOUT_S = 90.0
 
@@ -73,6 +74,7 @@ class DevCluster:
         profile: str | None = None,
         controllers: int | None = None,
         broker_heap: str | None = None,
+        kafka_version: str | None = None,
     ) -> None:
         env = os.environ
         self.run_dir = Path(run_dir or env.get("KAFKA_DEV_DIR") or DEFAULT_RUN_DIR).resolve()
@@ -99,7 +101,9 @@ class DevCluster:
             profile=profile,
             controllers=controllers,
             broker_heap=broker_heap or env.get("KAFKA_DEV_BROKER_HEAP") or None,
+            kafka_version=kafka_version,
         )
+        self.kafka: KafkaVersion = KAFKA_VERSIONS[self.options.kafka_version]
         self.profile: ListenerProfile = PROFILES[self.options.profile]
         self.lock = RunDirLock(self.run_dir)
         self.nodes: dict[int, NodeSpec] = topology_nodes(
@@ -233,7 +237,7 @@ class DevCluster:
         return self.lock.held()
 
     def ensure_jars(self) -> None:
-        jars_ensure()
+        jars_ensure(self.kafka)
 
     def _write_config(self, spec: NodeSpec) -> Path:
         props = node_props(
@@ -242,6 +246,7 @@ class DevCluster:
             quorum_voters=self.quorum_voters,
             profile=self.profile,
             run_dir=self.run_dir,
+            kafka=self.kafka,
         )
         return config_write(self._config_file(spec.node_id), props)
 
@@ -270,6 +275,7 @@ class DevCluster:
     def _launch(self, node_id: int, java: str) -> None:
         pid = node_launch(
             java=java,
+            kafka=self.kafka,
             heap=self.heap(node_id),
             node_dir=self.node_dir(node_id),
             config=self._config_file(node_id),
@@ -295,6 +301,7 @@ class DevCluster:
             self._write_config(self.nodes[node_id])
         storage_format(
             java=java,
+            kafka=self.kafka,
             run_dir=self.run_dir,
             configs={n: self._config_file(n) for n in node_ids},
             extra_args=self.profile.format_args(self.run_dir),

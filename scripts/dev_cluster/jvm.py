@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .jars import classpath
-from .paths import LOG4J2_CONFIG
+from .versions import KafkaVersion
 
 # Small heaps: 4 JVMs share a 2-core / 24 GB box with Spark and the tests. SerialGC and
 # C1-only JIT cut startup time and thread count; peak throughput doesn't matter here.
@@ -41,17 +41,23 @@ def heap_flag(size: str) -> str:
 
 
 def java_command(
-    java: str, *, heap: str, main_class: str, args: list[str], sysprops: list[str] = ()
+    java: str,
+    *,
+    kafka: KafkaVersion,
+    heap: str,
+    main_class: str,
+    args: list[str],
+    sysprops: tuple[str, ...] = (),
 ) -> list[str]:
     """`java <heap> <flags> -cp <jars> main_class args...` with Kafka's logging config."""
     return [
         java,
         heap,
         *JVM_FLAGS,
-        f"-Dlog4j2.configurationFile={LOG4J2_CONFIG}",
+        kafka.log_sysprop,
         *sysprops,
         "-cp",
-        classpath(),
+        classpath(kafka),
         main_class,
         *args,
     ]

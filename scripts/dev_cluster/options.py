@@ -14,6 +14,7 @@ from pathlib import Path
 
 from .errors import DevClusterError
 from .listeners import DEFAULT_PROFILE, PROFILES
+from .versions import DEFAULT_KAFKA_VERSION, kafka_version_line
 
 MAX_CONTROLLERS = 5
 
@@ -23,8 +24,12 @@ class ClusterOptions:
     controllers: int = 1
     profile: str = DEFAULT_PROFILE
     broker_heap: str | None = None  # e.g. "2g"; None: sized to the replicas each holds
+    kafka_version: str = DEFAULT_KAFKA_VERSION  # a release line of versions.KAFKA_VERSIONS
 
     def validate(self) -> ClusterOptions:
+        line = kafka_version_line(self.kafka_version)
+        if line != self.kafka_version:
+            return replace(self, kafka_version=line).validate()
         if not 1 <= self.controllers <= MAX_CONTROLLERS or self.controllers % 2 == 0:
             raise DevClusterError(
                 f"--controllers must be an odd number from 1 to {MAX_CONTROLLERS} "
@@ -44,9 +49,9 @@ class ClusterOptions:
 
 
 # Changing these on a formatted run dir would leave nodes that cannot join each other.
-FIXED_ONCE_FORMATTED = ("controllers",)
+FIXED_ONCE_FORMATTED = ("controllers", "kafka_version")
 # Running nodes must be restarted for these (the others apply to the next node started).
-FIXED_WHILE_RUNNING = ("controllers", "profile")
+FIXED_WHILE_RUNNING = ("controllers", "profile", "kafka_version")
 
 
 def _path(run_dir: Path) -> Path:
