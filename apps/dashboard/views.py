@@ -99,6 +99,7 @@ def cluster_page(request: HttpRequest, name: str) -> HttpResponse:
         if request.user.has_perm("plans.view_plan")
         else [],
         "modes": [(m.value, m.label) for m in REQUESTABLE_MODES],
+        "now": timezone.now(),
     }
     return render(request, "dashboard/cluster.html", context)
 

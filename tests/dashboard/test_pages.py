@@ -136,3 +136,18 @@ def test_it_exports_the_filtered_audit_trail_for_admins(client, cluster, viewer,
     response = client.get("/audit/export.json", {"cluster": "other", "action": "plan."})
     rows = json.loads(b"".join(response.streaming_content))
     assert [(r["action"], r["object_id"]) for r in rows] == [("plan.proposed", str(theirs.pk))]
+
+
+def test_it_shows_when_an_unreachable_cluster_is_tried_next(client, cluster, viewer):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    now = timezone.now()
+    cluster.last_sync_error, cluster.last_sync_error_at = "unreachable: refused", now
+    cluster.sync_failures, cluster.next_sync_at = 4, now + timedelta(minutes=2, seconds=5)
+    cluster.save()
+    client.force_login(viewer)
+    body = client.get("/clusters/prod/").content.decode()
+    assert "Unreachable — next try in 2\xa0minutes" in body
+    assert "4 failed in a row" in body
