@@ -27,14 +27,17 @@ def _cluster_or_404(request: HttpRequest, name: str) -> Cluster:
 
 
 def _cluster_form_page(request: HttpRequest, cluster: Cluster | None) -> HttpResponse:
-    """GET shows the form; POST either tests the settings (nothing stored) or saves them."""
+    """GET shows the form. POST `test` tries the settings and stores nothing; `save`
+    tries them and stores them only when the connection works; `save-anyway` stores
+    them untried (a cluster not reachable from here yet)."""
     form = ClusterForm(request.POST or None, instance=cluster)
+    action = request.POST.get("action", "save")
     check = None
     if request.method == "POST" and form.is_valid():
-        if request.POST.get("action") == "test":
+        if action in ("test", "save"):
             # The instance holds the form's settings, with a kept secret still encrypted.
             check = connection_check(connection=form.instance.connection)
-        else:
+        if action == "save-anyway" or (action == "save" and check.ok):
             try:
                 saved = cluster_save(
                     actor=request.user,
@@ -47,7 +50,7 @@ def _cluster_form_page(request: HttpRequest, cluster: Cluster | None) -> HttpRes
             else:
                 messages.success(request, f"Cluster {saved.name} saved.")
                 return redirect("dashboard:cluster", name=saved.name)
-    context = {"form": form, "cluster": cluster, "check": check}
+    context = {"form": form, "cluster": cluster, "check": check, "not_saved": action == "save"}
     return render(request, "dashboard/cluster_form.html", context)
 
 
