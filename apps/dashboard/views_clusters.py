@@ -15,7 +15,7 @@ from apps.clusters.forms import ClusterForm
 from apps.clusters.models import Cluster
 from apps.clusters.selectors import cluster_visible_get
 from apps.plans.errors import PlanServiceError
-from apps.plans.forms import ClusterPolicyForm
+from apps.plans.forms import PolicyForm
 from apps.plans.services import policy_get, policy_update
 
 
@@ -91,7 +91,7 @@ def cluster_remove(request: HttpRequest, name: str) -> HttpResponse:
 def cluster_policy(request: HttpRequest, name: str) -> HttpResponse:
     cluster = _cluster_or_404(request, name)
     policy = policy_get(cluster=cluster)
-    form = ClusterPolicyForm(request.POST or None, instance=policy)
+    form = PolicyForm(request.POST or None, instance=policy)
     if request.method == "POST" and form.is_valid():
         try:
             policy_update(

@@ -21,7 +21,7 @@ def _lines(value: str) -> list[str]:
     return [line.strip() for line in value.replace(",", "\n").splitlines() if line.strip()]
 
 
-class ClusterPolicyForm(forms.ModelForm):
+class PolicyForm(forms.ModelForm):
     goals = forms.MultipleChoiceField(
         choices=[(g, g) for g in engine.SOFT_GOALS],
         required=False,
