@@ -1,11 +1,11 @@
 from typing import Any
 
-from django.contrib import admin
-from django.http import HttpRequest
+from django.contrib import admin, messages
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 
 from apps.audit.services import client_address_get
 
-from .editing import cluster_delete, cluster_save
+from .editing import ClusterRemovalRefused, cluster_delete, cluster_save
 from .forms import ClusterForm
 from .models import Broker, Cluster, Partition, Topic
 
@@ -54,9 +54,21 @@ class ClusterAdmin(admin.ModelAdmin):
         )
 
     def delete_model(self, request: HttpRequest, obj: Cluster) -> None:
-        cluster_delete(
-            actor=request.user, cluster=obj, client_address=client_address_get(request=request)
-        )
+        try:
+            cluster_delete(
+                actor=request.user, cluster=obj, client_address=client_address_get(request=request)
+            )
+        except ClusterRemovalRefused as exc:
+            request.cluster_removal_refused = (
+                f"{obj.name} not deleted: {exc}"  # for response_delete
+            )
+
+    def response_delete(self, request: HttpRequest, obj_display: str, obj_id: Any) -> HttpResponse:
+        refused = getattr(request, "cluster_removal_refused", "")
+        if refused:
+            self.message_user(request, refused, messages.ERROR)
+            return HttpResponseRedirect(request.path.rsplit("/delete/", 1)[0] + "/change/")
+        return super().response_delete(request, obj_display, obj_id)
 
     def delete_queryset(self, request: HttpRequest, queryset: Any) -> None:
         for cluster in queryset:

@@ -13,6 +13,7 @@ from apps.audit.services import audit_record
 from .connection import REDACTED
 from .fields import encrypted_is_set
 from .models import Cluster
+from .signals import cluster_removing
 
 # Write-only: never rendered back, never audited in clear.
 SECRET_FIELDS = ("sasl_password", "ssl_key_pem")
@@ -35,6 +36,10 @@ def cluster_audited(*, cluster: Cluster) -> dict[str, Any]:
     for name in SECRET_FIELDS:
         values[name] = REDACTED if encrypted_is_set(cluster, name) else ""
     return values
+
+
+class ClusterRemovalRefused(Exception):
+    """Removing the cluster now would lose something; the message says what."""
 
 
 def _permission_require(user: AbstractBaseUser, action: str) -> None:
@@ -86,6 +91,8 @@ def cluster_delete(
     """
     _permission_require(actor, "delete")
     with transaction.atomic():
+        # Raises ClusterRemovalRefused when another app says no.
+        cluster_removing.send(sender=Cluster, cluster=cluster)
         audit_record(
             actor=actor,
             action="cluster.deleted",

@@ -10,7 +10,7 @@ from django.views.decorators.http import require_http_methods
 
 from apps.audit.services import client_address_get
 from apps.clusters.connection_check import connection_check
-from apps.clusters.editing import cluster_delete, cluster_save
+from apps.clusters.editing import ClusterRemovalRefused, cluster_delete, cluster_save
 from apps.clusters.forms import ClusterForm
 from apps.clusters.models import Cluster
 from apps.clusters.selectors import cluster_visible_get
@@ -73,16 +73,25 @@ def cluster_edit(request: HttpRequest, name: str) -> HttpResponse:
 @permission_required("clusters.delete_cluster", raise_exception=True)
 def cluster_remove(request: HttpRequest, name: str) -> HttpResponse:
     cluster = _cluster_or_404(request, name)
+    refused = ""
     if request.method == "POST" and request.POST.get("confirm") == cluster.name:
-        cluster_delete(
-            actor=request.user, cluster=cluster, client_address=client_address_get(request=request)
-        )
-        messages.success(request, f"Cluster {cluster.name} removed; its audit trail is kept.")
-        return redirect("dashboard:clusters")
-    mismatch = request.method == "POST"
-    return render(
-        request, "dashboard/cluster_remove.html", {"cluster": cluster, "mismatch": mismatch}
-    )
+        try:
+            cluster_delete(
+                actor=request.user,
+                cluster=cluster,
+                client_address=client_address_get(request=request),
+            )
+        except ClusterRemovalRefused as exc:
+            refused = str(exc)
+        else:
+            messages.success(request, f"Cluster {cluster.name} removed; its audit trail is kept.")
+            return redirect("dashboard:clusters")
+    context = {
+        "cluster": cluster,
+        "mismatch": request.method == "POST" and not refused,
+        "refused": refused,
+    }
+    return render(request, "dashboard/cluster_remove.html", context)
 
 
 @require_http_methods(["GET", "POST"])

@@ -7,7 +7,8 @@ import pytest
 
 from apps.audit.models import AuditEvent
 from apps.clusters.models import Cluster
-from apps.plans.models import ClusterPolicy
+from apps.plans.models import ClusterPolicy, Plan
+from dashboard.factories import cluster_make, plan_make
 
 pytestmark = pytest.mark.django_db
 
@@ -203,3 +204,23 @@ def test_a_bad_policy_value_is_refused_with_a_message(client, added):
     ).content.decode()
     assert "Broker ids are whole numbers" in body
     assert not AuditEvent.objects.filter(action="policy.changed").exists()
+
+
+def test_it_refuses_to_remove_a_cluster_while_a_plan_moves_data_on_it(client, admin_member):
+    cluster = cluster_make("busy")
+    plan = plan_make(cluster)
+    Plan.objects.filter(pk=plan.pk).update(state="executing")
+    client.force_login(admin_member)
+
+    body = client.post("/clusters/busy/remove/", {"confirm": "busy"}).content.decode()
+
+    assert f"Not removed: plan {plan.pk} is executing on busy" in body
+    assert Cluster.objects.filter(pk=cluster.pk).exists()
+    assert not AuditEvent.objects.filter(action="cluster.deleted").exists()
+
+    # The Django admin asks the same service, and says why.
+    admin_member.is_staff = True
+    admin_member.save()
+    response = client.post(f"/admin/clusters/cluster/{cluster.pk}/delete/", {"post": "yes"})
+    assert response.status_code == 302 and response.url.endswith(f"/{cluster.pk}/change/")
+    assert Cluster.objects.filter(pk=cluster.pk).exists()
