@@ -118,6 +118,8 @@ class ClusterRound(models.Model):
     last_skipped_at = models.DateTimeField(null=True, blank=True)
     # Why the last round failed; empty after a good one (one warning per change).
     last_error = models.TextField(blank=True)
+    # What the last good round could not read (it went on without), e.g. replica sizes.
+    last_degraded = models.TextField(blank=True)
 
     class Meta:
         ordering = ["cluster", "kind"]

@@ -74,3 +74,12 @@ def round_outcome_record(*, row: ClusterRound, error: str) -> bool:
         row.last_error = error
         ClusterRound.objects.filter(pk=row.pk).update(last_error=error)
     return changed
+
+
+def round_degraded_record(*, row: ClusterRound, degraded: str) -> bool:
+    """Like round_outcome_record, for what a good round had to do without."""
+    changed = bool(row.last_degraded) != bool(degraded)
+    if row.last_degraded != degraded:
+        row.last_degraded = degraded
+        ClusterRound.objects.filter(pk=row.pk).update(last_degraded=degraded)
+    return changed

@@ -18,6 +18,7 @@ from apps.clusters.tasks import clusters_sync_all
 from apps.metrics import tasks as metrics_tasks
 from apps.metrics.services import sample_round
 from apps.metrics.services.sample_round import metrics_sample_round
+from apps.metrics.services.sampling import SampleResult
 from balancer_site.celery import app
 
 pytestmark = pytest.mark.django_db
@@ -31,6 +32,21 @@ class DeadAdmin:
     def list_topics(self, timeout):
         DeadAdmin.calls += 1
         raise KafkaException(KafkaError(KafkaError._TRANSPORT, "Connection refused"))
+
+
+def sampled(error: str = "") -> SampleResult:
+    return SampleResult(
+        ts_ms=0,
+        partitions=1,
+        records=1,
+        consumer_groups=0,
+        sizes_known=not error,
+        seconds=0.1,
+        sizes_error=error,
+    )
+
+
+OK = sampled()
 
 
 @pytest.fixture
@@ -131,7 +147,7 @@ def test_it_fans_out_only_clusters_not_in_backoff(cluster):
 
 
 def test_it_samples_quietly_once_per_state_change(cluster, monkeypatch, caplog):
-    outcomes = iter([RuntimeError("boom 1"), RuntimeError("boom 2"), RuntimeError("boom 3"), "ok"])
+    outcomes = iter([RuntimeError("boom 1"), RuntimeError("boom 2"), RuntimeError("boom 3"), OK])
 
     def sample(**_):
         outcome = next(outcomes)
@@ -143,7 +159,7 @@ def test_it_samples_quietly_once_per_state_change(cluster, monkeypatch, caplog):
     caplog.set_level(logging.DEBUG, logger="apps.metrics.services.sample_round")
     results = [metrics_sample_round(cluster=cluster) for _ in range(4)]
 
-    assert results == [None, None, None, "ok"]
+    assert results == [None, None, None, OK]
     warnings = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
     assert warnings == [
         "cluster c1: sampling failed: boom 1",
@@ -153,7 +169,7 @@ def test_it_samples_quietly_once_per_state_change(cluster, monkeypatch, caplog):
 
 
 def test_it_does_not_sample_a_cluster_in_backoff_or_twice_at_once(cluster, monkeypatch):
-    monkeypatch.setattr(sample_round, "metrics_sample", lambda **_: "ok")
+    monkeypatch.setattr(sample_round, "metrics_sample", lambda **_: OK)
     with round_lease(cluster=cluster, kind=ClusterRound.SAMPLE):
         assert metrics_sample_round(cluster=cluster) is None
     assert ClusterRound.objects.get(cluster=cluster, kind=ClusterRound.SAMPLE).skipped == 1
@@ -161,7 +177,7 @@ def test_it_does_not_sample_a_cluster_in_backoff_or_twice_at_once(cluster, monke
     Cluster.objects.filter(pk=cluster.pk).update(next_sync_at=timezone.now() + timedelta(minutes=1))
     assert metrics_sample_round(cluster=cluster) is None
     Cluster.objects.filter(pk=cluster.pk).update(next_sync_at=None)
-    assert metrics_sample_round(cluster=cluster) == "ok"
+    assert metrics_sample_round(cluster=cluster) == OK
 
 
 @pytest.mark.parametrize(
@@ -179,3 +195,21 @@ def test_it_does_not_sample_a_cluster_in_backoff_or_twice_at_once(cluster, monke
 def test_it_routes_cluster_io_apart_from_plan_execution(task, queue):
     route = app.amqp.router.route({}, task)
     assert route["queue"].name == queue
+
+
+def test_it_warns_once_when_replica_sizes_become_unknown_and_once_when_back(
+    cluster, monkeypatch, caplog
+):
+    denied = "ClusterAuthorizationFailedError: [Error 31]"
+    outcomes = iter([sampled(denied), sampled(denied), sampled(denied), OK])
+    monkeypatch.setattr(sample_round, "metrics_sample", lambda **_: next(outcomes))
+    caplog.set_level(logging.DEBUG, logger="apps.metrics.services.sample_round")
+    for _ in range(4):
+        metrics_sample_round(cluster=cluster)
+
+    warnings = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert warnings == [
+        f"cluster c1: replica sizes unknown, estimated from offsets (DescribeLogDirs failed: "
+        f"{denied})",
+        "cluster c1: replica sizes known again",
+    ]

@@ -9,7 +9,7 @@ from django.utils import timezone
 
 from apps.clusters.backoff import clusters_due
 from apps.clusters.models import Cluster, ClusterRound
-from apps.clusters.rounds import round_lease, round_outcome_record
+from apps.clusters.rounds import round_degraded_record, round_lease, round_outcome_record
 
 from .sampling import SampleResult, metrics_sample
 
@@ -38,4 +38,14 @@ def metrics_sample_round(*, cluster: Cluster) -> SampleResult | None:
             return None
         if round_outcome_record(row=lease, error=""):
             logger.warning("cluster %s: sampling works again", cluster.name)
+        if round_degraded_record(row=lease, degraded=result.sizes_error):
+            if result.sizes_error:
+                logger.warning(
+                    "cluster %s: replica sizes unknown, estimated from offsets "
+                    "(DescribeLogDirs failed: %s)",
+                    cluster.name,
+                    result.sizes_error,
+                )
+            else:
+                logger.warning("cluster %s: replica sizes known again", cluster.name)
         return result
