@@ -58,6 +58,10 @@ class KafkaOps(Protocol):
         self, moves: dict[PartitionKey, list[int] | None]
     ) -> dict[PartitionKey, str | None]: ...
 
+    def reassignments_cancel(self, keys: list[PartitionKey]) -> dict[PartitionKey, str | None]:
+        """AlterPartitionReassignments with no target: Kafka drops the added replicas and
+        goes back to the original set. Per partition the error name, or None."""
+
     def configs_write(
         self, brokers: dict[int, dict[str, str | None]], topics: dict[str, dict[str, str | None]]
     ) -> None:
@@ -140,6 +144,9 @@ class LiveKafka:
             return kafka_python_adapter.reassignments_alter(connection=self.connection, moves=moves)
         except Exception as exc:
             raise KafkaOpError(f"AlterPartitionReassignments failed: {exc}") from exc
+
+    def reassignments_cancel(self, keys: list[PartitionKey]) -> dict[PartitionKey, str | None]:
+        return self.reassignments_alter(dict.fromkeys(keys))
 
     def configs_write(
         self, brokers: dict[int, dict[str, str | None]], topics: dict[str, dict[str, str | None]]
