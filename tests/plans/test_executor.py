@@ -431,6 +431,16 @@ def test_it_cancels_moves_to_a_dead_target_after_the_grace_and_ends_the_plan_fai
         "execution.failed",
     ]
 
+    # Broker 3's rate outlives it; the resume sweep deletes it once the broker is back.
+    assert Execution.objects.get(plan=plan).throttle_applied
+    assert execution_step(plan=plan, kafka=kafka) is True
+    assert set(kafka.broker_configs) == {3}
+    kafka.alive = {1, 2, 3}
+    assert plan.pk in executions_resume()
+    execution_step(plan=plan, kafka=kafka)  # what the enqueued task does
+    assert not kafka.throttles_left()
+    assert not Execution.objects.get(plan=plan).throttle_applied
+
 
 def test_it_waits_for_a_target_that_comes_back_within_the_grace(plan, kafka, settings):
     settings.EXECUTOR_DEAD_TARGET_GRACE = 20
