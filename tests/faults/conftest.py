@@ -1,0 +1,46 @@
+"""The fault matrix: each case records its row (fault, survived, time to recover,
+records acked / read / lost) in FAULTS_RESULTS; `bench/faults_table.py` renders
+docs/faults.md's table from it.
+
+The dev cluster and Redis are the session's (tests/conftest.py): started once, shared
+by every case. A row is written even when its case fails (survived: no).
+"""
+
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+RESULTS = Path(os.environ.get("FAULTS_RESULTS", REPO / ".run" / "faults" / "results.json"))
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_makereport(item, call):
+    report = yield
+    if report.when == "call":
+        item.fault_passed = report.passed
+    return report
+
+
+def results_write(row: dict) -> None:
+    """Add or replace this fault's row in the results file."""
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    rows = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
+    rows[row["fault"]] = row
+    RESULTS.write_text(json.dumps(rows, indent=2, sort_keys=True) + "\n")
+
+
+@pytest.fixture
+def fault_row(request) -> Iterator[dict]:
+    """The case's row: the test sets `fault`, `recover_s`, `acked`, `read`, `lost`."""
+    row: dict = {"fault": request.node.name, "test": request.node.nodeid}
+    yield row
+    row["survived"] = bool(getattr(request.node, "fault_passed", False))
+    results_write(row)
+
+
+# The live plan tests' admin client and throwaway topics (cleaned up afterwards).
+from plans.conftest import admin, topics  # noqa: E402, F401
