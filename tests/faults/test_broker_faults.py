@@ -22,6 +22,7 @@ from apps.plans.services import (
     plan_create,
 )
 
+from .brokers import broker_restart
 from .traffic import Traffic
 
 pytestmark = [pytest.mark.django_db, pytest.mark.integration]
@@ -32,7 +33,7 @@ TARGETS = {0: [3, 1], 1: [3, 2], 2: [3, 1], 3: [3, 2]}
 GRACE = 5  # the policy's dead-broker grace before self-healing is proposed
 
 
-def _plan_onto_broker_3(kafka_cluster, admin, topics, admin_user):
+def _plan_onto_broker_3(kafka_cluster, admin, topics, admin_user, targets=TARGETS):
     """A topic with some data, its cluster registered, and an approved plan moving
     p0-p3 onto broker 3 at 1 MB/s, with self-healing auto-approved."""
     topic = live.topic_name("fault")
@@ -54,7 +55,7 @@ def _plan_onto_broker_3(kafka_cluster, admin, topics, admin_user):
         reassignment={
             "version": 1,
             "partitions": [
-                {"topic": topic, "partition": p, "replicas": r} for p, r in TARGETS.items()
+                {"topic": topic, "partition": p, "replicas": r} for p, r in targets.items()
             ],
         },
         assignment_before={(topic, p): r for p, r in enumerate(PLACEMENT)},
@@ -89,6 +90,15 @@ def _heal(cluster, timeout: float):
     plan = wait_until(proposed, timeout, 1, what="a self-healing plan")
     assert plan.mode == PlanMode.FIX_OFFLINE and plan.decided_by_policy, plan.trigger
     return execution_run(plan=plan, poll_interval=0.5, max_seconds=120)
+
+
+def _broker_back_and_throttles_gone(kafka_cluster, admin, topic, plan, broker: int) -> None:
+    """The dead broker's throttle rate outlived it: the resume sweep deletes it once the
+    broker is back (here: one step of the finished plan, as the sweep enqueues it)."""
+    broker_restart(kafka_cluster, broker)
+    assert plan.pk in executions_resume()
+    execution_step(plan=plan)
+    live.no_throttles_left(admin, [topic])
 
 
 def test_it_ends_the_plan_when_its_target_broker_dies_and_heals_the_cluster(
@@ -127,12 +137,7 @@ def test_it_ends_the_plan_when_its_target_broker_dies_and_heals_the_cluster(
         acked = traffic.producer.acked_count
         traffic.acked_since(acked)
 
-        # The dead broker's throttle rate outlived it: the resume sweep deletes it once
-        # the broker is back (here: one step of the failed plan, as the sweep enqueues).
-        kafka_cluster.start_broker(3)
-        assert plan.pk in executions_resume()
-        execution_step(plan=plan)
-        live.no_throttles_left(admin, [topic])
+        _broker_back_and_throttles_gone(kafka_cluster, admin, topic, plan, 3)
     finally:
         counts = traffic.finish()
     fault_row.update(
@@ -142,4 +147,38 @@ def test_it_ends_the_plan_when_its_target_broker_dies_and_heals_the_cluster(
     )
     with capsys.disabled():
         print(f"healed {recovered:.1f} s after the kill; traffic: {counts}")
+    assert counts["lost"] == 0 and counts["acked"] > 0
+
+
+def test_it_finishes_the_plan_when_a_source_broker_dies(
+    kafka_cluster, restore_brokers, admin, topics, admin_user, fault_row, capsys
+):
+    fault_row["fault"] = "source broker SIGKILLed mid-move"
+    bootstrap = kafka_cluster.bootstrap_servers
+    # Every move drops broker 2 and keeps broker 1, which still has every record.
+    targets = dict.fromkeys(range(4), [3, 1])
+    topic, cluster, plan = _plan_onto_broker_3(
+        kafka_cluster, admin, topics, admin_user, targets=targets
+    )
+    traffic = Traffic.start(bootstrap, topic, len(PLACEMENT))
+    try:
+        _step_until_copying(plan)
+        killed = time.time()
+        kafka_cluster.stop_broker(2, kill=True)
+
+        plan = execution_run(plan=plan, poll_interval=0.5, max_seconds=150)
+        assert plan.state == PlanState.COMPLETED, plan.error
+        recovered = plan.finished_at.timestamp() - killed
+        assert not live.in_flight(bootstrap, [topic])
+        now = live.placement(admin, [topic])
+        for p, replicas in targets.items():
+            assert now[(topic, p)][0] == replicas and sorted(now[(topic, p)][1]) == [1, 3]
+        acked = traffic.producer.acked_count
+        traffic.acked_since(acked)
+        _broker_back_and_throttles_gone(kafka_cluster, admin, topic, plan, 2)
+    finally:
+        counts = traffic.finish()
+    fault_row.update(counts, recover_s=round(recovered, 1), recovery="kill → the plan completed")
+    with capsys.disabled():
+        print(f"\nplan completed {recovered:.1f} s after broker 2 was killed; traffic: {counts}")
     assert counts["lost"] == 0 and counts["acked"] > 0
