@@ -1,9 +1,5 @@
-"""Brokers dying under a running plan, on the real dev cluster, with acks=all traffic.
-
-The plan moves 4 partitions onto broker 3, throttled to 1 MB/s so the moves are still
-copying when the fault strikes; 2 more partitions already have a replica on broker 3,
-so its death leaves something for self-healing to heal.
-"""
+"""Brokers dying under a running plan (scenario.py), on the real dev cluster, with
+acks=all traffic alongside."""
 
 import time
 
@@ -12,68 +8,14 @@ from plans import live
 from support.polling import wait_until
 
 from apps.clusters.services import cluster_sync
-from apps.plans.models import MoveState, PlanMode, PlanOrigin, PlanState
-from apps.plans.services import (
-    cluster_detect,
-    execution_run,
-    execution_step,
-    executions_resume,
-    plan_approve,
-    plan_create,
-)
+from apps.plans.models import MoveState, PlanMode, PlanState
+from apps.plans.services import cluster_detect, execution_run, execution_step, executions_resume
 
 from .brokers import broker_restart
+from .scenario import GRACE, PLACEMENT, TARGETS, plan_onto_broker_3, step_until_copying
 from .traffic import Traffic
 
 pytestmark = [pytest.mark.django_db, pytest.mark.integration]
-
-# p0-p3 on brokers 1 and 2 (the plan moves them onto 3); p4, p5 already on broker 3.
-PLACEMENT = [[1, 2], [2, 1], [1, 2], [2, 1], [1, 3], [2, 3]]
-TARGETS = {0: [3, 1], 1: [3, 2], 2: [3, 1], 3: [3, 2]}
-GRACE = 5  # the policy's dead-broker grace before self-healing is proposed
-
-
-def _plan_onto_broker_3(kafka_cluster, admin, topics, admin_user, targets=TARGETS):
-    """A topic with some data, its cluster registered, and an approved plan moving
-    p0-p3 onto broker 3 at 1 MB/s, with self-healing auto-approved."""
-    topic = live.topic_name("fault")
-    topics.append(topic)
-    live.topic_create(admin, topic, assignment=PLACEMENT)
-    live.fill(kafka_cluster.bootstrap_servers, topic, 4, 3 * 1024 * 1024)
-    cluster = live.cluster_registered(
-        kafka_cluster.bootstrap_servers,
-        admin_user,
-        [topic],
-        throttle_bytes_per_sec=1_000_000,
-        dead_broker_grace=GRACE,
-        auto_approve_self_healing=True,
-    )
-    plan = plan_create(
-        cluster=cluster,
-        origin=PlanOrigin.OPERATOR,
-        mode=PlanMode.FULL,
-        reassignment={
-            "version": 1,
-            "partitions": [
-                {"topic": topic, "partition": p, "replicas": r} for p, r in targets.items()
-            ],
-        },
-        assignment_before={(topic, p): r for p, r in enumerate(PLACEMENT)},
-        report={},
-        actor=admin_user,
-    )
-    plan_approve(plan=plan, user=admin_user)
-    return topic, cluster, plan
-
-
-def _step_until_copying(plan) -> None:
-    """Step the plan until Kafka has its moves in flight and bytes are arriving."""
-
-    def copying() -> bool:
-        execution_step(plan=plan)
-        return plan.moves.filter(state=MoveState.IN_PROGRESS, bytes_done__gt=0).exists()
-
-    wait_until(copying, 60, 0.5, what="the moves copying")
 
 
 def _heal(cluster, timeout: float):
@@ -106,10 +48,10 @@ def test_it_ends_the_plan_when_its_target_broker_dies_and_heals_the_cluster(
 ):
     fault_row["fault"] = "target broker SIGKILLed mid-move"
     bootstrap = kafka_cluster.bootstrap_servers
-    topic, cluster, plan = _plan_onto_broker_3(kafka_cluster, admin, topics, admin_user)
+    topic, cluster, plan = plan_onto_broker_3(kafka_cluster, admin, topics, admin_user)
     traffic = Traffic.start(bootstrap, topic, len(PLACEMENT))
     try:
-        _step_until_copying(plan)
+        step_until_copying(plan)
         killed = time.time()
         kafka_cluster.stop_broker(3, kill=True)
 
@@ -157,12 +99,12 @@ def test_it_finishes_the_plan_when_a_source_broker_dies(
     bootstrap = kafka_cluster.bootstrap_servers
     # Every move drops broker 2 and keeps broker 1, which still has every record.
     targets = dict.fromkeys(range(4), [3, 1])
-    topic, cluster, plan = _plan_onto_broker_3(
+    topic, cluster, plan = plan_onto_broker_3(
         kafka_cluster, admin, topics, admin_user, targets=targets
     )
     traffic = Traffic.start(bootstrap, topic, len(PLACEMENT))
     try:
-        _step_until_copying(plan)
+        step_until_copying(plan)
         killed = time.time()
         kafka_cluster.stop_broker(2, kill=True)
 
