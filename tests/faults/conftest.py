@@ -13,6 +13,11 @@ from pathlib import Path
 
 import pytest
 
+# Shared fixtures: the live plan tests' admin client and throwaway topics, the browser
+# tests' headless Chromium and signed-in pages.
+from browser.conftest import browser, sign_in  # noqa: F401
+from plans.conftest import admin, topics  # noqa: F401
+
 REPO = Path(__file__).resolve().parents[2]
 RESULTS = Path(os.environ.get("FAULTS_RESULTS", REPO / ".run" / "faults" / "results.json"))
 
@@ -42,5 +47,21 @@ def fault_row(request) -> Iterator[dict]:
     results_write(row)
 
 
-# The live plan tests' admin client and throwaway topics (cleaned up afterwards).
-from plans.conftest import admin, topics  # noqa: E402, F401
+@pytest.fixture
+def side_traffic(kafka_cluster) -> Iterator:
+    """acks=all traffic on a topic of its own, for the faults that don't touch Kafka:
+    the case calls `.finish()` for its counts; the topic is deleted afterwards."""
+    from plans import live
+
+    from apps.clusters.kafka_clients import admin_client_create
+
+    from .traffic import Traffic
+
+    client = admin_client_create(bootstrap_servers=kafka_cluster.bootstrap_servers)
+    topic = live.topic_name("side")
+    live.topic_create(client, topic, partitions=6, rf=2)
+    traffic = Traffic.start(kafka_cluster.bootstrap_servers, topic, 6)
+    yield traffic
+    if not traffic.producer._stop.is_set():
+        traffic.finish()
+    live.topics_delete(client, [topic])
