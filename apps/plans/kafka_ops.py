@@ -58,6 +58,10 @@ class KafkaOps(Protocol):
         self, moves: dict[PartitionKey, list[int] | None]
     ) -> dict[PartitionKey, str | None]: ...
 
+    def reassignments_cancel(self, keys: list[PartitionKey]) -> dict[PartitionKey, str | None]:
+        """AlterPartitionReassignments with no target: Kafka drops the added replicas and
+        goes back to the original set. Per partition the error name, or None."""
+
     def configs_write(
         self, brokers: dict[int, dict[str, str | None]], topics: dict[str, dict[str, str | None]]
     ) -> None:
@@ -77,13 +81,23 @@ class LiveKafka:
     def __init__(self, *, cluster: Cluster, admin: AdminClient | None = None) -> None:
         self.cluster = cluster
         self.connection = cluster.connection
+        self._own_admin = admin is None
         self.admin = admin or admin_client_create(connection=self.connection)
         self.timeout = float(settings.KAFKA_REQUEST_TIMEOUT)
+
+    def _renew(self) -> None:
+        """A fresh admin client after a failed request. librdkafka keeps sending
+        controller-bound requests to the broker it last learnt as the controller; when
+        that broker is dead they time out until its metadata refreshes (minutes), while a
+        new client learns a live one at once."""
+        if self._own_admin:
+            self.admin = admin_client_create(connection=self.connection)
 
     def _wait(self, future):
         try:
             return future.result(timeout=self.timeout + 5)
         except KafkaException as exc:
+            self._renew()
             raise KafkaOpError(str(exc.args[0] if exc.args else exc)) from exc
 
     def partitions_describe(self, keys: list[PartitionKey]) -> dict[PartitionKey, PartitionInfo]:
@@ -108,6 +122,7 @@ class LiveKafka:
                     if "UNKNOWN_TOPIC" in str(exc):
                         unknown.append(name)
                         continue
+                    self._renew()
                     raise KafkaOpError(str(exc)) from exc
                 for p in description.partitions:
                     key = (name, p.id)
@@ -141,6 +156,9 @@ class LiveKafka:
         except Exception as exc:
             raise KafkaOpError(f"AlterPartitionReassignments failed: {exc}") from exc
 
+    def reassignments_cancel(self, keys: list[PartitionKey]) -> dict[PartitionKey, str | None]:
+        return self.reassignments_alter(dict.fromkeys(keys))
+
     def configs_write(
         self, brokers: dict[int, dict[str, str | None]], topics: dict[str, dict[str, str | None]]
     ) -> None:
@@ -166,6 +184,7 @@ class LiveKafka:
                     continue  # topic deleted meanwhile: nothing left to configure
                 failures.append(f"{resource.restype.name.lower()} {resource.name}: {exc}")
         if failures:
+            self._renew()
             raise KafkaOpError("; ".join(failures))
 
     def broker_rates_wait(self, brokers: list[int], rate: str, timeout: float) -> bool:
