@@ -1,0 +1,47 @@
+"""The secured dev cluster (scripts/dev_cluster_secure.py), started once per session, and
+clusters registered on it over SASL_SSL/SCRAM-SHA-512 and over mTLS as the balancer's
+principal, which holds only the ACLs docs/security.md lists."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+
+import pytest
+from confluent_kafka.admin import AdminClient
+from dev_cluster_secure import BALANCER_USER, SecureDevCluster
+
+from apps.clusters.models import Cluster
+
+LISTENERS = ("SASL_SSL", "MTLS")
+
+
+@pytest.fixture(scope="session")
+def secure_cluster() -> Iterator[SecureDevCluster]:
+    cluster = SecureDevCluster()
+    with cluster.use(kafka=True, redis=False):
+        yield cluster
+
+
+@pytest.fixture(scope="session")
+def super_admin(secure_cluster: SecureDevCluster) -> AdminClient:
+    """An admin client as the super user, for what the test sets up around the balancer."""
+    return AdminClient({**secure_cluster._librdkafka_admin_config(), "log_level": 0})
+
+
+def cluster_register_secured(
+    secure_cluster: SecureDevCluster, *, listener: str, principal: str = BALANCER_USER
+) -> Cluster:
+    cluster = Cluster(
+        name=f"secure-{listener.lower().replace('_', '-')}-{uuid.uuid4().hex[:6]}",
+        **secure_cluster.client_settings(listener=listener, principal=principal),
+    )
+    cluster.full_clean()
+    cluster.save()
+    return Cluster.objects.get(pk=cluster.pk)
+
+
+@pytest.fixture(params=LISTENERS, ids=["sasl-scram", "mtls"])
+def secured(request, db, secure_cluster: SecureDevCluster) -> Cluster:
+    """A registered cluster as the balancer's principal, once per listener."""
+    return cluster_register_secured(secure_cluster, listener=request.param)
