@@ -11,8 +11,9 @@ ports, one KRaft controller and three brokers with:
 - ACLs on (KRaft's StandardAuthorizer). Super users: the brokers and `admin`. The
   balancer's principals (`User:balancer` over SCRAM, `User:CN=balancer` over mTLS) get
   exactly the ACLs in BALANCER_ACLS (docs/security.md explains each);
-  `User:balancer-no-alter` gets the same minus Alter on the cluster, to test the message
-  a principal missing an ACL gets.
+  `balancer-no-alter` (both ways) gets the same minus Alter on the cluster, and the
+  certificate `CN=nobody` no ACL at all, to test the message a principal missing an
+  ACL gets.
 
 SCRAM passwords are random, made at the first `up` and kept in `<run_dir>/users.json`
 (mode 0600), never printed. Only the standard library, openssl and (lazily) confluent_kafka.
@@ -46,10 +47,11 @@ SCRAM_MECHANISM = "SCRAM-SHA-512"
 ADMIN_USER = "admin"
 BALANCER_USER = "balancer"
 NO_ALTER_USER = "balancer-no-alter"
+NOBODY = "nobody"  # a certificate of the CA without any ACL
 SCRAM_USERS = (ADMIN_USER, BALANCER_USER, NO_ALTER_USER)
 # Certificates: the brokers' own, and one per mTLS client principal (User:CN=<name>).
 BROKER_CN = "broker"
-CLIENT_CERTS = (ADMIN_USER, BALANCER_USER, NO_ALTER_USER)
+CLIENT_CERTS = (ADMIN_USER, BALANCER_USER, NO_ALTER_USER, NOBODY)
 CERT_DAYS = 30
 
 # Offsets from KAFKA_DEV_BROKER_PORT_BASE (broker N of the plain cluster is base+N).
@@ -408,12 +410,13 @@ class SecureDevCluster(DevCluster):
         grants = {
             f"User:{BALANCER_USER}": balancer_acls(self.metrics_topic),
             f"User:CN={BALANCER_USER}": balancer_acls(self.metrics_topic),
-            f"User:{NO_ALTER_USER}": [
-                a
-                for a in balancer_acls(self.metrics_topic)
-                if (a.operation, a.resource_type) != ("ALTER", "CLUSTER")
-            ],
         }
+        no_alter = [
+            a
+            for a in balancer_acls(self.metrics_topic)
+            if (a.operation, a.resource_type) != ("ALTER", "CLUSTER")
+        ]
+        grants[f"User:{NO_ALTER_USER}"] = grants[f"User:CN={NO_ALTER_USER}"] = no_alter
         for principal, acls in grants.items():
             for acl in acls:
                 bindings.append(
@@ -441,6 +444,9 @@ class SecureDevCluster(DevCluster):
 
     def up(self, redis: bool = True, timeout: float = UP_TIMEOUT_S) -> None:
         with self._lock():
+            # Also for a running cluster: an identity added to this file since gets made.
+            self.users_ensure()
+            self.pki_ensure()
             super().up(redis=False, timeout=timeout)
             self.acls_ensure()
         if redis:

@@ -56,6 +56,8 @@ class Cluster(models.Model):
     last_synced_at = models.DateTimeField(null=True, blank=True)
     last_sync_error = models.TextField(blank=True)
     last_sync_error_at = models.DateTimeField(null=True, blank=True)
+    # Set by each sync: the Cluster ACLs the principal lacks (the reads still work).
+    access_warning = models.TextField(blank=True)
 
     class Meta:
         ordering = ["name"]

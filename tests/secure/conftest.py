@@ -9,8 +9,10 @@ from collections.abc import Iterator
 
 import pytest
 from confluent_kafka.admin import AdminClient
-from dev_cluster_secure import BALANCER_USER, SecureDevCluster
+from dev_cluster_secure import ADMIN_USER, BALANCER_USER, SecureDevCluster
 
+from apps.clusters.connection import ConnectionSettings
+from apps.clusters.kafka_python_adapter import reassignments_alter, reassignments_list
 from apps.clusters.models import Cluster
 
 LISTENERS = ("SASL_SSL", "MTLS")
@@ -45,3 +47,20 @@ def cluster_register_secured(
 def secured(request, db, secure_cluster: SecureDevCluster) -> Cluster:
     """A registered cluster as the balancer's principal, once per listener."""
     return cluster_register_secured(secure_cluster, listener=request.param)
+
+
+def leftovers_clean(secure_cluster: SecureDevCluster, topics: list[str]) -> None:
+    """Teardown safety net: fail executions still running (which removes their
+    throttles) and cancel the topics' reassignments still in flight, as the super user."""
+    from apps.plans.models import Execution, PlanState
+    from apps.plans.services import execution_fail
+
+    for execution in Execution.objects.select_related("plan"):
+        if execution.plan.state == PlanState.EXECUTING:
+            execution_fail(plan=execution.plan, error="test teardown")
+    admin = ConnectionSettings(
+        **secure_cluster.client_settings(listener="SASL_SSL", principal=ADMIN_USER)
+    )
+    stuck = [k for k in reassignments_list(connection=admin) if k[0] in topics]
+    if stuck:
+        reassignments_alter(connection=admin, moves=dict.fromkeys(stuck))

@@ -22,6 +22,8 @@ def test_it_syncs_and_lists_reassignments_and_log_dirs(secured, super_admin):
         assert cluster_sync(cluster=secured), secured.last_sync_error
         assert Partition.objects.filter(topic__name=topic).count() == 2
         assert set(secured.brokers.values_list("node_id", flat=True)) == {1, 2, 3}
+        secured.refresh_from_db()
+        assert secured.access_warning == ""
 
         in_flight = kafka_python_adapter.reassignments_list(
             connection=secured.connection, partitions=[(topic, 0), (topic, 1)]

@@ -19,6 +19,7 @@ from .retention import metrics_windows_prune
 from .runs import AggregationAlreadyRunning, aggregation_run_start
 from .sampling import (
     PartitionInfo,
+    SampleNotAuthorized,
     SampleResult,
     committed_offsets_list,
     log_offsets_list,
@@ -37,6 +38,7 @@ __all__ = [
     "AggregationAlreadyRunning",
     "PartitionInfo",
     "ReadRange",
+    "SampleNotAuthorized",
     "SampleResult",
     "aggregation_dispatch",
     "aggregation_results_store",
