@@ -13,7 +13,8 @@ This module only re-exports the public names; each concept has a module of its o
 cluster (lifecycle, state), options (what a run dir was started with), companions
 (clusters of another shape beside the default one), topology, node_config, listeners
 (profiles: the extension point for security), jvm, jars, storage, launcher, processes,
-metadata, redis_server, leases, locking, errors, paths, cli (`scripts/dev-cluster`, or
+metadata, redis_server, leases, locking, errors, paths, secure (+ secure_pki,
+secure_acls: the `--secure` profile), cli (`scripts/dev-cluster`, or
 `python -m dev_cluster`).
 """
 
@@ -23,6 +24,7 @@ from .companions import quorum_cluster_args
 from .errors import DevClusterError, UnknownNodeError
 from .listeners import PROFILES, ListenerProfile, PlaintextProfile
 from .redis_server import RedisStatus
+from .secure import SecureDevCluster, secure_cluster_args
 from .topology import CONTROLLER_ID, NodeSpec
 
 __all__ = [
@@ -36,7 +38,9 @@ __all__ = [
     "NodeStatus",
     "PlaintextProfile",
     "RedisStatus",
+    "SecureDevCluster",
     "UnknownNodeError",
     "main",
     "quorum_cluster_args",
+    "secure_cluster_args",
 ]

@@ -13,6 +13,7 @@ from dataclasses import asdict
 
 from .cluster import UP_TIMEOUT_S, DevCluster
 from .errors import DevClusterError, UnknownNodeError
+from .secure import SecureDevCluster
 
 
 def _print_status(cluster: DevCluster, as_json: bool) -> None:
@@ -44,6 +45,9 @@ def _print_status(cluster: DevCluster, as_json: bool) -> None:
     print(f"redis {redis.url}: {'answering' if redis.answering else 'down'} ({owner})")
 
 
+_SECURE_HELP = "the secured companion cluster (SASL_SSL/SCRAM, mTLS, ACLs; docs/security.md)"
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="dev-cluster", description="Local real Apache Kafka (KRaft) dev cluster + Redis."
@@ -57,10 +61,13 @@ def _parser() -> argparse.ArgumentParser:
         help="KRaft controllers (1 or 3 or 5; default: as last started, else 1)",
     )
     p_up.add_argument("--timeout", type=float, default=UP_TIMEOUT_S)
+    p_up.add_argument("--secure", action="store_true", help=_SECURE_HELP)
     p_down = sub.add_parser("down", help="stop the nodes (and Redis) this tool started")
     p_down.add_argument("--no-redis", action="store_true", help="leave Redis running")
+    p_down.add_argument("--secure", action="store_true", help=_SECURE_HELP)
     p_status = sub.add_parser("status", help="show nodes, pids and metadata view")
     p_status.add_argument("--json", action="store_true")
+    p_status.add_argument("--secure", action="store_true", help=_SECURE_HELP)
     p_stop = sub.add_parser("stop-broker", help="stop one broker (controlled shutdown)")
     p_stop.add_argument("broker_id", type=int)
     p_stop.add_argument("--kill", action="store_true", help="SIGKILL instead of SIGTERM")
@@ -81,7 +88,10 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
-        cluster = DevCluster(controllers=getattr(args, "controllers", None))
+        if getattr(args, "secure", False):
+            cluster: DevCluster = SecureDevCluster(controllers=getattr(args, "controllers", None))
+        else:
+            cluster = DevCluster(controllers=getattr(args, "controllers", None))
         if args.cmd in ("up", "down", "redis-up", "redis-down"):
             # A person asked for this state: test sessions must not undo it on exit.
             # Only for what the command touches: `up --no-redis` leaves Redis's mark alone.
@@ -95,6 +105,8 @@ def main(argv: list[str] | None = None) -> int:
                 f"dev-cluster: up in {time.monotonic() - started:.1f}s; "
                 f"bootstrap servers {cluster.bootstrap_servers}"
             )
+            if isinstance(cluster, SecureDevCluster):
+                print(cluster.settings_text())
         elif args.cmd == "down":
             cluster.down(redis=not args.no_redis)
             print("dev-cluster: down")

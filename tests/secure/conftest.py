@@ -1,4 +1,4 @@
-"""The secured dev cluster (scripts/dev_cluster_secure.py), started once per session, and
+"""The secured dev cluster (scripts/dev_cluster/secure.py), started once per session, and
 clusters registered on it over SASL_SSL/SCRAM-SHA-512 and over mTLS as the balancer's
 principal, which holds only the ACLs docs/security.md lists."""
 
@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 from confluent_kafka.admin import AdminClient
-from dev_cluster_secure import ADMIN_USER, BALANCER_USER, SecureDevCluster
+from dev_cluster.secure import ADMIN_USER, BALANCER_USER, SecureDevCluster
 
 from apps.clusters.connection import ConnectionSettings
 from apps.clusters.kafka_python_adapter import reassignments_alter, reassignments_list
@@ -28,7 +28,7 @@ def secure_cluster() -> Iterator[SecureDevCluster]:
 @pytest.fixture(scope="session")
 def super_admin(secure_cluster: SecureDevCluster) -> AdminClient:
     """An admin client as the super user, for what the test sets up around the balancer."""
-    return AdminClient({**secure_cluster._librdkafka_admin_config(), "log_level": 0})
+    return AdminClient({**secure_cluster.admin_config(), "log_level": 0})
 
 
 def cluster_register_secured(

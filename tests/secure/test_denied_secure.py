@@ -2,7 +2,7 @@
 the cluster page after a sync, and by the sampler."""
 
 import pytest
-from dev_cluster_secure import NO_ALTER_USER, NOBODY
+from dev_cluster.secure import NO_ALTER_USER, NOBODY
 from django.urls import reverse
 
 from apps.clusters.services import cluster_sync

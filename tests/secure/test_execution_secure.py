@@ -45,7 +45,7 @@ def topic(secure_cluster, super_admin):
         30,
         what=f"{name} has leaders",
     )
-    producer = Producer({**secure_cluster._librdkafka_admin_config(), "linger.ms": 20})
+    producer = Producer({**secure_cluster.admin_config(), "linger.ms": 20})
     for p in range(len(ON_ONE_AND_TWO)):
         for _ in range(128):
             producer.produce(name, b"x" * 1024, partition=p)
