@@ -18,7 +18,7 @@ _SCRIPTS = str(Path(__file__).resolve().parent.parent / "scripts")
 if _SCRIPTS not in sys.path:
     sys.path.insert(0, _SCRIPTS)
 
-from dev_cluster import DevCluster, quorum_cluster_args  # noqa: E402
+from dev_cluster import DevCluster, kafka39_cluster_args, quorum_cluster_args  # noqa: E402
 from support.users import user_make  # noqa: E402
 
 
@@ -43,6 +43,18 @@ def kafka_quorum_cluster() -> Iterator[DevCluster]:
     and controller port + 10), so it never disturbs `kafka_cluster`; same lease rules.
     """
     cluster = DevCluster(**quorum_cluster_args())
+    with cluster.use(kafka=True, redis=False):
+        yield cluster
+
+
+@pytest.fixture(scope="session")
+def kafka39_cluster() -> Iterator[DevCluster]:
+    """A second dev cluster running the last Kafka 3.9.x release (the 3.x line users run).
+
+    Its own run dir (`.run/kafka-3.9`, or `$KAFKA_DEV_DIR-3.9`) and ports (+ 20); same
+    lease rules as `kafka_cluster`.
+    """
+    cluster = DevCluster(**kafka39_cluster_args())
     with cluster.use(kafka=True, redis=False):
         yield cluster
 

@@ -11,7 +11,8 @@ checks) are used, so `down` still works from a bare python3.
 
 This module only re-exports the public names; each concept has a module of its own:
 cluster (lifecycle, state), options (what a run dir was started with), companions
-(clusters of another shape beside the default one), topology, node_config, listeners
+(clusters of another shape beside the default one), versions (the Kafka lines: 4.3,
+3.9), topology, node_config, listeners
 (profiles: the extension point for security), jvm, jars, storage, launcher, processes,
 metadata, redis_server, leases, locking, errors, paths, secure (+ secure_pki,
 secure_acls: the `--secure` profile), cli (`scripts/dev-cluster`, or
@@ -20,7 +21,7 @@ secure_acls: the `--secure` profile), cli (`scripts/dev-cluster`, or
 
 from .cli import main
 from .cluster import UP_TIMEOUT_S, DevCluster, NodeStatus
-from .companions import quorum_cluster_args
+from .companions import kafka39_cluster_args, quorum_cluster_args
 from .errors import DevClusterError, UnknownNodeError
 from .listeners import PROFILES, ListenerProfile, PlaintextProfile
 from .redis_server import RedisStatus
@@ -40,6 +41,7 @@ __all__ = [
     "RedisStatus",
     "SecureDevCluster",
     "UnknownNodeError",
+    "kafka39_cluster_args",
     "main",
     "quorum_cluster_args",
     "secure_cluster_args",

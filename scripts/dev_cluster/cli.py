@@ -13,6 +13,7 @@ from dataclasses import asdict
 
 from .cluster import UP_TIMEOUT_S, DevCluster
 from .errors import DevClusterError, UnknownNodeError
+from .leaders import ElectionResult
 from .secure import SecureDevCluster
 
 
@@ -33,7 +34,10 @@ def _print_status(cluster: DevCluster, as_json: bool) -> None:
             )
         )
         return
-    print(f"run dir: {cluster.run_dir}   bootstrap: {cluster.bootstrap_servers}")
+    print(
+        f"run dir: {cluster.run_dir}   Kafka {cluster.kafka.release}   "
+        f"bootstrap: {cluster.bootstrap_servers}"
+    )
     print(f"{'id':>4}  {'role':<10}  {'port':>5}  {'rack':<4}  {'pid':>7}  {'state':<8}  metadata")
     for n in nodes:
         md = {None: "-", True: "yes", False: "no"}[n.in_metadata]
@@ -48,6 +52,18 @@ def _print_status(cluster: DevCluster, as_json: bool) -> None:
 _SECURE_HELP = "the secured companion cluster (SASL_SSL/SCRAM, mTLS, ACLs; docs/security.md)"
 
 
+def _print_election(election: ElectionResult | None) -> None:
+    if election is None or not (election.elected or election.pending):
+        return
+    print(f"dev-cluster: {election.elected} partition(s) handed back to their preferred leader")
+    if election.pending:
+        print(
+            f"dev-cluster: warning: {election.pending} partition(s) still not led by their "
+            "preferred replica (not yet in sync)",
+            file=sys.stderr,
+        )
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="dev-cluster", description="Local real Apache Kafka (KRaft) dev cluster + Redis."
@@ -59,6 +75,18 @@ def _parser() -> argparse.ArgumentParser:
         "--controllers",
         type=int,
         help="KRaft controllers (1 or 3 or 5; default: as last started, else 1)",
+    )
+    p_up.add_argument(
+        "--kafka-version",
+        metavar="LINE",
+        help="Kafka release line: 4.3 (default) or 3.9 (also as 4.3.1 / 3.9.2); "
+        "fixed once the run dir holds data",
+    )
+    p_up.add_argument(
+        "--broker-heap",
+        metavar="SIZE",
+        help="broker -Xmx, e.g. 2g (default: KAFKA_DEV_BROKER_HEAP, else as last started, "
+        "else sized to the partitions each broker holds)",
     )
     p_up.add_argument("--timeout", type=float, default=UP_TIMEOUT_S)
     p_up.add_argument("--secure", action="store_true", help=_SECURE_HELP)
@@ -88,10 +116,12 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
-        if getattr(args, "secure", False):
-            cluster: DevCluster = SecureDevCluster(controllers=getattr(args, "controllers", None))
-        else:
-            cluster = DevCluster(controllers=getattr(args, "controllers", None))
+        kind = SecureDevCluster if getattr(args, "secure", False) else DevCluster
+        cluster = kind(
+            controllers=getattr(args, "controllers", None),
+            broker_heap=getattr(args, "broker_heap", None),
+            kafka_version=getattr(args, "kafka_version", None),
+        )
         if args.cmd in ("up", "down", "redis-up", "redis-down"):
             # A person asked for this state: test sessions must not undo it on exit.
             # Only for what the command touches: `up --no-redis` leaves Redis's mark alone.
@@ -100,9 +130,11 @@ def main(argv: list[str] | None = None) -> int:
             cluster.forget_auto_started(kinds | ({"redis"} if touches_redis else set()))
         if args.cmd == "up":
             started = time.monotonic()
-            cluster.up(redis=not args.no_redis, timeout=args.timeout)
+            election = cluster.up(redis=not args.no_redis, timeout=args.timeout)
+            _print_election(election)
             print(
-                f"dev-cluster: up in {time.monotonic() - started:.1f}s; "
+                f"dev-cluster: Kafka {cluster.kafka.release} up in "
+                f"{time.monotonic() - started:.1f}s; "
                 f"bootstrap servers {cluster.bootstrap_servers}"
             )
             if isinstance(cluster, SecureDevCluster):
@@ -116,7 +148,7 @@ def main(argv: list[str] | None = None) -> int:
             cluster.stop_broker(args.broker_id, kill=args.kill)
             print(f"dev-cluster: broker {args.broker_id} stopped")
         elif args.cmd == "start-broker":
-            cluster.start_broker(args.broker_id)
+            _print_election(cluster.start_broker(args.broker_id))
             print(f"dev-cluster: broker {args.broker_id} running and in metadata")
         elif args.cmd == "stop-controller":
             cluster.stop_controller(args.controller_id, kill=args.kill)

@@ -18,8 +18,9 @@ from pathlib import Path
 from . import metadata
 from .errors import DevClusterError, UnknownNodeError
 from .jars import jars_ensure
-from .jvm import BROKER_HEAP, CONTROLLER_HEAP
+from .jvm import CONTROLLER_HEAP, broker_heap_auto, heap_flag
 from .launcher import node_launch
+from .leaders import ElectionResult, preferred_leaders_elect
 from .leases import auto_started_forget, cluster_use
 from .listeners import PROFILES, ListenerProfile
 from .locking import RunDirLock
@@ -44,6 +45,7 @@ from .topology import (
     NodeSpec,
     topology_nodes,
 )
+from .versions import KAFKA_VERSIONS, KafkaVersion
 
 UP_TIMEOUT_S = 90.0
 
@@ -71,6 +73,8 @@ class DevCluster:
         controller_port: int | None = None,
         profile: str | None = None,
         controllers: int | None = None,
+        broker_heap: str | None = None,
+        kafka_version: str | None = None,
     ) -> None:
         env = os.environ
         self.run_dir = Path(run_dir or env.get("KAFKA_DEV_DIR") or DEFAULT_RUN_DIR).resolve()
@@ -92,7 +96,14 @@ class DevCluster:
             env.get("KAFKA_DEV_CONTROLLER_PORT", DEFAULT_CONTROLLER_PORT)
         )
         # Options not given here are the ones the run dir's cluster was started with.
-        self.options = options_resolve(self.run_dir, profile=profile, controllers=controllers)
+        self.options = options_resolve(
+            self.run_dir,
+            profile=profile,
+            controllers=controllers,
+            broker_heap=broker_heap or env.get("KAFKA_DEV_BROKER_HEAP") or None,
+            kafka_version=kafka_version,
+        )
+        self.kafka: KafkaVersion = KAFKA_VERSIONS[self.options.kafka_version]
         self.profile: ListenerProfile = PROFILES[self.options.profile]
         self.lock = RunDirLock(self.run_dir)
         self.nodes: dict[int, NodeSpec] = topology_nodes(
@@ -226,7 +237,7 @@ class DevCluster:
         return self.lock.held()
 
     def ensure_jars(self) -> None:
-        jars_ensure()
+        jars_ensure(self.kafka)
 
     def _write_config(self, spec: NodeSpec) -> Path:
         props = node_props(
@@ -235,14 +246,37 @@ class DevCluster:
             quorum_voters=self.quorum_voters,
             profile=self.profile,
             run_dir=self.run_dir,
+            kafka=self.kafka,
         )
         return config_write(self._config_file(spec.node_id), props)
 
+    def replicas_held(self, broker_id: int) -> int:
+        """Partition replicas in the broker's log dir (`<topic>-<partition>` directories)."""
+        data = self.node_dir(broker_id) / "data"
+        if not data.is_dir():
+            return 0
+        return sum(
+            1
+            for d in data.iterdir()
+            if d.is_dir()
+            and d.name.rpartition("-")[2].isdigit()
+            and not d.name.startswith("__cluster_metadata")
+        )
+
+    def heap(self, node_id: int) -> str:
+        """The -Xmx the node starts with: fixed for controllers; for brokers the option
+        (--broker-heap, KAFKA_DEV_BROKER_HEAP) or else sized to the replicas it holds."""
+        if self.nodes[node_id].role == "controller":
+            return CONTROLLER_HEAP
+        if self.options.broker_heap:
+            return heap_flag(self.options.broker_heap)
+        return broker_heap_auto(self.replicas_held(node_id))
+
     def _launch(self, node_id: int, java: str) -> None:
-        spec = self.nodes[node_id]
         pid = node_launch(
             java=java,
-            heap=CONTROLLER_HEAP if spec.role == "controller" else BROKER_HEAP,
+            kafka=self.kafka,
+            heap=self.heap(node_id),
             node_dir=self.node_dir(node_id),
             config=self._config_file(node_id),
             log_file=self.log_file(node_id),
@@ -267,6 +301,7 @@ class DevCluster:
             self._write_config(self.nodes[node_id])
         storage_format(
             java=java,
+            kafka=self.kafka,
             run_dir=self.run_dir,
             configs={n: self._config_file(n) for n in node_ids},
             extra_args=self.profile.format_args(self.run_dir),
@@ -303,16 +338,14 @@ class DevCluster:
 
     def _options_record(self) -> None:
         """Record this object's options for later commands, if they may apply to the run dir."""
-        recorded = options_load(self.run_dir)
-        if recorded == self.options:
+        if options_load(self.run_dir) == self.options:
             return
-        if recorded is not None and self._any_node_running():
-            raise DevClusterError(
-                f"the cluster in {self.run_dir} is running with {recorded}; "
-                f"run `scripts/dev-cluster down` before starting it with {self.options}"
-            )
-        formatted = (self.run_dir / "cluster.id").is_file()
-        options_check_change(self.run_dir, self.options, formatted=formatted)
+        options_check_change(
+            self.run_dir,
+            self.options,
+            formatted=(self.run_dir / "cluster.id").is_file(),
+            running=self._any_node_running(),
+        )
         options_save(self.run_dir, self.options)
 
     def _any_node_running(self) -> bool:
@@ -323,15 +356,28 @@ class DevCluster:
             if (pid := read_pid(pid_file)) is not None
         )
 
-    def up(self, redis: bool = True, timeout: float = UP_TIMEOUT_S) -> None:
-        """Start whatever is not running yet and wait until all brokers are in metadata."""
+    def elect_preferred_leaders(self, timeout: float = UP_TIMEOUT_S) -> ElectionResult:
+        """Hand each partition back to its preferred replica where that broker runs."""
+        running = {b for b in self.broker_ids if self.node_pid(b) is not None}
+        return preferred_leaders_elect(self.bootstrap_servers, running, timeout=timeout)
+
+    def up(self, redis: bool = True, timeout: float = UP_TIMEOUT_S) -> ElectionResult | None:
+        """Start whatever is not running yet and wait until all brokers are in metadata.
+
+        If it started a broker, it then elects preferred leaders (returns how many): brokers
+        restarted from existing data would otherwise leave one of them leading everything.
+        """
+        election = None
         with self._lock():
             self._options_record()
             missing = [n for n in self.nodes if self.node_pid(n) is None]
             self._start_nodes(missing)
             self.wait_for_brokers(set(self.broker_ids), timeout)
+            if set(missing) & set(self.broker_ids):
+                election = self.elect_preferred_leaders(timeout)
         if redis:
             self.redis_up()
+        return election
 
     def down(self, redis: bool = True, timeout: float = STOP_TIMEOUT_S) -> None:
         """Stop the nodes (and Redis) this tool started; brokers first, controllers last."""
@@ -359,15 +405,21 @@ class DevCluster:
                 terminate({pid}, kill=kill, timeout=timeout)
             self._pid_file(broker_id).unlink(missing_ok=True)
 
-    def start_broker(self, broker_id: int, timeout: float = UP_TIMEOUT_S) -> None:
-        """Start one broker (no-op if running) and wait until metadata lists it again."""
+    def start_broker(self, broker_id: int, timeout: float = UP_TIMEOUT_S) -> ElectionResult | None:
+        """Start one broker (no-op if running) and wait until metadata lists it again.
+
+        If it started the broker, it then elects preferred leaders (see up()).
+        """
         self._check_broker_id(broker_id)
         with self._lock():
-            if self.node_pid(broker_id) is None:
-                if not self.running_controllers():
-                    raise DevClusterError("no controller is running; run `up` first")
-                self._start_nodes([broker_id])
+            if self.node_pid(broker_id) is not None:
+                self.wait_for_brokers({broker_id}, timeout)
+                return None
+            if not self.running_controllers():
+                raise DevClusterError("no controller is running; run `up` first")
+            self._start_nodes([broker_id])
             self.wait_for_brokers({broker_id}, timeout)
+            return self.elect_preferred_leaders(timeout)
 
     def stop_controller(
         self, controller_id: int, kill: bool = False, timeout: float = STOP_TIMEOUT_S

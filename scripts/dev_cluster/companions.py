@@ -32,3 +32,11 @@ def _companion_args(suffix: str, port_offset: int) -> dict[str, Any]:
 def quorum_cluster_args() -> dict[str, Any]:
     """DevCluster(**these): three controllers, run dir `<run dir>-quorum`, ports + 10."""
     return {**_companion_args("quorum", QUORUM_PORT_OFFSET), "controllers": 3}
+
+
+KAFKA39_PORT_OFFSET = 20
+
+
+def kafka39_cluster_args() -> dict[str, Any]:
+    """DevCluster(**these): Kafka 3.9.x, run dir `<run dir>-3.9`, ports + 20."""
+    return {**_companion_args("3.9", KAFKA39_PORT_OFFSET), "kafka_version": "3.9"}

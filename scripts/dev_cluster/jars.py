@@ -6,21 +6,23 @@ import hashlib
 import subprocess
 
 from .errors import DevClusterError
-from .paths import FETCH_JARS, KAFKA_POM, LIBS_DIR, LIBS_STAMP, REPO_ROOT
+from .paths import FETCH_JARS, REPO_ROOT
+from .versions import KafkaVersion
 
 
-def jars_ensure() -> None:
-    """Fetch the pinned jars unless the cache already holds the pom's set."""
-    want = hashlib.sha256(KAFKA_POM.read_bytes()).hexdigest()
-    have = LIBS_STAMP.read_text().strip() if LIBS_STAMP.is_file() else ""
-    if have == want and any(LIBS_DIR.glob("kafka_2.13-*.jar")):
+def jars_ensure(kafka: KafkaVersion) -> None:
+    """Fetch the line's pinned jars unless its cache already holds the pom's set."""
+    want = hashlib.sha256(kafka.pom.read_bytes()).hexdigest()
+    have = kafka.stamp.read_text().strip() if kafka.stamp.is_file() else ""
+    if have == want and any(kafka.libs_dir.glob("kafka_2.13-*.jar")):
         return
-    result = subprocess.run([str(FETCH_JARS)], cwd=REPO_ROOT, check=False)
-    if result.returncode != 0 or not any(LIBS_DIR.glob("kafka_2.13-*.jar")):
+    cmd = [str(FETCH_JARS), "--kafka-version", kafka.line]
+    result = subprocess.run(cmd, cwd=REPO_ROOT, check=False)
+    if result.returncode != 0 or not any(kafka.libs_dir.glob("kafka_2.13-*.jar")):
         raise DevClusterError(
-            f"Kafka jars missing in {LIBS_DIR} and scripts/fetch-kafka-jars failed"
+            f"Kafka jars missing in {kafka.libs_dir} and scripts/fetch-kafka-jars failed"
         )
 
 
-def classpath() -> str:
-    return str(LIBS_DIR / "*")
+def classpath(kafka: KafkaVersion) -> str:
+    return str(kafka.libs_dir / "*")

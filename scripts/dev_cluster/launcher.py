@@ -8,18 +8,22 @@ from pathlib import Path
 
 from .jvm import java_command
 from .processes import adopt
+from .versions import KafkaVersion
 
 LOG_ROTATE_BYTES = 20 * 1024 * 1024
 
 
-def node_launch(*, java: str, heap: str, node_dir: Path, config: Path, log_file: Path) -> int:
+def node_launch(
+    *, java: str, kafka: KafkaVersion, heap: str, node_dir: Path, config: Path, log_file: Path
+) -> int:
     """Start `kafka.Kafka config` in its own session; return its pid."""
     cmd = java_command(
         java,
+        kafka=kafka,
         heap=heap,
         main_class="kafka.Kafka",
         args=[str(config)],
-        sysprops=[f"-Dkafka.logs.dir={node_dir}"],
+        sysprops=(f"-Dkafka.logs.dir={node_dir}",),
     )
     # Appended to across restarts (the previous run's end is often what you want to read);
     # rotated once so frequent test restarts can't fill the disk.

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from .listeners import ListenerProfile
 from .topology import NodeSpec
+from .versions import KafkaVersion
 
 # Settings shared by all nodes. Thread pools are shrunk for the 2-core machine.
 COMMON_PROPS: dict[str, str] = {
@@ -50,9 +51,16 @@ BROKER_PROPS: dict[str, str] = {
 
 
 def node_props(
-    spec: NodeSpec, *, node_dir: Path, quorum_voters: str, profile: ListenerProfile, run_dir: Path
+    spec: NodeSpec,
+    *,
+    node_dir: Path,
+    quorum_voters: str,
+    profile: ListenerProfile,
+    run_dir: Path,
+    kafka: KafkaVersion,
 ) -> dict[str, str]:
-    """Every property of one node: shared, role-specific, then the profile's listeners."""
+    """Every property of one node: shared, role-specific, then the profile's listeners,
+    less what the Kafka line does not know."""
     props = dict(COMMON_PROPS)
     props["node.id"] = str(spec.node_id)
     props["process.roles"] = spec.role
@@ -65,7 +73,7 @@ def node_props(
         props.update(BROKER_PROPS)
         props["broker.rack"] = str(spec.rack)
     props.update(profile.node_props(spec, run_dir))
-    return props
+    return {k: v for k, v in props.items() if k not in kafka.unknown_props}
 
 
 def config_write(path: Path, props: dict[str, str]) -> Path:

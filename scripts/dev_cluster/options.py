@@ -8,11 +8,13 @@ Options that change how storage is formatted cannot change once the run dir hold
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 
 from .errors import DevClusterError
 from .listeners import DEFAULT_PROFILE, PROFILES
+from .versions import DEFAULT_KAFKA_VERSION, kafka_version_line
 
 MAX_CONTROLLERS = 5
 
@@ -21,12 +23,23 @@ MAX_CONTROLLERS = 5
 class ClusterOptions:
     controllers: int = 1
     profile: str = DEFAULT_PROFILE
+    broker_heap: str | None = None  # e.g. "2g"; None: sized to the replicas each holds
+    kafka_version: str = DEFAULT_KAFKA_VERSION  # a release line of versions.KAFKA_VERSIONS
 
     def validate(self) -> ClusterOptions:
+        line = kafka_version_line(self.kafka_version)
+        if line != self.kafka_version:
+            return replace(self, kafka_version=line).validate()
         if not 1 <= self.controllers <= MAX_CONTROLLERS or self.controllers % 2 == 0:
             raise DevClusterError(
                 f"--controllers must be an odd number from 1 to {MAX_CONTROLLERS} "
                 f"(a KRaft quorum needs a majority), got {self.controllers}"
+            )
+        if self.broker_heap is not None and not re.fullmatch(
+            r"[1-9][0-9]*[mMgG]", self.broker_heap
+        ):
+            raise DevClusterError(
+                f"broker heap must look like 768m or 2g, got {self.broker_heap!r}"
             )
         if self.profile not in PROFILES:
             raise DevClusterError(
@@ -36,7 +49,9 @@ class ClusterOptions:
 
 
 # Changing these on a formatted run dir would leave nodes that cannot join each other.
-FIXED_ONCE_FORMATTED = ("controllers",)
+FIXED_ONCE_FORMATTED = ("controllers", "kafka_version")
+# Running nodes must be restarted for these (the others apply to the next node started).
+FIXED_WHILE_RUNNING = ("controllers", "profile", "kafka_version")
 
 
 def _path(run_dir: Path) -> Path:
@@ -59,9 +74,19 @@ def options_resolve(run_dir: Path, **requested: object) -> ClusterOptions:
     return replace(base, **{k: v for k, v in requested.items() if v is not None}).validate()
 
 
-def options_check_change(run_dir: Path, wanted: ClusterOptions, *, formatted: bool) -> None:
-    """Refuse to change a storage-shaping option of a run dir that already holds data."""
+def options_check_change(
+    run_dir: Path, wanted: ClusterOptions, *, formatted: bool, running: bool
+) -> None:
+    """Refuse to change an option the run dir's data or running nodes depend on."""
     recorded = options_load(run_dir) or ClusterOptions()
+    if running:
+        changed = [n for n in FIXED_WHILE_RUNNING if getattr(recorded, n) != getattr(wanted, n)]
+        if changed:
+            raise DevClusterError(
+                f"the cluster in {run_dir} is running with "
+                + ", ".join(f"{n}={getattr(recorded, n)}" for n in changed)
+                + "; run `scripts/dev-cluster down` before changing that"
+            )
     if not formatted:
         return
     for name in FIXED_ONCE_FORMATTED:

@@ -29,6 +29,7 @@ from typing import Any
 
 from .cluster import UP_TIMEOUT_S, DevCluster
 from .companions import _companion_args
+from .leaders import ElectionResult
 from .listeners import PROFILES
 from .secure_acls import METRICS_TOPIC_DEFAULT, acls_grant, balancer_acls, without
 from .secure_pki import BROKER_CN, ca_path, cert_path, key_path, keystore_path, pki_ensure
@@ -183,14 +184,17 @@ class SecureDevCluster(DevCluster):
             },
         )
 
-    def up(self, redis: bool = True, timeout: float = UP_TIMEOUT_S) -> None:
+    def up(self, redis: bool = True, timeout: float = UP_TIMEOUT_S) -> ElectionResult | None:
+        # (The preferred-leader election after a start runs as ANONYMOUS on the PLAINTEXT
+        # listener, which sees no topic here: it elects nothing, harmlessly.)
         with self._lock():
             # A running cluster too: a client identity added since gets its certificate.
             self.profile.prepare(self.run_dir)
-            super().up(redis=False, timeout=timeout)
+            election = super().up(redis=False, timeout=timeout)
             self.acls_ensure()
         if redis:
             self.redis_up()
+        return election
 
     def settings_text(self) -> str:
         """What a person needs to register the cluster: addresses and paths, no secret."""

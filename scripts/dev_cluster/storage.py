@@ -9,6 +9,7 @@ from pathlib import Path
 
 from .errors import DevClusterError
 from .jvm import TOOL_HEAP, java_command
+from .versions import KafkaVersion
 
 
 def cluster_id_ensure(run_dir: Path) -> str:
@@ -26,7 +27,12 @@ def cluster_id_ensure(run_dir: Path) -> str:
 
 
 def storage_format(
-    *, java: str, run_dir: Path, configs: dict[int, Path], extra_args: list[str]
+    *,
+    java: str,
+    kafka: KafkaVersion,
+    run_dir: Path,
+    configs: dict[int, Path],
+    extra_args: list[str],
 ) -> None:
     """Format the storage of nodes never formatted before (in parallel: ~1 s each)."""
     todo = {
@@ -42,6 +48,7 @@ def storage_format(
         args = ["format", "--config", str(config), f"--cluster-id={cluster_id}"]
         cmd = java_command(
             java,
+            kafka=kafka,
             heap=TOOL_HEAP,
             main_class="kafka.tools.StorageTool",
             args=[*args, "--ignore-formatted", *extra_args],

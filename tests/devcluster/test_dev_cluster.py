@@ -185,3 +185,24 @@ def test_it_refuses_to_change_the_controller_count_of_a_formatted_run_dir(tmp_pa
     assert result.returncode == 1
     assert "formatted with controllers=1, not 3" in result.stderr
     assert json.loads((run_dir / "options.json").read_text())["controllers"] == 1
+
+
+def test_it_rejects_an_unknown_kafka_version(tmp_path: Path) -> None:
+    env = {**os.environ, "KAFKA_DEV_DIR": str(tmp_path / "kafka")}
+
+    result = run_cli("up", "--no-redis", "--kafka-version", "2.8", env=env)
+
+    assert result.returncode == 1
+    assert "unknown Kafka version '2.8' (known: 4.3 (4.3.1), 3.9 (3.9.2))" in result.stderr
+
+
+def test_it_refuses_to_run_another_kafka_version_on_formatted_data(tmp_path: Path) -> None:
+    run_dir = tmp_path / "kafka"
+    run_dir.mkdir()
+    (run_dir / "cluster.id").write_text("abc\n")  # formatted by the default 4.x line
+    env = {**os.environ, "KAFKA_DEV_DIR": str(run_dir)}
+
+    result = run_cli("up", "--no-redis", "--kafka-version", "3.9.2", env=env)
+
+    assert result.returncode == 1
+    assert "formatted with kafka_version=4.3, not 3.9" in result.stderr
