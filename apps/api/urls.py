@@ -35,6 +35,9 @@ urlpatterns = [
     path("plans/<int:plan_id>/reject/", views.PlanRejectView.as_view(), name="plan-reject"),
     path("plans/<int:plan_id>/execute/", views.PlanExecuteView.as_view(), name="plan-execute"),
     path("plans/<int:plan_id>/cancel/", views.PlanCancelView.as_view(), name="plan-cancel"),
+    path("plans/<int:plan_id>/pause/", views.PlanPauseView.as_view(), name="plan-pause"),
+    path("plans/<int:plan_id>/resume/", views.PlanResumeView.as_view(), name="plan-resume"),
+    path("plans/<int:plan_id>/tune/", views.PlanTuneView.as_view(), name="plan-tune"),
     path("plans/<int:plan_id>/rollback/", views.PlanRollbackView.as_view(), name="plan-rollback"),
     path("audit/", views.AuditEventListView.as_view(), name="audit"),
 ]

@@ -37,6 +37,9 @@ from apps.plans.selectors import (
     plans_list,
 )
 from apps.plans.services import (
+    execution_pause,
+    execution_resume,
+    execution_tune,
     plan_approve,
     plan_cancel,
     plan_execution_start,
@@ -297,7 +300,10 @@ class PlanApproveView(_PlanActionView):
         return super().post(request, plan_id)
 
     def call(self, *, plan, user, data, client_address):
-        return plan_approve(plan=plan, user=user, client_address=client_address, **data)
+        throttle = data.pop("throttle_bytes_per_sec")
+        return plan_approve(
+            plan=plan, user=user, client_address=client_address, throttle_rate=throttle, **data
+        )
 
 
 class PlanRejectView(_PlanActionView):
@@ -333,6 +339,47 @@ class PlanCancelView(_PlanActionView):
 
     def call(self, *, plan, user, data, client_address):
         return plan_cancel(plan=plan, user=user, client_address=client_address, **data)
+
+
+class PlanPauseView(_PlanActionView):
+    """Send no new batch until resumed; moves in flight finish."""
+
+    action = "pause"
+
+    @_action_schema(s.ReasonSerializer)
+    def post(self, request: Request, plan_id: int) -> Response:
+        return super().post(request, plan_id)
+
+    def call(self, *, plan, user, data, client_address):
+        return execution_pause(plan=plan, user=user, client_address=client_address, **data)
+
+
+class PlanResumeView(_PlanActionView):
+    action = "resume"
+
+    @_action_schema(s.ReasonSerializer)
+    def post(self, request: Request, plan_id: int) -> Response:
+        return super().post(request, plan_id)
+
+    def call(self, *, plan, user, data, client_address):
+        return execution_resume(plan=plan, user=user, client_address=client_address, **data)
+
+
+class PlanTuneView(_PlanActionView):
+    """Change the throttle and move caps of an approved or running plan."""
+
+    action = "tune"
+    body_serializer = s.TuneSerializer
+
+    @_action_schema(s.TuneSerializer)
+    def post(self, request: Request, plan_id: int) -> Response:
+        return super().post(request, plan_id)
+
+    def call(self, *, plan, user, data, client_address):
+        throttle = data.pop("throttle_bytes_per_sec")
+        return execution_tune(
+            plan=plan, user=user, client_address=client_address, throttle_rate=throttle, **data
+        )
 
 
 class PlanRollbackView(_PlanActionView):

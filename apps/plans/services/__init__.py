@@ -3,6 +3,7 @@
 Plans: `creation` (a proposal stored as a plan), `operator_requests` (an operator asks
 for one), `detection` (the periodic balancer asks for one), `decisions` (approve,
 reject, cancel, stale), `execution_start` (an operator re-enqueues an approved plan),
+`execution_control` (pause, resume, throttle and caps of a running plan),
 `rollback`, `transitions` (the audited state change they all use), `planner` (the
 bridge to the engine), `policy`.
 The executor: `runner` (the loop under a `lease`), `step`, `batches`, `throttles`,
@@ -14,6 +15,7 @@ from .creation import plan_create, plan_create_from_proposal
 from .decisions import plan_approve, plan_auto_approve, plan_cancel, plan_reject, plan_stale_check
 from .detection import cluster_detect, clusters_due_for_detection
 from .endings import execution_fail
+from .execution_control import execution_pause, execution_resume, execution_tune
 from .execution_start import plan_execution_start
 from .operator_requests import REQUESTABLE_MODES, plan_request
 from .planner import planner_options, planner_run
@@ -29,8 +31,11 @@ __all__ = [
     "cluster_detect",
     "clusters_due_for_detection",
     "execution_fail",
+    "execution_pause",
+    "execution_resume",
     "execution_run",
     "execution_step",
+    "execution_tune",
     "executions_resume",
     "plan_approve",
     "plan_auto_approve",

@@ -14,6 +14,10 @@
     e.preventDefault();
     const body = {};
     new FormData(form).forEach((value, key) => (body[key] = value));
+    // An empty number field means "leave as it is": not sent.
+    form.querySelectorAll("input[type=number]").forEach((input) => {
+      if (input.value === "") delete body[input.name];
+    });
     form.querySelectorAll("input[type=checkbox]").forEach((box) => (body[box.name] = box.checked));
     const button = form.querySelector("button");
     button.disabled = true;
