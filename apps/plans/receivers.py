@@ -1,10 +1,15 @@
 """What the plans app listens to: a Celery worker's start resumes the executions a
-killed worker left behind."""
+killed worker left behind; a broker that stops answering schedules a self-healing
+re-check for the end of its grace."""
 
 import logging
 
 from celery.signals import worker_ready
+from django.dispatch import receiver
 
+from apps.clusters.signals import broker_state_changed
+
+from .services import dead_broker_recheck_schedule
 from .tasks import executions_resume
 
 logger = logging.getLogger(__name__)
@@ -16,3 +21,14 @@ def _resume_on_start(sender=None, **kwargs) -> None:
         executions_resume.delay()
     except Exception:  # a broker hiccup must not stop the worker from starting
         logger.exception("could not enqueue the resume of executions")
+
+
+@receiver(broker_state_changed, dispatch_uid="plans_recheck_on_broker_death")
+def _recheck_on_broker_death(sender, cluster, node_id: int, alive: bool, at, **kwargs) -> None:
+    # Inside the sync's transaction: the schedule is sent on commit, and never raises.
+    if alive:
+        return
+    try:
+        dead_broker_recheck_schedule(cluster=cluster, node_id=node_id, at=at)
+    except Exception:
+        logger.exception("could not schedule the re-check of %s", cluster.name)

@@ -13,7 +13,12 @@ Shared by both: `actors` (the system actors in the audit trail), `permissions`.
 
 from .creation import plan_create, plan_create_from_proposal
 from .decisions import plan_approve, plan_auto_approve, plan_cancel, plan_reject, plan_stale_check
-from .detection import cluster_detect, clusters_due_for_detection
+from .detection import (
+    cluster_detect,
+    cluster_recheck,
+    clusters_due_for_detection,
+    dead_broker_recheck_schedule,
+)
 from .endings import execution_fail
 from .execution_control import execution_pause, execution_resume, execution_tune
 from .execution_start import plan_execution_start
@@ -29,7 +34,9 @@ __all__ = [
     "POLICY_FIELDS",
     "REQUESTABLE_MODES",
     "cluster_detect",
+    "cluster_recheck",
     "clusters_due_for_detection",
+    "dead_broker_recheck_schedule",
     "execution_fail",
     "execution_pause",
     "execution_resume",
