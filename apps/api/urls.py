@@ -1,6 +1,5 @@
 from django.urls import path
 from drf_spectacular.views import SpectacularAPIView
-from rest_framework.authtoken.views import obtain_auth_token
 
 from . import views
 
@@ -8,7 +7,8 @@ app_name = "api"
 
 urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
-    path("auth/token/", obtain_auth_token, name="token"),
+    path("auth/token/", views.TokenObtainView.as_view(), name="token"),
+    path("auth/token/revoke/", views.TokenRevokeView.as_view(), name="token-revoke"),
     path("clusters/", views.ClusterListView.as_view(), name="clusters"),
     path("clusters/<slug:name>/", views.ClusterDetailView.as_view(), name="cluster"),
     path("clusters/<slug:name>/brokers/", views.BrokerListView.as_view(), name="brokers"),
