@@ -53,7 +53,12 @@ from apps.plans.whatif import whatif_simulate
 
 from . import serializers as s
 from .permissions import CanViewAudit, CanViewClusters
-from .services import plan_action_refused_record, token_create, token_revoke
+from .services import (
+    plan_action_refused_record,
+    plan_request_refused_record,
+    token_create,
+    token_revoke,
+)
 
 # --- tokens ---------------------------------------------------------------------
 
@@ -237,13 +242,21 @@ class PlanListView(ClusterScopedMixin, generics.ListAPIView):
         cluster = self.cluster_get()
         body = s.PlanRequestSerializer(data=request.data)
         body.is_valid(raise_exception=True)
+        address = client_address_get(request=request)
         try:
             plan = plan_request(
-                cluster=cluster,
-                user=request.user,
-                client_address=client_address_get(request=request),
-                **body.validated_data,
+                cluster=cluster, user=request.user, client_address=address, **body.validated_data
             )
+        except PlanPermissionDenied as exc:
+            plan_request_refused_record(
+                user=request.user,
+                cluster=cluster,
+                mode=body.validated_data["mode"],
+                brokers=body.validated_data["brokers"],
+                error=str(exc),
+                client_address=address,
+            )
+            return _refused(exc)
         except PlanServiceError as exc:
             return _refused(exc)
         return Response(s.PlanDetailSerializer(plan, context={"request": request}).data, status=201)
