@@ -65,6 +65,8 @@ INSTALLED_APPS = [
     "rest_framework",
     "rest_framework.authtoken",
     "drf_spectacular",
+    # Swagger UI and Redoc served from this package's static files, not a CDN.
+    "drf_spectacular_sidecar",
     # Counts failed sign-ins and locks out who keeps failing (django-axes).
     "axes",
     "apps.dashboard",
@@ -283,6 +285,9 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
     "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
 }
 
 # --- Notifications (apps/notifications) ---------------------------------------

@@ -1,5 +1,9 @@
 from django.urls import path
-from drf_spectacular.views import SpectacularAPIView
+from drf_spectacular.views import (
+    SpectacularAPIView,
+    SpectacularRedocView,
+    SpectacularSwaggerView,
+)
 
 from . import views
 
@@ -7,6 +11,8 @@ app_name = "api"
 
 urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),
+    path("redoc/", SpectacularRedocView.as_view(url_name="api:schema"), name="redoc"),
     path("auth/token/", views.TokenObtainView.as_view(), name="token"),
     path("auth/token/revoke/", views.TokenRevokeView.as_view(), name="token-revoke"),
     path("clusters/", views.ClusterListView.as_view(), name="clusters"),
