@@ -239,3 +239,19 @@ def test_no_recheck_when_detection_is_off(cluster, apply_state, rechecks):
     apply_state(cluster, BALANCED, now=t0)
     apply_state(cluster, BALANCED, alive=(1, 2), now=t0 + timedelta(seconds=2))
     assert rechecks == []
+
+
+def test_a_queue_outage_never_fails_the_sync_that_saw_a_death(
+    cluster, apply_state, monkeypatch, django_capture_on_commit_callbacks
+):
+    from celery import current_app
+
+    from apps.plans.queue import CLUSTER_RECHECK_TASK
+
+    def down(*args, **kwargs):
+        raise ConnectionError("redis down")
+
+    monkeypatch.setattr(current_app.tasks[CLUSTER_RECHECK_TASK], "apply_async", down)
+    with django_capture_on_commit_callbacks(execute=True):
+        apply_state(cluster, BALANCED, alive=(1, 2))
+    assert not Broker.objects.get(cluster=cluster, node_id=3).alive
