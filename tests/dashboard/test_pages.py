@@ -150,7 +150,7 @@ def test_it_offers_execution_control_of_a_running_plan_to_operators(
     url = f"/clusters/prod/plans/{plan.pk}/"
     client.force_login(viewer)
     body = client.get(url).content.decode()
-    assert 'id="plan-control"' in body and "4.0\xa0MB/s" in body
+    assert 'id="plan-control"' in body and "4.0\xa0MiB/s" in body
     assert 'id="pause-button"' not in body and 'id="tune-form"' not in body
 
     client.force_login(operator)
