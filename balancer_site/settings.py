@@ -7,6 +7,7 @@ Every knob has a default that runs the product on the local dev cluster
 import importlib.util
 import math
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
@@ -64,6 +65,10 @@ INSTALLED_APPS = [
     "rest_framework",
     "rest_framework.authtoken",
     "drf_spectacular",
+    # Swagger UI and Redoc served from this package's static files, not a CDN.
+    "drf_spectacular_sidecar",
+    # Counts failed sign-ins and locks out who keeps failing (django-axes).
+    "axes",
     "apps.dashboard",
     "apps.api",
 ]
@@ -78,6 +83,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Last, as django-axes asks: turns a lockout into its 429 answer.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "balancer_site.urls"
@@ -115,6 +122,19 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
 ]
+# Sign-in abuse: django-axes checks every authentication (the sign-in page, the admin,
+# the API's token endpoint) first. After SIGNIN_FAILURE_LIMIT failures in a row for one
+# username from one address, that pair is refused (429) for SIGNIN_LOCKOUT_MINUTES;
+# a success resets the count. Failures and lockouts are audited.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = env_int("SIGNIN_FAILURE_LIMIT", 5)
+AXES_COOLOFF_TIME = timedelta(minutes=env_float("SIGNIN_LOCKOUT_MINUTES", 15.0))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_VERBOSE = False
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "dashboard:clusters"
 LOGOUT_REDIRECT_URL = "login"
@@ -283,6 +303,9 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
     "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
 }
 
 # --- Notifications (apps/notifications) ---------------------------------------

@@ -229,6 +229,10 @@ class PlanProgressSerializer(serializers.Serializer):
     eta_seconds = serializers.FloatField(allow_null=True)
     rate_bytes_per_sec = serializers.FloatField(allow_null=True)
     cancel_requested = serializers.BooleanField()
+    paused = serializers.BooleanField()
+    throttle_bytes_per_sec = serializers.IntegerField(help_text="In effect for this run; 0: none.")
+    max_moves_per_broker = serializers.IntegerField()
+    max_moves_cluster = serializers.IntegerField()
 
 
 class PlanActionsSerializer(serializers.Serializer):
@@ -237,6 +241,9 @@ class PlanActionsSerializer(serializers.Serializer):
     execute = serializers.BooleanField()
     cancel = serializers.BooleanField()
     rollback = serializers.BooleanField()
+    pause = serializers.BooleanField()
+    resume = serializers.BooleanField()
+    tune = serializers.BooleanField()
 
 
 class PlanDetailSerializer(PlanSerializer):
@@ -311,6 +318,28 @@ class PlanRequestSerializer(serializers.Serializer):
 class ApproveSerializer(serializers.Serializer):
     reason = serializers.CharField(required=False, allow_blank=True, max_length=2000, default="")
     confirm_data_loss = serializers.BooleanField(required=False, default=False)
+    throttle_bytes_per_sec = serializers.IntegerField(
+        required=False,
+        allow_null=True,
+        default=None,
+        min_value=0,
+        help_text="Replication throttle for this run (0: none); omitted: the cluster policy's.",
+    )
+
+
+class TuneSerializer(serializers.Serializer):
+    """Change a running plan; omitted values stay as they are."""
+
+    throttle_bytes_per_sec = serializers.IntegerField(
+        required=False, allow_null=True, default=None, min_value=0
+    )
+    max_moves_per_broker = serializers.IntegerField(
+        required=False, allow_null=True, default=None, min_value=1
+    )
+    max_moves_cluster = serializers.IntegerField(
+        required=False, allow_null=True, default=None, min_value=1
+    )
+    reason = serializers.CharField(required=False, allow_blank=True, max_length=2000, default="")
 
 
 class RejectSerializer(serializers.Serializer):

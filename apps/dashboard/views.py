@@ -37,6 +37,7 @@ from apps.clusters.selectors import (
 )
 from apps.metrics.selectors import HEATMAP_METRICS
 from apps.plans.selectors import (
+    audit_plan_clusters,
     cluster_audited_objects,
     cluster_health_get,
     cluster_health_list,
@@ -62,12 +63,21 @@ AUDIT_ACTIONS = (
     "plan.superseded",
     "plan.stale",
     "plan.approve_refused",
+    "plan.request_refused",
     "execution.",
+    "execution.paused",
+    "execution.resumed",
+    "execution.tuned",
     "execution.started",
     "execution.completed",
     "execution.failed",
     "policy.changed",
     "auth.",
+    "auth.locked_out",
+    "auth.token_created",
+    "auth.token_revoked",
+    "user.",
+    "group.",
 )
 
 
@@ -165,9 +175,16 @@ def audit_page(request: HttpRequest) -> HttpResponse:
     page = Paginator(events, AUDIT_PAGE_SIZE).get_page(request.GET.get("page"))
     query = request.GET.copy()
     query.pop("page", None)
+    # Events about a plan link to its page.
+    plan_clusters = audit_plan_clusters(events=page.object_list)
+    rows = [
+        (e, plan_clusters.get(e.object_id) if e.object_type == "plans.plan" else None)
+        for e in page.object_list
+    ]
     context = {
         "form": form,
         "page": page,
+        "rows": rows,
         "query": query.urlencode(),
         "clusters": clusters_visible_list(user=request.user),
         "actions": AUDIT_ACTIONS,

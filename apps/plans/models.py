@@ -270,6 +270,14 @@ class Execution(models.Model):
     lease_until = models.DateTimeField(null=True, blank=True)
     heartbeat_at = models.DateTimeField(null=True, blank=True)
     cancel_requested = models.BooleanField(default=False)
+    # Operator controls while it runs: paused sends no new batch (what is in flight
+    # finishes); the overrides win over the cluster policy (None: the policy's value).
+    paused = models.BooleanField(default=False)
+    throttle_rate = models.BigIntegerField(
+        null=True, blank=True, help_text="Replication throttle (bytes/s) for this run; 0: none."
+    )
+    max_moves_per_broker = models.PositiveIntegerField(null=True, blank=True)
+    max_moves_cluster = models.PositiveIntegerField(null=True, blank=True)
     # What was throttled (rate, brokers, topics), so cleanup deletes exactly that.
     throttle = models.JSONField(default=dict, blank=True)
     throttle_applied = models.BooleanField(default=False)

@@ -1,5 +1,6 @@
 """What the plans app listens to: a Celery worker's start resumes the executions a
-killed worker left behind; a cluster with a plan moving data is not removed."""
+killed worker left behind; a cluster with a plan moving data is not removed; a broker
+that stops answering schedules a self-healing re-check for the end of its grace."""
 
 import logging
 
@@ -8,9 +9,10 @@ from django.dispatch import receiver
 
 from apps.clusters.editing import ClusterRemovalRefused
 from apps.clusters.models import Cluster
-from apps.clusters.signals import cluster_removing
+from apps.clusters.signals import broker_state_changed, cluster_removing
 
 from .models import Plan, PlanState
+from .services import dead_broker_recheck_schedule
 from .tasks import executions_resume
 
 logger = logging.getLogger(__name__)
@@ -32,3 +34,14 @@ def _refuse_removal_while_executing(sender, cluster: Cluster, **kwargs) -> None:
         raise ClusterRemovalRefused(
             f"plan {running.pk} is executing on {cluster.name}: cancel it or let it finish first"
         )
+
+
+@receiver(broker_state_changed, dispatch_uid="plans_recheck_on_broker_death")
+def _recheck_on_broker_death(sender, cluster, node_id: int, alive: bool, at, **kwargs) -> None:
+    # Inside the sync's transaction: the schedule is sent on commit, and never raises.
+    if alive:
+        return
+    try:
+        dead_broker_recheck_schedule(cluster=cluster, node_id=node_id, at=at)
+    except Exception:
+        logger.exception("could not schedule the re-check of %s", cluster.name)

@@ -47,6 +47,9 @@ ACTIONS = [
     "/api/plans/{plan}/execute/",
     "/api/plans/{plan}/cancel/",
     "/api/plans/{plan}/rollback/",
+    "/api/plans/{plan}/pause/",
+    "/api/plans/{plan}/resume/",
+    "/api/plans/{plan}/tune/",
 ]
 
 
@@ -334,6 +337,9 @@ def test_it_shows_a_plan_with_progress_actions_and_eta(as_role, plan):
         "execute": False,
         "cancel": False,
         "rollback": False,
+        "pause": False,
+        "resume": False,
+        "tune": False,
     }
     assert body["progress"]["moves_total"] == plan.moves.count()
     assert body["report"]["balance"]["replicas"]["before"] == pytest.approx(1.5)

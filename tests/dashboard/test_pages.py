@@ -159,3 +159,27 @@ def test_it_shows_when_an_unreachable_cluster_is_tried_next(client, cluster, vie
     assert "4 failed in a row" in body
     assert "3 sync rounds skipped because the previous one still ran" in body
     assert "Last sample round went without: DescribeLogDirs: denied" in body
+
+
+def test_it_offers_execution_control_of_a_running_plan_to_operators(
+    client, cluster, viewer, operator
+):
+    from apps.plans.models import Execution, PlanState
+    from apps.plans.services import execution_pause
+
+    plan = plan_make(cluster)
+    Plan.objects.filter(pk=plan.pk).update(state=PlanState.EXECUTING)
+    Execution.objects.create(plan=plan, throttle_rate=4 * 1024 * 1024)
+    url = f"/clusters/prod/plans/{plan.pk}/"
+    client.force_login(viewer)
+    body = client.get(url).content.decode()
+    assert 'id="plan-control"' in body and "4.0\xa0MiB/s" in body
+    assert 'id="pause-button"' not in body and 'id="tune-form"' not in body
+
+    client.force_login(operator)
+    body = client.get(url).content.decode()
+    assert 'id="pause-button"' in body and 'id="tune-form"' in body
+    execution_pause(plan=plan, user=operator)
+    body = client.get(url).content.decode()
+    assert 'id="paused-badge"' in body and 'id="resume-button"' in body
+    assert 'id="pause-button"' not in body

@@ -90,3 +90,18 @@ def test_it_builds_a_heatmap_in_a_few_queries_whatever_the_cluster_size(
 
     assert len(heatmap.brokers) == 20 and len(heatmap.topics) == 40
     assert sum(map(sum, heatmap.z)) == total
+
+
+def test_a_dead_broker_shows_no_traffic_after_it_last_answered(cluster):
+    from apps.clusters.models import Broker
+
+    start = timezone.now().replace(microsecond=0) - timedelta(minutes=10)
+    for i in range(3):
+        loads_make(cluster, start + timedelta(minutes=i), {("orders", 0): (100.0, 0, 5.0)})
+    # Broker 2 last answered during the first window.
+    Broker.objects.filter(cluster=cluster, node_id=2).update(
+        alive=False, last_seen=start + timedelta(seconds=30)
+    )
+    traffic = broker_traffic_series(cluster=cluster, windows=3)
+    assert traffic.series[2]["network_in"] == [100.0, 0.0, 0.0]
+    assert traffic.series[1]["network_in"] == [100.0, 100.0, 100.0]

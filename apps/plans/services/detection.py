@@ -6,7 +6,10 @@ Triggers, in order of precedence:
  2. an alive broker holds no managed replica (a new, empty broker: load moves onto it);
  3. a goal is violated beyond its threshold (full rebalance).
 While a dead broker is still within its grace delay nothing is proposed: a broker
-that is merely restarting should not cause data to be copied.
+that is merely restarting should not cause data to be copied. Self-healing does not
+wait for the next periodic round either: when a sync sees a broker die, and whenever a
+round finds one still within its grace, a re-check (sync, then detect) is scheduled
+for the moment the grace ends.
 """
 
 import logging
@@ -16,9 +19,11 @@ from django.conf import settings
 from django.utils import timezone
 
 from apps.clusters.models import Cluster
+from apps.clusters.services import cluster_sync
 
 from ..errors import PlanRequestInvalid
 from ..models import ACTIVE_STATES, ClusterPolicy, Plan, PlanMode, PlanOrigin
+from ..queue import recheck_schedule
 from ..selectors import plan_open_get, snapshot_build
 from .actors import DETECTOR
 from .creation import plan_create_from_proposal
@@ -85,12 +90,18 @@ def cluster_detect(*, cluster: Cluster, now: datetime | None = None) -> Plan | N
     if dead:
         overdue = [b for b in dead if now - _dead_since(brokers[b]) >= grace]
         if not overdue:
+            # Look again the moment the first grace ends, not at the next round.
+            ends = min(_dead_since(brokers[b]) for b in dead) + grace
+            recheck_schedule(cluster_id=cluster.pk, at=ends + RECHECK_MARGIN)
             return open_plan
         under = sum(1 for p in snapshot["partitions"] if set(p["replicas"]) & set(dead))
         mode = PlanMode.FIX_OFFLINE
+        # last_seen is the last sync that saw it answer: it died after that, so the
+        # time since is an upper bound of how long it has been down.
         trigger = (
             "; ".join(
-                f"broker {b} dead for {int((now - _dead_since(brokers[b])).total_seconds())} s "
+                f"broker {b} down: last seen alive "
+                f"{int((now - _dead_since(brokers[b])).total_seconds())} s ago "
                 f"(grace {policy.dead_broker_grace} s)"
                 for b in overdue
             )
@@ -131,6 +142,32 @@ def cluster_detect(*, cluster: Cluster, now: datetime | None = None) -> Plan | N
     )
 
 
+def cluster_recheck(*, cluster: Cluster) -> Plan | None:
+    """A scheduled re-check: sync, so the decision is made on what Kafka says now (the
+    broker may be back), then detect."""
+    if not cluster_sync(cluster=cluster):
+        logger.info("re-check of %s: sync failed, the periodic round looks again", cluster.name)
+        return None
+    return cluster_detect(cluster=cluster)
+
+
+def dead_broker_recheck_schedule(*, cluster: Cluster, node_id: int, at: datetime) -> None:
+    """A sync saw broker `node_id` stop answering at `at`: re-check when its grace ends."""
+    policy = policy_get(cluster=cluster)
+    if not policy.detection_enabled:
+        return
+    broker = cluster.brokers.filter(node_id=node_id).first()
+    since = _dead_since(broker) if broker is not None else None
+    recheck_schedule(
+        cluster_id=cluster.pk,
+        at=(since or at) + timedelta(seconds=policy.dead_broker_grace) + RECHECK_MARGIN,
+    )
+
+
+# Past the grace by this much, so the re-check finds the broker overdue, not a hair short.
+RECHECK_MARGIN = timedelta(seconds=1)
+
+
 def _dead_since(broker) -> datetime:
     # last_seen is when a sync last saw it alive; a broker never seen counts from first_seen.
     return broker.last_seen or broker.first_seen
@@ -161,4 +198,9 @@ def _violated_goals(report: dict) -> list[str]:
     return out
 
 
-__all__ = ["clusters_due_for_detection", "cluster_detect"]
+__all__ = [
+    "cluster_detect",
+    "cluster_recheck",
+    "clusters_due_for_detection",
+    "dead_broker_recheck_schedule",
+]

@@ -9,6 +9,23 @@
   const CONFIG = { displaylogo: false, responsive: true };
   const ROW_PX = 18; // one topic row; 500 topics scroll inside their box
 
+  /* One unit system everywhere (IEC, as the pages' tables): the unit that suits the
+   * largest value, and the divisor that expresses values in it. */
+  const IEC = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
+  function iecUnit(values) {
+    let max = 0;
+    for (const v of values) if (v > max) max = v;
+    let i = 0;
+    while (max >= 1024 && i < IEC.length - 1) {
+      max /= 1024;
+      i += 1;
+    }
+    return { unit: IEC[i], div: Math.pow(1024, i) };
+  }
+  function scaled(values, div) {
+    return values.map((v) => (v === null || v === undefined ? v : v / div));
+  }
+
   function escapeHtml(text) {
     return String(text).replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]);
   }
@@ -34,21 +51,22 @@
       const x = data.brokers.map(String);
       const ticks = data.brokers.map((b, i) => (data.broker_alive[i] ? String(b) : b + " ✕ dead"));
       const counts = data.unit !== "B/s";
+      const iec = counts ? { unit: "", div: 1 } : iecUnit(data.z.flat());
+      const unit = counts ? data.unit : iec.unit + "/s";
       const trace = {
         type: "heatmap",
         x: x,
         y: rows.map((i) => data.topics[i]),
-        z: rows.map((i) => data.z[i]),
+        z: rows.map((i) => scaled(data.z[i], iec.div)),
         colorscale: counts ? "Viridis" : "Cividis",
         // Scale from 0, so a colour means the same amount whatever the filter shows.
         zauto: false,
         zmin: 0,
-        zmax: Math.max(1, ...data.z.map((row) => Math.max(0, ...row))),
+        zmax: Math.max(counts ? 1 : 1 / iec.div, ...data.z.map((row) => Math.max(0, ...row) / iec.div)),
         xgap: 1,
         ygap: 1,
-        colorbar: { title: { text: data.unit }, thickness: 12 },
-        hovertemplate:
-          "broker %{x}<br>topic %{y}<br>%{z" + (counts ? "" : ":.3s") + "} " + data.unit + "<extra></extra>",
+        colorbar: { title: { text: unit }, thickness: 12 },
+        hovertemplate: "broker %{x}<br>topic %{y}<br>%{z" + (counts ? "" : ":.3~f") + "} " + unit + "<extra></extra>",
       };
       const layout = {
         height: Math.max(260, rows.length * ROW_PX + 140),
@@ -121,20 +139,23 @@
       opts.emptyNote.hidden = data.windows.length > 0;
       if (opts.box) opts.box.hidden = data.windows.length === 0;
       for (const [measure, el] of Object.entries(opts.targets)) {
+        const isBytes = units[measure] === "B/s";
+        const iec = isBytes ? iecUnit(brokers.flatMap((b) => data.series[b][measure])) : { div: 1 };
+        const unit = isBytes ? iec.unit + "/s" : units[measure];
         const traces = brokers.map((b, i) => ({
           type: "scatter",
           mode: data.windows.length > 1 ? "lines" : "markers",
           name: "broker " + b,
           x: data.windows,
-          y: data.series[b][measure],
+          y: scaled(data.series[b][measure], iec.div),
           line: { color: OKABE_ITO[i % OKABE_ITO.length], dash: DASHES[Math.floor(i / OKABE_ITO.length) % DASHES.length], width: 2 },
-          hovertemplate: "broker " + b + ": %{y:.3s} " + units[measure] + "<extra></extra>",
+          hovertemplate: "broker " + b + ": %{y:.3~f} " + unit + "<extra></extra>",
         }));
         const layout = {
           height: 260,
           margin: { l: 70, r: 10, t: 30, b: 40 },
-          title: { text: el.dataset.title + " (" + units[measure] + ")", font: { size: 14 } },
-          yaxis: { rangemode: "tozero", tickformat: ".2s" },
+          title: { text: el.dataset.title + " (" + unit + ")", font: { size: 14 } },
+          yaxis: { rangemode: "tozero" },
           legend: { orientation: "h" },
           paper_bgcolor: "rgba(0,0,0,0)",
         };
@@ -148,5 +169,33 @@
     return { reload: run };
   }
 
-  window.Charts = { heatmapInit, trafficInit, escapeHtml };
+  /* Before / after bars of per-broker loads (plan and what-if pages): byte measures in
+   * the IEC unit that suits them, the title naming it. */
+  function loadBars(el, brokers, before, after) {
+    const m = el.dataset.measure;
+    const bytes = m === "network_in" || m === "network_out" || m === "disk";
+    const iec = bytes ? iecUnit(before[m].concat(after[m])) : { unit: "", div: 1 };
+    const unit = bytes ? iec.unit + (m === "disk" ? "" : "/s") : "";
+    const x = brokers.map(String);
+    const hover = "broker %{x}: %{y" + (bytes ? ":.3~f" : "") + "} " + unit;
+    Plotly.react(
+      el,
+      [
+        { type: "bar", name: "before", x: x, y: scaled(before[m], iec.div), marker: { color: "#0072B2" }, hovertemplate: hover + "<extra>before</extra>" },
+        { type: "bar", name: "after", x: x, y: scaled(after[m], iec.div), marker: { color: "#E69F00" }, hovertemplate: hover + "<extra>after</extra>" },
+      ],
+      {
+        barmode: "group",
+        height: 240,
+        title: { text: el.dataset.title + (unit ? " (" + unit + ")" : ""), font: { size: 14 } },
+        margin: { l: 55, r: 10, t: 30, b: 35 },
+        xaxis: { type: "category", title: { text: "broker" } },
+        legend: { orientation: "h" },
+        paper_bgcolor: "rgba(0,0,0,0)",
+      },
+      CONFIG,
+    );
+  }
+
+  window.Charts = { heatmapInit, trafficInit, loadBars, iecUnit, escapeHtml };
 })();
