@@ -7,6 +7,9 @@ Triggers, in order of precedence:
  3. a goal is violated beyond its threshold (full rebalance).
 While a dead broker is still within its grace delay nothing is proposed: a broker
 that is merely restarting should not cause data to be copied.
+
+Runs on the periodic tick and as soon as new loads are stored (plans.receivers);
+a round never proposes from loads older than the newest stored window.
 """
 
 import logging
@@ -14,9 +17,11 @@ import math
 from datetime import datetime, timedelta
 
 from django.conf import settings
+from django.db import transaction
 from django.utils import timezone
 
 from apps.clusters.models import Cluster
+from apps.metrics.selectors import latest_window_start
 
 from ..errors import PlanRequestInvalid
 from ..models import ACTIVE_STATES, ClusterPolicy, Plan, PlanMode, PlanOrigin
@@ -54,10 +59,32 @@ def _sync_fresh(cluster: Cluster, now: datetime) -> bool:
 
 
 def cluster_detect(*, cluster: Cluster, now: datetime | None = None) -> Plan | None:
-    """One detection round. Returns the open proposal afterwards (new or kept), or None."""
+    """One detection round. Returns the open proposal afterwards (new or kept), or None.
+
+    One round per cluster at a time (the policy row is locked for the round): the
+    tick and a new window arriving together would otherwise both propose.
+    """
     now = now or timezone.now()
     policy = policy_get(cluster=cluster)
-    ClusterPolicy.objects.filter(pk=policy.pk).update(last_detection_at=now)
+    with transaction.atomic():
+        ClusterPolicy.objects.select_for_update().filter(pk=policy.pk).update(last_detection_at=now)
+        return _cluster_detect_locked(cluster=cluster, policy=policy, now=now)
+
+
+def _loads_outdated(*, cluster: Cluster, snapshot: dict) -> bool:
+    """A window newer than the snapshot's was stored meanwhile: its own detection comes."""
+    newest = latest_window_start(cluster=cluster)
+    window = snapshot.get("window")
+    if newest is None:
+        return False
+    if window is None:
+        return True
+    return newest.strftime("%Y-%m-%dT%H:%M:%SZ") > window["start"]
+
+
+def _cluster_detect_locked(
+    *, cluster: Cluster, policy: ClusterPolicy, now: datetime
+) -> Plan | None:
     if not policy.detection_enabled:
         return None
     cluster.refresh_from_db()
@@ -117,6 +144,9 @@ def cluster_detect(*, cluster: Cluster, now: datetime | None = None) -> Plan | N
             return open_plan
         trigger = "goals violated: " + ", ".join(violated)
     if not proposal.plan["partitions"]:
+        return open_plan
+    if _loads_outdated(cluster=cluster, snapshot=snapshot):
+        logger.info("detection on %s dropped: newer loads were stored meanwhile", cluster.name)
         return open_plan
     if open_plan is not None and open_plan.reassignment == proposal.plan:
         return open_plan  # same proposal as before: keep it, don't churn the audit trail
