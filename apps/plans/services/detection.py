@@ -139,10 +139,22 @@ def _cluster_detect_locked(
         logger.warning("detection on %s: %s", cluster.name, exc)
         return open_plan
     if mode == PlanMode.FULL:
+        window = snapshot.get("window")
         violated = _violated_goals(proposal.report, policy)
+        if window is None:
+            # Before the first window every load reads zero: judge no traffic goal.
+            violated = [v for v in violated if not _is_traffic_goal(v)]
         if not violated:
+            _violation_remember(policy=policy, window_start=None)
             return open_plan
+        if all(_is_traffic_goal(v) for v in violated) and not _violation_persists(
+            policy=policy, window=window
+        ):
+            return open_plan  # one slide's spike: wait for the next window to confirm it
         trigger = "goals violated: " + ", ".join(violated)
+        proposal = _towards_target(scoped=scoped, policy=policy, judged=proposal)
+        if window is None:
+            trigger += "; no load window yet: counts only, traffic goals not judged"
     if not proposal.plan["partitions"]:
         return open_plan
     if _loads_outdated(cluster=cluster, snapshot=snapshot):
@@ -150,6 +162,7 @@ def _cluster_detect_locked(
         return open_plan
     if open_plan is not None and open_plan.reassignment == proposal.plan:
         return open_plan  # same proposal as before: keep it, don't churn the audit trail
+    _violation_remember(policy=policy, window_start=None)
     return plan_create_from_proposal(
         cluster=cluster,
         scoped=scoped,
@@ -160,6 +173,51 @@ def _cluster_detect_locked(
         trigger=trigger,
         actor=DETECTOR,
     )
+
+
+def _towards_target(*, scoped, policy: ClusterPolicy, judged):
+    """Judged at the threshold, planned towards the tighter target, so the result does
+    not sit just inside the threshold. Kept only if it still mends what was violated
+    (a target out of reach can leave the engine unable to improve anything)."""
+    if float(policy.balance_target) >= float(policy.balance_threshold):
+        return judged
+    try:
+        aimed = planner_run(scoped=scoped, policy=policy, mode=PlanMode.FULL, aim_at_target=True)
+    except PlanRequestInvalid:
+        return judged
+    return aimed if aimed.plan["partitions"] and _violated_goals(aimed.report, policy) else judged
+
+
+# Goals judged on measured traffic, which a short spike can violate for one window.
+TRAFFIC_GOALS = ("disk-distribution", "network-in-distribution", "network-out-distribution")
+
+
+def _is_traffic_goal(violation: str) -> bool:
+    return violation.split(" ", 1)[0] in TRAFFIC_GOALS
+
+
+def _violation_remember(*, policy: ClusterPolicy, window_start: datetime | None) -> None:
+    if policy.violation_window_start != window_start:
+        ClusterPolicy.objects.filter(pk=policy.pk).update(violation_window_start=window_start)
+        policy.violation_window_start = window_start
+
+
+def _violation_persists(*, policy: ClusterPolicy, window: dict | None) -> bool:
+    """True when the previous slide's window already showed a traffic violation.
+
+    The first window showing one is remembered; a later window one slide on
+    confirms it. A gap (windows not judged in between) starts over.
+    """
+    if window is None:
+        return False
+    current = datetime.fromisoformat(window["start"].replace("Z", "+00:00"))
+    seen = policy.violation_window_start
+    slide = timedelta(seconds=settings.METRICS_WINDOW_SLIDE_SECONDS)
+    if seen is not None and seen < current <= seen + slide:
+        return True
+    if seen is None or current != seen:
+        _violation_remember(policy=policy, window_start=current)
+    return False
 
 
 def _dead_since(broker) -> datetime:
