@@ -209,10 +209,13 @@ METRICS_TOPIC = os.environ.get("METRICS_TOPIC", "__balancer_metrics")
 # The metrics topic is created on first use with these (and min(3, alive brokers) replicas).
 METRICS_TOPIC_PARTITIONS = env_int("METRICS_TOPIC_PARTITIONS", 6)
 METRICS_TOPIC_RETENTION_MS = env_int("METRICS_TOPIC_RETENTION_MS", 24 * 3600 * 1000)
-# Aggregation windows: their length, how many are kept, and how often Spark runs.
+# Aggregation windows: their length, how far they slide (a divisor of the length;
+# equal = tumbling), how many are kept, and how often Spark runs (the slide: each run
+# stores the window that just closed, docs/metrics.md).
 METRICS_WINDOW_SECONDS = env_int("METRICS_WINDOW_SECONDS", 60)
+METRICS_WINDOW_SLIDE_SECONDS = env_int("METRICS_WINDOW_SLIDE_SECONDS", 10)
 METRICS_WINDOWS_KEPT = env_int("METRICS_WINDOWS_KEPT", 60)
-METRICS_AGGREGATE_INTERVAL = env_float("METRICS_AGGREGATE_INTERVAL", 60.0)
+METRICS_AGGREGATE_INTERVAL = env_float("METRICS_AGGREGATE_INTERVAL", 10.0)
 # The aggregation worker keeps one SparkSession warm (~1.3 GB) instead of paying a
 # JVM start and JIT warm-up every minute with spark-submit: ~14 s against ~30 s for
 # 600,000 samples (bench/README.md). Off: a fresh spark-submit per run.

@@ -48,6 +48,11 @@ class ClusterPolicy(models.Model):
     balance_threshold = models.FloatField(
         default=1.10, help_text="Max utilisation over the mean a goal tolerates (>= 1.0)."
     )
+    balance_target = models.FloatField(
+        default=1.05,
+        help_text="What a detected rebalance aims at (>= 1.0; the threshold if higher), so "
+        "the next small drift does not trigger again.",
+    )
     goal_thresholds = models.JSONField(
         default=dict, blank=True, help_text='Per-goal override, e.g. {"leader-distribution": 1.2}.'
     )
@@ -85,6 +90,9 @@ class ClusterPolicy(models.Model):
     max_moves_cluster = models.PositiveIntegerField(default=_default_moves_cluster)
     # Bookkeeping of the detector, not an operator setting (not audited).
     last_detection_at = models.DateTimeField(null=True, blank=True, editable=False)
+    # Start of the window in which a traffic goal was first seen violated, until the
+    # next slide confirms it (or it goes away).
+    violation_window_start = models.DateTimeField(null=True, blank=True, editable=False)
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:

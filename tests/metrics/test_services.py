@@ -135,6 +135,7 @@ def test_it_stores_windows_once_and_advances_the_cursor():
 
 def test_it_keeps_only_the_last_windows(settings):
     settings.METRICS_WINDOWS_KEPT = 3
+    settings.METRICS_WINDOW_SLIDE_SECONDS = 60  # these windows start a minute apart
     cluster = cluster_create()
     run = aggregation_run_start(cluster=cluster)
 

@@ -174,7 +174,7 @@ def test_the_beat_task_fans_out_per_due_cluster(cluster, apply_state, settings):
     assert Plan.objects.filter(cluster=cluster, mode=PlanMode.ADD_BROKERS).exists()
 
 
-def test_it_proposes_when_measured_bytes_in_are_skewed(cluster, apply_state):
+def test_it_proposes_when_measured_bytes_in_are_skewed(cluster, apply_state, settings):
     from apps.metrics.models import PartitionLoad
 
     placement = {("orders", i): [[1, 2], [2, 3], [3, 1]][i % 3] for i in range(6)}
@@ -191,6 +191,21 @@ def test_it_proposes_when_measured_bytes_in_are_skewed(cluster, apply_state):
             samples=2,
             replicas=replicas,
             # Partitions on broker 1 carry 5x the traffic.
+            bytes_in=5000.0 if 1 in replicas else 1000.0,
+            bytes_out=0.0,
+            size=1000,
+        )
+    # One window is a spike until the next slide's window confirms it.
+    assert cluster_detect(cluster=cluster) is None
+    for (topic, index), replicas in placement.items():
+        PartitionLoad.objects.create(
+            cluster=cluster,
+            topic=topic,
+            partition=index,
+            window_start=now - timedelta(seconds=60 - settings.METRICS_WINDOW_SLIDE_SECONDS),
+            window_end=now + timedelta(seconds=settings.METRICS_WINDOW_SLIDE_SECONDS),
+            samples=2,
+            replicas=replicas,
             bytes_in=5000.0 if 1 in replicas else 1000.0,
             bytes_out=0.0,
             size=1000,

@@ -12,6 +12,7 @@ from django.db import transaction
 from apps.clusters.models import Cluster
 
 from ..models import AggregationRun, BrokerLoad, MetricsCursor, PartitionLoad
+from ..signals import loads_stored
 from .retention import metrics_windows_prune
 
 
@@ -36,7 +37,8 @@ def _one_per_window(loads: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def aggregation_results_store(
     *, cluster: Cluster, run: AggregationRun, topic: str, result: Any
 ) -> None:
-    """Write windows, advance the cursor and prune, all in one transaction."""
+    """Write windows, advance the cursor and prune, all in one transaction; then
+    `loads_stored` (from inside it, so receivers defer to its commit)."""
     partition_rows = [
         PartitionLoad(
             cluster=cluster,
@@ -116,6 +118,9 @@ def aggregation_results_store(
             cursor.finalized_until = _ms_to_dt(result.finalized_until_ms)
         cursor.save()
         metrics_windows_prune(cluster=cluster)
+        if partition_rows or broker_rows:
+            newest = max(r.window_start for r in [*partition_rows, *broker_rows])
+            loads_stored.send_robust(sender=Cluster, cluster=cluster, window_start=newest)
     run.input_rows = result.input_rows
     run.output_rows = len(partition_rows)
     run.broker_rows = len(broker_rows)

@@ -11,10 +11,12 @@ from apps.balancer import engine
 from apps.clusters.models import Cluster
 
 from ..errors import PlanRequestInvalid, PlanStateError
-from ..kafka_ops import PartitionKey
+from ..kafka_ops import KafkaOps, PartitionKey
 from ..models import Plan, PlanMove, PlanState
 from ..selectors import ScopedSnapshot, assignment_fingerprint
 from .decisions import plan_auto_approve
+from .policy import policy_get
+from .sizes import partition_sizes_measure
 from .transitions import plan_summarize, plan_transition
 
 
@@ -127,19 +129,36 @@ def plan_create_from_proposal(
     requested_by: AbstractBaseUser | None = None,
     request_reason: str = "",
     client_address: str | None = None,
+    kafka: KafkaOps | None = None,
 ) -> Plan:
     """`plan_create` for what the engine proposed on a snapshot: the starting
-    assignment and sizes come from the snapshot, the report from the proposal."""
-    before, sizes, sizes_known = {}, {}, True
+    assignment and sizes come from the snapshot, the report from the proposal.
+
+    A moved partition no window measured yet (a new topic) takes its size from
+    its replicas' logs now, when the policy auto-approves by size: that rule
+    needs every size to decide.
+    """
+    before, sizes = {}, {}
     for p in scoped.snapshot["partitions"]:
         key = (p["topic"], p["partition"])
         before[key] = p["replicas"]
-        if "load" in p:
-            sizes[key] = int(p["load"].get("size", 0))
-        else:
-            sizes_known = False
+        if "load" in p and p["load"].get("size") is not None:
+            sizes[key] = int(p["load"]["size"])
+    copied = [
+        (e["topic"], e["partition"])
+        for e in proposal.plan.get("partitions", [])
+        if set(e["replicas"]) - set(before.get((e["topic"], e["partition"]), []))
+    ]
+    unmeasured = [k for k in copied if k not in sizes]
     report = dict(proposal.report)
-    report["sizes_known"] = sizes_known
+    if unmeasured and policy_get(cluster=cluster).auto_approve_max_bytes is not None:
+        live = partition_sizes_measure(cluster=cluster, keys=unmeasured, kafka=kafka)
+        sizes.update(live)
+        report["sizes_from_logs"] = sorted(f"{t}-{p}" for t, p in live)
+        unmeasured = [k for k in unmeasured if k not in live]
+    report["sizes_known"] = not unmeasured
+    # The loads it was planned from; none: counts only (no window stored yet).
+    report["loads_window"] = scoped.snapshot.get("window")
     report["unplaceable"] = scoped.unplaceable
     return plan_create(
         cluster=cluster,

@@ -10,16 +10,21 @@ that is merely restarting should not cause data to be copied. Self-healing does 
 wait for the next periodic round either: when a sync sees a broker die, and whenever a
 round finds one still within its grace, a re-check (sync, then detect) is scheduled
 for the moment the grace ends.
+
+It also runs as soon as new loads are stored (plans.receivers); a round never
+proposes from loads older than the newest stored window.
 """
 
 import logging
 from datetime import datetime, timedelta
 
 from django.conf import settings
+from django.db import transaction
 from django.utils import timezone
 
 from apps.clusters.models import Cluster
 from apps.clusters.services import cluster_sync
+from apps.metrics.selectors import latest_window_start
 
 from ..errors import PlanRequestInvalid
 from ..models import ACTIVE_STATES, ClusterPolicy, Plan, PlanMode, PlanOrigin
@@ -58,10 +63,32 @@ def _sync_fresh(cluster: Cluster, now: datetime) -> bool:
 
 
 def cluster_detect(*, cluster: Cluster, now: datetime | None = None) -> Plan | None:
-    """One detection round. Returns the open proposal afterwards (new or kept), or None."""
+    """One detection round. Returns the open proposal afterwards (new or kept), or None.
+
+    One round per cluster at a time (the policy row is locked for the round): the
+    tick and a new window arriving together would otherwise both propose.
+    """
     now = now or timezone.now()
     policy = policy_get(cluster=cluster)
-    ClusterPolicy.objects.filter(pk=policy.pk).update(last_detection_at=now)
+    with transaction.atomic():
+        ClusterPolicy.objects.select_for_update().filter(pk=policy.pk).update(last_detection_at=now)
+        return _cluster_detect_locked(cluster=cluster, policy=policy, now=now)
+
+
+def _loads_outdated(*, cluster: Cluster, snapshot: dict) -> bool:
+    """A window newer than the snapshot's was stored meanwhile: its own detection comes."""
+    newest = latest_window_start(cluster=cluster)
+    window = snapshot.get("window")
+    if newest is None:
+        return False
+    if window is None:
+        return True
+    return newest.strftime("%Y-%m-%dT%H:%M:%SZ") > window["start"]
+
+
+def _cluster_detect_locked(
+    *, cluster: Cluster, policy: ClusterPolicy, now: datetime
+) -> Plan | None:
     if not policy.detection_enabled:
         return None
     cluster.refresh_from_db()
@@ -122,14 +149,30 @@ def cluster_detect(*, cluster: Cluster, now: datetime | None = None) -> Plan | N
         logger.warning("detection on %s: %s", cluster.name, exc)
         return open_plan
     if mode == PlanMode.FULL:
+        window = snapshot.get("window")
         violated = _violated_goals(proposal.report)
+        if window is None:
+            # Before the first window every load reads zero: judge no traffic goal.
+            violated = [v for v in violated if not _is_traffic_goal(v)]
         if not violated:
+            _violation_remember(policy=policy, window_start=None)
             return open_plan
+        if all(_is_traffic_goal(v) for v in violated) and not _violation_persists(
+            policy=policy, window=window
+        ):
+            return open_plan  # one slide's spike: wait for the next window to confirm it
         trigger = "goals violated: " + "; ".join(violated)
+        proposal = _towards_target(scoped=scoped, policy=policy, judged=proposal)
+        if window is None:
+            trigger += "; no load window yet: counts only, traffic goals not judged"
     if not proposal.plan["partitions"]:
+        return open_plan
+    if _loads_outdated(cluster=cluster, snapshot=snapshot):
+        logger.info("detection on %s dropped: newer loads were stored meanwhile", cluster.name)
         return open_plan
     if open_plan is not None and open_plan.reassignment == proposal.plan:
         return open_plan  # same proposal as before: keep it, don't churn the audit trail
+    _violation_remember(policy=policy, window_start=None)
     return plan_create_from_proposal(
         cluster=cluster,
         scoped=scoped,
@@ -166,6 +209,52 @@ def dead_broker_recheck_schedule(*, cluster: Cluster, node_id: int, at: datetime
 
 # Past the grace by this much, so the re-check finds the broker overdue, not a hair short.
 RECHECK_MARGIN = timedelta(seconds=1)
+
+
+def _towards_target(*, scoped, policy: ClusterPolicy, judged):
+    """Judged at the threshold, planned towards the tighter target, so the result does
+    not sit just inside the threshold. Kept only if it still mends what was violated
+    (a target out of reach can leave the engine unable to improve anything)."""
+    if float(policy.balance_target) >= float(policy.balance_threshold):
+        return judged
+    try:
+        aimed = planner_run(scoped=scoped, policy=policy, mode=PlanMode.FULL, aim_at_target=True)
+    except PlanRequestInvalid:
+        return judged
+    return aimed if aimed.plan["partitions"] and _violated_goals(aimed.report) else judged
+
+
+# Goals judged on measured traffic, which a short spike can violate for one window.
+TRAFFIC_GOALS = ("disk-distribution", "network-in-distribution", "network-out-distribution")
+
+
+def _is_traffic_goal(violation: str) -> bool:
+    # "network-in-distribution: broker 3 above the band ..." -> the goal's name
+    return violation.split(":", 1)[0].split(" ", 1)[0] in TRAFFIC_GOALS
+
+
+def _violation_remember(*, policy: ClusterPolicy, window_start: datetime | None) -> None:
+    if policy.violation_window_start != window_start:
+        ClusterPolicy.objects.filter(pk=policy.pk).update(violation_window_start=window_start)
+        policy.violation_window_start = window_start
+
+
+def _violation_persists(*, policy: ClusterPolicy, window: dict | None) -> bool:
+    """True when the previous slide's window already showed a traffic violation.
+
+    The first window showing one is remembered; a later window one slide on
+    confirms it. A gap (windows not judged in between) starts over.
+    """
+    if window is None:
+        return False
+    current = datetime.fromisoformat(window["start"].replace("Z", "+00:00"))
+    seen = policy.violation_window_start
+    slide = timedelta(seconds=settings.METRICS_WINDOW_SLIDE_SECONDS)
+    if seen is not None and seen < current <= seen + slide:
+        return True
+    if seen is None or current != seen:
+        _violation_remember(policy=policy, window_start=current)
+    return False
 
 
 def _dead_since(broker) -> datetime:
