@@ -124,6 +124,9 @@ class Topic(models.Model):
     cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="topics")
     name = models.CharField(max_length=249)
     internal = models.BooleanField(default=False)
+    # What the sync last wrote of its partitions (services.placement_digest); a topic
+    # whose digest is unchanged is not read again. Empty: compare row by row.
+    placement_digest = models.CharField(max_length=32, blank=True, editable=False)
 
     class Meta:
         ordering = ["cluster", "name"]
