@@ -6,7 +6,9 @@ from dataclasses import dataclass
 
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.contrib.auth.models import AnonymousUser
-from django.db.models import QuerySet
+from django.core.paginator import Page, Paginator
+from django.db import connection
+from django.db.models import Count, Func, IntegerField, Max, Q, QuerySet
 
 from .models import Broker, Cluster, Partition, Topic
 
@@ -48,15 +50,38 @@ def _skew(value: int, mean: float) -> float | None:
     return None if mean == 0 else (value - mean) / mean * 100.0
 
 
+def replica_counts_by_broker(*, cluster: Cluster) -> Counter[int]:
+    """Replicas per broker, counted by the database: decoding every partition's replica
+    list in Python took seconds at 200k partitions."""
+    table = connection.ops.quote_name(Partition._meta.db_table)
+    topics = connection.ops.quote_name(Topic._meta.db_table)
+    if connection.vendor == "postgresql":
+        element = "jsonb_array_elements_text(p.replicas::jsonb) AS e(value)"
+        cast = "e.value::integer"
+    else:  # SQLite (JSON1 is built in)
+        element, cast = "json_each(p.replicas) AS e", "e.value"
+    sql = (
+        f"SELECT {cast}, COUNT(*) FROM {table} AS p JOIN {topics} AS t ON t.id = p.topic_id"
+        f" CROSS JOIN {element} WHERE t.cluster_id = %s GROUP BY {cast}"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [cluster.pk])
+        return Counter({int(broker): count for broker, count in cursor.fetchall()})
+
+
+def leader_counts_by_broker(*, cluster: Cluster) -> Counter[int]:
+    rows = (
+        Partition.objects.filter(topic__cluster=cluster, leader__isnull=False)
+        .values_list("leader")
+        .annotate(n=Count("pk"))
+        .order_by()
+    )
+    return Counter(dict(rows))
+
+
 def broker_rows_list(*, cluster: Cluster) -> list[BrokerRow]:
-    replicas: Counter[int] = Counter()
-    leaders: Counter[int] = Counter()
-    for leader, replica_list in Partition.objects.filter(topic__cluster=cluster).values_list(
-        "leader", "replicas"
-    ):
-        replicas.update(replica_list)
-        if leader is not None:
-            leaders[leader] += 1
+    replicas = replica_counts_by_broker(cluster=cluster)
+    leaders = leader_counts_by_broker(cluster=cluster)
     brokers = list(cluster.brokers.all())
     alive = [b for b in brokers if b.alive] or brokers
     mean_replicas = sum(replicas[b.node_id] for b in alive) / len(alive) if alive else 0.0
@@ -99,6 +124,53 @@ def topic_rows_list(*, cluster: Cluster, include_internal: bool = True) -> list[
             )
         )
     return rows
+
+
+TOPICS_PAGE_SIZE = 50
+
+
+class JsonArrayLength(Func):
+    """Length of a JSON array column, in the database (SQLite's JSON1 or PostgreSQL)."""
+
+    function = "json_array_length"
+    output_field = IntegerField()
+
+    def as_postgresql(self, compiler, connection, **extra):
+        return self.as_sql(
+            compiler,
+            connection,
+            function="jsonb_array_length",
+            template="%(function)s(%(expressions)s::jsonb)",
+            **extra,
+        )
+
+
+def topic_rows_page(
+    *, cluster: Cluster, search: str = "", page: int | str | None = 1, size: int = TOPICS_PAGE_SIZE
+) -> Page:
+    """One page of topic rows, those with offline and then under-replicated partitions
+    first, then the largest: what an operator looks for among thousands of topics.
+    Counted by the database."""
+    topics = cluster.topics.annotate(
+        n_partitions=Count("partitions"),
+        rf=Max(JsonArrayLength("partitions__replicas")),
+        n_offline=Count("partitions", filter=Q(partitions__offline=True)),
+        n_urp=Count("partitions", filter=Q(partitions__under_replicated=True)),
+    ).order_by("-n_offline", "-n_urp", "-n_partitions", "name")
+    if search:
+        topics = topics.filter(name__icontains=search)
+    shown = Paginator(topics, size).get_page(page)
+    shown.object_list = [
+        TopicRow(
+            topic=t,
+            partitions=t.n_partitions,
+            replication_factor=t.rf or 0,
+            offline=t.n_offline,
+            under_replicated=t.n_urp,
+        )
+        for t in shown.object_list
+    ]
+    return shown
 
 
 def partitions_filter(

@@ -32,7 +32,7 @@ from apps.clusters.selectors import (
     broker_rows_list,
     cluster_visible_get,
     clusters_visible_list,
-    topic_rows_list,
+    topic_rows_page,
 )
 from apps.metrics.selectors import HEATMAP_METRICS
 from apps.plans.selectors import (
@@ -93,7 +93,11 @@ def cluster_page(request: HttpRequest, name: str) -> HttpResponse:
         "cluster": cluster,
         "health": cluster_health_get(cluster=cluster),
         "brokers": broker_rows_list(cluster=cluster),
-        "topics": topic_rows_list(cluster=cluster),
+        "topics": topic_rows_page(
+            cluster=cluster,
+            search=request.GET.get("topic", "").strip()[:249],
+            page=request.GET.get("topics_page"),
+        ),
         "metrics": HEATMAP_METRICS,
         "plans": plans_list(cluster=cluster)[:20]
         if request.user.has_perm("plans.view_plan")

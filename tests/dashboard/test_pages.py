@@ -60,6 +60,19 @@ def test_it_renders_the_cluster_page_with_heatmap_and_charts(client, cluster, vi
     assert 'id="plan-request"' not in body
 
 
+def test_it_shows_one_page_of_topics_and_searches_them(client, viewer):
+    cluster_make("wide", {(f"topic-{t:03d}", 0): [1, 2] for t in range(120)})
+    client.force_login(viewer)
+
+    body = client.get("/clusters/wide/").content.decode()
+    assert body.count('data-topic="topic-') == 50 and 'data-total="120"' in body
+    assert "page 1 of 3" in body
+
+    found = client.get("/clusters/wide/", {"topic": "topic-11"}).content.decode()
+    assert found.count('data-topic="topic-') == 10  # topic-110 .. topic-119
+    assert 'data-topic="topic-110"' in found and 'data-total="10"' in found
+
+
 def test_it_serves_plotly_from_the_installed_package(client):
     from django.contrib.staticfiles import finders
 
