@@ -109,6 +109,9 @@ class Broker(models.Model):
     capacity_network_in = models.BigIntegerField(null=True, blank=True)
     capacity_network_out = models.BigIntegerField(null=True, blank=True)
     capacity_disk = models.BigIntegerField(null=True, blank=True)
+    # As the last sync counted them, so pages need not read every partition.
+    replicas_count = models.IntegerField(default=0, editable=False)
+    leaders_count = models.IntegerField(default=0, editable=False)
 
     class Meta:
         ordering = ["cluster", "node_id"]

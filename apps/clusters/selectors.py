@@ -1,13 +1,11 @@
 """Reads of the synced cluster model: which clusters a user may see, their brokers,
 topics and partitions."""
 
-from collections import Counter
 from dataclasses import dataclass
 
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.contrib.auth.models import AnonymousUser
 from django.core.paginator import Page, Paginator
-from django.db import connection
 from django.db.models import Count, Func, IntegerField, Max, Q, QuerySet
 
 from .models import Broker, Cluster, Partition, Topic
@@ -50,39 +48,11 @@ def _skew(value: int, mean: float) -> float | None:
     return None if mean == 0 else (value - mean) / mean * 100.0
 
 
-def replica_counts_by_broker(*, cluster: Cluster) -> Counter[int]:
-    """Replicas per broker, counted by the database: decoding every partition's replica
-    list in Python took seconds at 200k partitions."""
-    table = connection.ops.quote_name(Partition._meta.db_table)
-    topics = connection.ops.quote_name(Topic._meta.db_table)
-    if connection.vendor == "postgresql":
-        element = "jsonb_array_elements_text(p.replicas::jsonb) AS e(value)"
-        cast = "e.value::integer"
-    else:  # SQLite (JSON1 is built in)
-        element, cast = "json_each(p.replicas) AS e", "e.value"
-    sql = (
-        f"SELECT {cast}, COUNT(*) FROM {table} AS p JOIN {topics} AS t ON t.id = p.topic_id"
-        f" CROSS JOIN {element} WHERE t.cluster_id = %s GROUP BY {cast}"
-    )
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [cluster.pk])
-        return Counter({int(broker): count for broker, count in cursor.fetchall()})
-
-
-def leader_counts_by_broker(*, cluster: Cluster) -> Counter[int]:
-    rows = (
-        Partition.objects.filter(topic__cluster=cluster, leader__isnull=False)
-        .values_list("leader")
-        .annotate(n=Count("pk"))
-        .order_by()
-    )
-    return Counter(dict(rows))
-
-
 def broker_rows_list(*, cluster: Cluster) -> list[BrokerRow]:
-    replicas = replica_counts_by_broker(cluster=cluster)
-    leaders = leader_counts_by_broker(cluster=cluster)
+    # Counted by the sync (Broker.replicas_count / leaders_count), not read here.
     brokers = list(cluster.brokers.all())
+    replicas = {b.node_id: b.replicas_count for b in brokers}
+    leaders = {b.node_id: b.leaders_count for b in brokers}
     alive = [b for b in brokers if b.alive] or brokers
     mean_replicas = sum(replicas[b.node_id] for b in alive) / len(alive) if alive else 0.0
     mean_leaders = sum(leaders[b.node_id] for b in alive) / len(alive) if alive else 0.0

@@ -3,6 +3,7 @@
 import hashlib
 import logging
 from array import array
+from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -154,7 +155,14 @@ def _brokers_apply(*, cluster: Cluster, state: ClusterState, now: datetime) -> N
     known = {b.node_id: b for b in cluster.brokers.all()}
     live = {b.node_id: b for b in state.brokers}
     # Replicas may name brokers that are down and were never seen alive by us.
-    referenced = {r for t in state.topics for p in t.partitions for r in p.replicas}
+    replicas: Counter[int] = Counter()
+    leaders: Counter[int] = Counter()
+    for t in state.topics:
+        for p in t.partitions:
+            replicas.update(p.replicas)
+            if p.leader is not None:
+                leaders[p.leader] += 1
+    referenced = set(replicas)
 
     new_rows, changed, came_back = [], [], []
     for node_id, seen in live.items():
@@ -170,6 +178,8 @@ def _brokers_apply(*, cluster: Cluster, state: ClusterState, now: datetime) -> N
                     alive=True,
                     first_seen=now,
                     last_seen=now,
+                    replicas_count=replicas[node_id],
+                    leaders_count=leaders[node_id],
                 )
             )
             continue
@@ -196,10 +206,26 @@ def _brokers_apply(*, cluster: Cluster, state: ClusterState, now: datetime) -> N
     went_away = [n for n, b in known.items() if n not in live and b.alive]
     cluster.brokers.filter(node_id__in=went_away).update(alive=False)
     new_rows += [
-        Broker(cluster=cluster, node_id=node_id, alive=False, first_seen=now, last_seen=None)
+        Broker(
+            cluster=cluster,
+            node_id=node_id,
+            alive=False,
+            first_seen=now,
+            last_seen=None,
+            replicas_count=replicas[node_id],
+        )
         for node_id in sorted(referenced - live.keys() - known.keys())
     ]
     Broker.objects.bulk_create(new_rows)
+    _rows_update(
+        model=Broker,
+        field_names=("replicas_count", "leaders_count"),
+        rows=[
+            (b.pk, (replicas[n], leaders[n]))
+            for n, b in known.items()
+            if (b.replicas_count, b.leaders_count) != (replicas[n], leaders[n])
+        ],
+    )
     for node_id in came_back:
         broker_state_changed.send(
             sender=Broker, cluster=cluster, node_id=node_id, alive=True, at=now

@@ -39,7 +39,7 @@ def test_it_filters_partitions_by_topic_and_broker(cluster):
     assert partitions_filter(cluster=cluster, topic="orders", broker=3).count() == 0
 
 
-def test_it_counts_replicas_and_leaders_per_broker_in_the_database(cluster):
+def test_it_lists_replicas_and_leaders_per_broker_as_the_sync_counted_them(cluster):
     replicas, leaders = Counter(), Counter()
     for leader, replica_list in Partition.objects.values_list("leader", "replicas"):
         replicas.update(replica_list)

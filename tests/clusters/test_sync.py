@@ -231,3 +231,28 @@ def test_it_rewrites_a_partition_row_changed_behind_its_back(cluster):
     cluster_state_apply(cluster=cluster, state=state(), now=timezone.now())
 
     assert Partition.objects.get(index=0).leader == 1
+
+
+def test_it_counts_each_brokers_replicas_and_leaders(cluster):
+    cluster_state_apply(cluster=cluster, state=state(), now=timezone.now())
+    counts = {
+        b: (r, n)
+        for b, r, n in Broker.objects.values_list("node_id", "replicas_count", "leaders_count")
+    }
+    assert counts == {1: (1, 1), 2: (2, 1), 3: (1, 0)}
+
+    moved = state(
+        topics=[
+            TopicState(
+                name="orders",
+                internal=False,
+                partitions=[
+                    PartitionState(index=0, leader=2, replicas=[1, 2], isr=[1, 2]),
+                    PartitionState(index=1, leader=2, replicas=[2, 3], isr=[2, 3]),
+                ],
+            )
+        ]
+    )
+    cluster_state_apply(cluster=cluster, state=moved, now=timezone.now())
+
+    assert dict(Broker.objects.values_list("node_id", "leaders_count")) == {1: 0, 2: 2, 3: 0}
