@@ -15,6 +15,7 @@ from django.http import (
     HttpRequest,
     HttpResponse,
     HttpResponseBadRequest,
+    JsonResponse,
     StreamingHttpResponse,
 )
 from django.shortcuts import render
@@ -115,7 +116,6 @@ def plan_page(request: HttpRequest, name: str, plan_id: int) -> HttpResponse:
     plan = plan_visible_get(user=request.user, plan_id=plan_id)
     if plan is None or plan.cluster_id != cluster.pk:
         raise Http404("no such plan")
-    loads = plan_loads_before_after(plan=plan)
     context = {
         "cluster": cluster,
         "plan": plan,
@@ -124,9 +124,23 @@ def plan_page(request: HttpRequest, name: str, plan_id: int) -> HttpResponse:
         "eta_at_throttle": plan_eta_at_throttle(plan=plan),
         "balance": sorted((plan.report.get("balance") or {}).items()),
         "goals": sorted({g for goals in plan.moves.values_list("goals", flat=True) for g in goals}),
-        "loads": asdict(loads) if loads else None,
     }
     return render(request, "dashboard/plan.html", context)
+
+
+@require_GET
+@login_required
+@permission_required(VIEW_CLUSTER_PERMISSION, raise_exception=True)
+@permission_required("plans.view_plan", raise_exception=True)
+def plan_loads(request: HttpRequest, name: str, plan_id: int) -> JsonResponse:
+    """The plan page's before / after bars, fetched after the page: {} when the cluster
+    has nothing the planner can model."""
+    cluster = _cluster_or_404(request, name)
+    plan = plan_visible_get(user=request.user, plan_id=plan_id)
+    if plan is None or plan.cluster_id != cluster.pk:
+        raise Http404("no such plan")
+    loads = plan_loads_before_after(plan=plan)
+    return JsonResponse(asdict(loads) if loads else {})
 
 
 @login_required

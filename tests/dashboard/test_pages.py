@@ -98,7 +98,10 @@ def test_it_shows_approve_only_to_approvers(client, cluster, viewer, approver):
     body = client.get(url).content.decode()
     assert 'id="approve-button"' in body and 'id="reject-button"' in body
     assert f"/api/plans/{plan.pk}/reassignment/" in body  # Kafka JSON export
-    assert '"before"' in body and "plan-loads" in body  # before / after bars
+    assert f'data-url="/clusters/prod/plans/{plan.pk}/loads/"' in body  # bars, on demand
+    bars = client.get(f"/clusters/prod/plans/{plan.pk}/loads/").json()
+    assert bars["brokers"] == [1, 2, 3] and set(bars["before"]) == set(bars["after"])
+    assert bars["before"]["replicas"] != bars["after"]["replicas"]
 
 
 def test_it_answers_404_for_a_plan_of_another_cluster(client, cluster, viewer):
