@@ -372,6 +372,9 @@ def run(args: argparse.Namespace) -> None:
         moves = plan.moves.count()
         page(client, f"plan page ({moves} moves)", f"/clusters/bench/plans/{plan.pk}/")
         page(client, "plan moves API (first page)", f"/api/plans/{plan.pk}/moves/")
+        page(
+            client, "plan bars (fetched after the page)", f"/clusters/bench/plans/{plan.pk}/loads/"
+        )
     calibration.append(calibrate())
     print(f"  {'calibration loop (again)':<44} {calibration[1]:8.3f} s", flush=True)
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
