@@ -130,6 +130,11 @@ class Topic(models.Model):
     # What the sync last wrote of its partitions (services.placement_digest); a topic
     # whose digest is unchanged is not read again. Empty: compare row by row.
     placement_digest = models.CharField(max_length=32, blank=True, editable=False)
+    # Its partitions as the sync counted them, so topic tables read no partition.
+    partitions_count = models.IntegerField(default=0, editable=False)
+    replication_factor = models.IntegerField(default=0, editable=False)
+    offline_count = models.IntegerField(default=0, editable=False)
+    under_replicated_count = models.IntegerField(default=0, editable=False)
 
     class Meta:
         ordering = ["cluster", "name"]

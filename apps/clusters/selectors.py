@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.contrib.auth.models import AnonymousUser
 from django.core.paginator import Page, Paginator
-from django.db.models import Count, Func, IntegerField, Max, Q, QuerySet
+from django.db.models import QuerySet
 
 from .models import Broker, Cluster, Partition, Topic
 
@@ -99,44 +99,25 @@ def topic_rows_list(*, cluster: Cluster, include_internal: bool = True) -> list[
 TOPICS_PAGE_SIZE = 50
 
 
-class JsonArrayLength(Func):
-    """Length of a JSON array column, in the database (SQLite's JSON1 or PostgreSQL)."""
-
-    function = "json_array_length"
-    output_field = IntegerField()
-
-    def as_postgresql(self, compiler, connection, **extra):
-        return self.as_sql(
-            compiler,
-            connection,
-            function="jsonb_array_length",
-            template="%(function)s(%(expressions)s::jsonb)",
-            **extra,
-        )
-
-
 def topic_rows_page(
     *, cluster: Cluster, search: str = "", page: int | str | None = 1, size: int = TOPICS_PAGE_SIZE
 ) -> Page:
     """One page of topic rows, those with offline and then under-replicated partitions
     first, then the largest: what an operator looks for among thousands of topics.
-    Counted by the database."""
-    topics = cluster.topics.annotate(
-        n_partitions=Count("partitions"),
-        rf=Max(JsonArrayLength("partitions__replicas")),
-        n_offline=Count("partitions", filter=Q(partitions__offline=True)),
-        n_urp=Count("partitions", filter=Q(partitions__under_replicated=True)),
-    ).order_by("-n_offline", "-n_urp", "-n_partitions", "name")
+    Counted by the sync (Topic.partitions_count and the others): no partition is read."""
+    topics = cluster.topics.order_by(
+        "-offline_count", "-under_replicated_count", "-partitions_count", "name"
+    )
     if search:
         topics = topics.filter(name__icontains=search)
     shown = Paginator(topics, size).get_page(page)
     shown.object_list = [
         TopicRow(
             topic=t,
-            partitions=t.n_partitions,
-            replication_factor=t.rf or 0,
-            offline=t.n_offline,
-            under_replicated=t.n_urp,
+            partitions=t.partitions_count,
+            replication_factor=t.replication_factor,
+            offline=t.offline_count,
+            under_replicated=t.under_replicated_count,
         )
         for t in shown.object_list
     ]

@@ -251,6 +251,29 @@ def _partition_row(topic_id: int, p: PartitionState) -> Partition:
     return Partition(topic_id=topic_id, index=p.index, **values)
 
 
+# Topic columns the sync writes: its digest and the counts of its partitions.
+_TOPIC_FIELDS = (
+    "internal",
+    "placement_digest",
+    "partitions_count",
+    "replication_factor",
+    "offline_count",
+    "under_replicated_count",
+)
+
+
+def _topic_values(topic: TopicState, digest: str) -> tuple:
+    parts = topic.partitions
+    return (
+        topic.internal,
+        digest,
+        len(parts),
+        max((len(p.replicas) for p in parts), default=0),
+        sum(p.leader is None for p in parts),
+        sum(len(p.isr) < len(p.replicas) for p in parts),
+    )
+
+
 def placement_digest(*, partitions: list[PartitionState]) -> str:
     """A fingerprint of one topic's partitions as synced, so an unchanged topic is
     recognised from its Topic row alone, without reading its partitions."""
@@ -296,7 +319,11 @@ def _topics_apply(*, cluster: Cluster, state: ClusterState) -> None:
 
     created = Topic.objects.bulk_create(
         [
-            Topic(cluster=cluster, name=t.name, internal=t.internal, placement_digest=d)
+            Topic(
+                cluster=cluster,
+                name=t.name,
+                **dict(zip(_TOPIC_FIELDS, _topic_values(t, d), strict=True)),
+            )
             for t, d in new_topics
         ],
         batch_size=_CHUNK,
@@ -309,8 +336,8 @@ def _topics_apply(*, cluster: Cluster, state: ClusterState) -> None:
         rows += _changed_partitions_apply(changed=changed)
         _rows_update(
             model=Topic,
-            field_names=("internal", "placement_digest"),
-            rows=[(pk, (t.internal, d)) for pk, (t, d) in changed.items()],
+            field_names=_TOPIC_FIELDS,
+            rows=[(pk, _topic_values(t, d)) for pk, (t, d) in changed.items()],
         )
     Partition.objects.bulk_create(rows, batch_size=_CHUNK)
 

@@ -4,14 +4,22 @@ from collections import Counter
 
 import pytest
 from dashboard.factories import cluster_make
+from django.utils import timezone
 
-from apps.clusters.models import Partition
+from apps.clusters.models import Cluster, Partition
 from apps.clusters.selectors import (
     broker_rows_list,
     cluster_visible_get,
     clusters_visible_list,
     partitions_filter,
     topic_rows_page,
+)
+from apps.clusters.services import (
+    BrokerState,
+    ClusterState,
+    PartitionState,
+    TopicState,
+    cluster_state_apply,
 )
 
 pytestmark = pytest.mark.django_db
@@ -53,10 +61,26 @@ def test_it_lists_replicas_and_leaders_per_broker_as_the_sync_counted_them(clust
 
 
 def test_it_pages_topics_with_problems_first_then_the_largest():
-    assignment = {(f"t{t:02d}", p): [1, 2] for t in range(12) for p in range(1 + t % 4)}
-    cluster = cluster_make("many", assignment)
-    Partition.objects.filter(topic__name="t00").update(under_replicated=True)
-    Partition.objects.filter(topic__name="t05", index=0).update(offline=True)
+    def partition(t: int, i: int) -> PartitionState:
+        if t == 0:  # under-replicated
+            return PartitionState(index=i, leader=1, replicas=[1, 2], isr=[1])
+        if t == 5 and i == 0:  # offline
+            return PartitionState(index=i, leader=None, replicas=[1, 2], isr=[])
+        return PartitionState(index=i, leader=1, replicas=[1, 2], isr=[1, 2])
+
+    cluster = Cluster.objects.create(name="many", bootstrap_servers="127.0.0.1:1")
+    topics = [
+        TopicState(
+            name=f"t{t:02d}", internal=False, partitions=[partition(t, i) for i in range(1 + t % 4)]
+        )
+        for t in range(12)
+    ]
+    brokers = [BrokerState(node_id=b, host="h", port=1, rack=None) for b in (1, 2)]
+    cluster_state_apply(
+        cluster=cluster,
+        state=ClusterState(cluster_id="x", controller_id=1, brokers=brokers, topics=topics),
+        now=timezone.now(),
+    )
 
     first = topic_rows_page(cluster=cluster, size=5)
 

@@ -256,3 +256,25 @@ def test_it_counts_each_brokers_replicas_and_leaders(cluster):
     cluster_state_apply(cluster=cluster, state=moved, now=timezone.now())
 
     assert dict(Broker.objects.values_list("node_id", "leaders_count")) == {1: 0, 2: 2, 3: 0}
+
+
+def test_it_counts_each_topics_partitions_and_their_problems(cluster):
+    cluster_state_apply(cluster=cluster, state=state(), now=timezone.now())
+    shrunk = state(
+        topics=[
+            TopicState(
+                name="orders",
+                internal=False,
+                partitions=[
+                    PartitionState(index=0, leader=1, replicas=[1, 2], isr=[1]),
+                    PartitionState(index=1, leader=None, replicas=[2, 3], isr=[]),
+                    PartitionState(index=2, leader=3, replicas=[3, 1, 2], isr=[3, 1, 2]),
+                ],
+            )
+        ]
+    )
+    cluster_state_apply(cluster=cluster, state=shrunk, now=timezone.now())
+
+    topic = Topic.objects.get(name="orders")
+    assert (topic.partitions_count, topic.replication_factor) == (3, 3)
+    assert (topic.offline_count, topic.under_replicated_count) == (1, 2)

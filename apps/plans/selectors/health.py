@@ -5,10 +5,10 @@ It lives in the plans app, the domain app that may read clusters, metrics and pl
 
 from dataclasses import dataclass, field
 
-from django.db.models import Count, Q
+from django.db.models import Sum
 
 from apps.balancer import engine
-from apps.clusters.models import Cluster, Partition
+from apps.clusters.models import Cluster
 from apps.clusters.selectors import User, clusters_visible_list
 from apps.metrics.selectors import broker_loads_latest
 
@@ -52,13 +52,13 @@ def cluster_health_get(*, cluster: Cluster) -> ClusterHealth:
         "node_id", "replicas_count", "leaders_count"
     ):
         replicas[node_id], leaders[node_id] = n_replicas, n_leaders
-    counts = Partition.objects.filter(topic__cluster=cluster).aggregate(
-        partitions=Count("pk"),
-        offline=Count("pk", filter=Q(offline=True)),
-        under_replicated=Count("pk", filter=Q(under_replicated=True)),
+    counts = cluster.topics.aggregate(
+        partitions=Sum("partitions_count"),
+        offline=Sum("offline_count"),
+        under_replicated=Sum("under_replicated_count"),
     )
-    partitions, offline = counts["partitions"], counts["offline"]
-    under_replicated = counts["under_replicated"]
+    partitions, offline = counts["partitions"] or 0, counts["offline"] or 0
+    under_replicated = counts["under_replicated"] or 0
     alive = sorted(alive_ids)
     # Counts are of the current leaders, loads as measured: the engine's ratio over them.
     balance: dict[str, float | None] = {
