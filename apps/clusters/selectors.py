@@ -77,23 +77,22 @@ class TopicRow:
     under_replicated: int
 
 
+def _topic_row(topic: Topic) -> TopicRow:
+    return TopicRow(
+        topic=topic,
+        partitions=topic.partitions_count,
+        replication_factor=topic.replication_factor,
+        offline=topic.offline_count,
+        under_replicated=topic.under_replicated_count,
+    )
+
+
 def topic_rows_list(*, cluster: Cluster, include_internal: bool = True) -> list[TopicRow]:
-    topics = cluster.topics.prefetch_related("partitions")
+    """Every topic by name, with its counts as the sync left them."""
+    topics = cluster.topics.all()
     if not include_internal:
         topics = topics.filter(internal=False)
-    rows = []
-    for topic in topics:
-        parts = list(topic.partitions.all())
-        rows.append(
-            TopicRow(
-                topic=topic,
-                partitions=len(parts),
-                replication_factor=max((len(p.replicas) for p in parts), default=0),
-                offline=sum(p.offline for p in parts),
-                under_replicated=sum(p.under_replicated for p in parts),
-            )
-        )
-    return rows
+    return [_topic_row(t) for t in topics]
 
 
 TOPICS_PAGE_SIZE = 50
@@ -111,16 +110,7 @@ def topic_rows_page(
     if search:
         topics = topics.filter(name__icontains=search)
     shown = Paginator(topics, size).get_page(page)
-    shown.object_list = [
-        TopicRow(
-            topic=t,
-            partitions=t.partitions_count,
-            replication_factor=t.replication_factor,
-            offline=t.offline_count,
-            under_replicated=t.under_replicated_count,
-        )
-        for t in shown.object_list
-    ]
+    shown.object_list = [_topic_row(t) for t in shown.object_list]
     return shown
 
 
