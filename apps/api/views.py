@@ -162,7 +162,13 @@ class HeatmapView(ClusterScopedMixin, APIView):
     def get(self, request: Request, name: str) -> Response:
         query = _query(s.HeatmapQuerySerializer, request)
         heatmap = heatmap_get(
-            cluster=self.cluster_get(), metric=query["metric"], include_internal=query["internal"]
+            cluster=self.cluster_get(),
+            metric=query["metric"],
+            include_internal=query["internal"],
+            search=query["search"],
+            sort=query["sort"],
+            limit=query["limit"],
+            offset=query["offset"],
         )
         return Response(s.HeatmapSerializer(heatmap).data)
 

@@ -147,6 +147,9 @@ class Broker(models.Model):
     capacity_network_in = models.BigIntegerField(null=True, blank=True)
     capacity_network_out = models.BigIntegerField(null=True, blank=True)
     capacity_disk = models.BigIntegerField(null=True, blank=True)
+    # As the last sync counted them, so pages need not read every partition.
+    replicas_count = models.IntegerField(default=0, editable=False)
+    leaders_count = models.IntegerField(default=0, editable=False)
 
     class Meta:
         ordering = ["cluster", "node_id"]
@@ -162,6 +165,14 @@ class Topic(models.Model):
     cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="topics")
     name = models.CharField(max_length=249)
     internal = models.BooleanField(default=False)
+    # What the sync last wrote of its partitions (services.placement_digest); a topic
+    # whose digest is unchanged is not read again. Empty: compare row by row.
+    placement_digest = models.CharField(max_length=32, blank=True, editable=False)
+    # Its partitions as the sync counted them, so topic tables read no partition.
+    partitions_count = models.IntegerField(default=0, editable=False)
+    replication_factor = models.IntegerField(default=0, editable=False)
+    offline_count = models.IntegerField(default=0, editable=False)
+    under_replicated_count = models.IntegerField(default=0, editable=False)
 
     class Meta:
         ordering = ["cluster", "name"]

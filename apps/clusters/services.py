@@ -1,13 +1,16 @@
 """Keep the cluster model in step with the real Kafka cluster."""
 
+import hashlib
 import logging
+from array import array
+from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
 
 from confluent_kafka import KafkaError, KafkaException, TopicCollection
 from confluent_kafka.admin import AdminClient
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, models, transaction
 from django.utils import timezone
 
 from .authorization import authorization_denied, cluster_acl_gaps_text, missing_acl_text
@@ -178,88 +181,237 @@ def _brokers_apply(*, cluster: Cluster, state: ClusterState, now: datetime) -> N
     known = {b.node_id: b for b in cluster.brokers.all()}
     live = {b.node_id: b for b in state.brokers}
     # Replicas may name brokers that are down and were never seen alive by us.
-    referenced = {r for t in state.topics for p in t.partitions for r in p.replicas}
+    replicas: Counter[int] = Counter()
+    leaders: Counter[int] = Counter()
+    for t in state.topics:
+        for p in t.partitions:
+            replicas.update(p.replicas)
+            if p.leader is not None:
+                leaders[p.leader] += 1
+    referenced = set(replicas)
 
+    new_rows, changed, came_back = [], [], []
     for node_id, seen in live.items():
         broker = known.get(node_id)
         if broker is None:
-            Broker.objects.create(
-                cluster=cluster,
-                node_id=node_id,
-                host=seen.host,
-                port=seen.port,
-                rack=seen.rack,
-                alive=True,
-                first_seen=now,
-                last_seen=now,
+            new_rows.append(
+                Broker(
+                    cluster=cluster,
+                    node_id=node_id,
+                    host=seen.host,
+                    port=seen.port,
+                    rack=seen.rack,
+                    alive=True,
+                    first_seen=now,
+                    last_seen=now,
+                    replicas_count=replicas[node_id],
+                    leaders_count=leaders[node_id],
+                )
             )
             continue
-        was_alive = broker.alive
-        broker.host, broker.port, broker.rack = seen.host, seen.port, seen.rack
-        broker.alive = True
-        broker.last_seen = now
-        broker.save(update_fields=["host", "port", "rack", "alive", "last_seen"])
-        if not was_alive:
-            broker_state_changed.send(
-                sender=Broker, cluster=cluster, node_id=node_id, alive=True, at=now
+        if (broker.host, broker.port, broker.rack, broker.alive) != (
+            seen.host,
+            seen.port,
+            seen.rack,
+            True,
+        ):
+            if not broker.alive:
+                came_back.append(node_id)
+            broker.host, broker.port, broker.rack, broker.alive = (
+                seen.host,
+                seen.port,
+                seen.rack,
+                True,
             )
+            changed.append(broker)
+    # Every live broker was seen now: one statement, whatever the number of brokers.
+    cluster.brokers.filter(node_id__in=[n for n in live if n in known]).update(last_seen=now)
+    Broker.objects.bulk_update(changed, ["host", "port", "rack", "alive"])
 
-    for node_id, broker in known.items():
-        if node_id not in live and broker.alive:
-            # Keep last_seen: it says when the broker went away.
-            broker.alive = False
-            broker.save(update_fields=["alive"])
-            broker_state_changed.send(
-                sender=Broker, cluster=cluster, node_id=node_id, alive=False, at=now
-            )
-
-    for node_id in sorted(referenced - live.keys() - known.keys()):
-        Broker.objects.create(
-            cluster=cluster, node_id=node_id, alive=False, first_seen=now, last_seen=None
+    # Keep last_seen of a vanished broker: it says when the broker went away.
+    went_away = [n for n, b in known.items() if n not in live and b.alive]
+    cluster.brokers.filter(node_id__in=went_away).update(alive=False)
+    new_rows += [
+        Broker(
+            cluster=cluster,
+            node_id=node_id,
+            alive=False,
+            first_seen=now,
+            last_seen=None,
+            replicas_count=replicas[node_id],
+        )
+        for node_id in sorted(referenced - live.keys() - known.keys())
+    ]
+    Broker.objects.bulk_create(new_rows)
+    _rows_update(
+        model=Broker,
+        field_names=("replicas_count", "leaders_count"),
+        rows=[
+            (b.pk, (replicas[n], leaders[n]))
+            for n, b in known.items()
+            if (b.replicas_count, b.leaders_count) != (replicas[n], leaders[n])
+        ],
+    )
+    for node_id in came_back:
+        broker_state_changed.send(
+            sender=Broker, cluster=cluster, node_id=node_id, alive=True, at=now
+        )
+    for node_id in went_away:
+        broker_state_changed.send(
+            sender=Broker, cluster=cluster, node_id=node_id, alive=False, at=now
         )
 
 
-def _topics_apply(*, cluster: Cluster, state: ClusterState) -> None:
-    existing = {t.name: t for t in cluster.topics.all()}
-    seen_names = {t.name for t in state.topics} | set(state.unsettled_topics)
-    cluster.topics.exclude(name__in=seen_names).delete()
-
-    for topic_state in state.topics:
-        topic = existing.get(topic_state.name)
-        if topic is None:
-            topic = Topic.objects.create(
-                cluster=cluster, name=topic_state.name, internal=topic_state.internal
-            )
-        elif topic.internal != topic_state.internal:
-            topic.internal = topic_state.internal
-            topic.save(update_fields=["internal"])
-        _partitions_apply(topic=topic, partitions=topic_state.partitions)
+# The partition columns a sync writes, in the order _partition_values gives them.
+_PARTITION_FIELDS = ("leader", "replicas", "isr", "offline", "under_replicated")
+# Rows (or ids) per statement: well under SQLite's and PostgreSQL's parameter limits.
+_CHUNK = 500
 
 
-def _partitions_apply(*, topic: Topic, partitions: list[PartitionState]) -> None:
-    current = {p.index: p for p in topic.partitions.all()}
-    indexes = {p.index for p in partitions}
-    topic.partitions.exclude(index__in=indexes).delete()
-    to_create, to_update = [], []
-    for p in partitions:
-        values = {
-            "leader": p.leader,
-            "replicas": p.replicas,
-            "isr": p.isr,
-            "offline": p.leader is None,
-            "under_replicated": len(p.isr) < len(p.replicas),
-        }
-        row = current.get(p.index)
-        if row is None:
-            to_create.append(Partition(topic=topic, index=p.index, **values))
-        elif any(getattr(row, k) != v for k, v in values.items()):
-            for k, v in values.items():
-                setattr(row, k, v)
-            to_update.append(row)
-    Partition.objects.bulk_create(to_create)
-    Partition.objects.bulk_update(
-        to_update, ["leader", "replicas", "isr", "offline", "under_replicated"]
+def _partition_values(p: PartitionState) -> tuple:
+    return (p.leader, p.replicas, p.isr, p.leader is None, len(p.isr) < len(p.replicas))
+
+
+def _partition_row(topic_id: int, p: PartitionState) -> Partition:
+    values = dict(zip(_PARTITION_FIELDS, _partition_values(p), strict=True))
+    return Partition(topic_id=topic_id, index=p.index, **values)
+
+
+# Topic columns the sync writes: its digest and the counts of its partitions.
+_TOPIC_FIELDS = (
+    "internal",
+    "placement_digest",
+    "partitions_count",
+    "replication_factor",
+    "offline_count",
+    "under_replicated_count",
+)
+
+
+def _topic_values(topic: TopicState, digest: str) -> tuple:
+    parts = topic.partitions
+    return (
+        topic.internal,
+        digest,
+        len(parts),
+        max((len(p.replicas) for p in parts), default=0),
+        sum(p.leader is None for p in parts),
+        sum(len(p.isr) < len(p.replicas) for p in parts),
     )
+
+
+def placement_digest(*, partitions: list[PartitionState]) -> str:
+    """A fingerprint of one topic's partitions as synced, so an unchanged topic is
+    recognised from its Topic row alone, without reading its partitions."""
+    flat = array("q")
+    for p in partitions:
+        flat.append(p.index)
+        flat.append(-1 if p.leader is None else p.leader)
+        flat.append(len(p.replicas))
+        flat.extend(p.replicas)
+        flat.append(len(p.isr))
+        flat.extend(p.isr)
+    return hashlib.blake2b(flat.tobytes(), digest_size=16).hexdigest()
+
+
+def _chunks(items: list, size: int = _CHUNK):
+    for i in range(0, len(items), size):
+        yield items[i : i + size]
+
+
+def _topics_apply(*, cluster: Cluster, state: ClusterState) -> None:
+    """Diff in memory against each topic's stored digest; only the topics whose digest
+    changed have their partitions read and written, in bulk."""
+    existing = {
+        name: (pk, internal, digest)
+        for pk, name, internal, digest in cluster.topics.values_list(
+            "pk", "name", "internal", "placement_digest"
+        )
+    }
+    seen_names = {t.name for t in state.topics} | set(state.unsettled_topics)
+    gone = [pk for name, (pk, _, _) in existing.items() if name not in seen_names]
+    for ids in _chunks(gone):
+        Topic.objects.filter(pk__in=ids).delete()
+
+    new_topics: list[tuple[TopicState, str]] = []
+    changed: dict[int, tuple[TopicState, str]] = {}
+    for topic_state in state.topics:
+        digest = placement_digest(partitions=topic_state.partitions)
+        known = existing.get(topic_state.name)
+        if known is None:
+            new_topics.append((topic_state, digest))
+        elif known[1] != topic_state.internal or known[2] != digest:
+            changed[known[0]] = (topic_state, digest)
+
+    created = Topic.objects.bulk_create(
+        [
+            Topic(
+                cluster=cluster,
+                name=t.name,
+                **dict(zip(_TOPIC_FIELDS, _topic_values(t, d), strict=True)),
+            )
+            for t, d in new_topics
+        ],
+        batch_size=_CHUNK,
+    )
+    rows = []
+    for topic, (topic_state, _) in zip(created, new_topics, strict=True):
+        for p in topic_state.partitions:
+            rows.append(_partition_row(topic.pk, p))
+    if changed:
+        rows += _changed_partitions_apply(changed=changed)
+        _rows_update(
+            model=Topic,
+            field_names=_TOPIC_FIELDS,
+            rows=[(pk, _topic_values(t, d)) for pk, (t, d) in changed.items()],
+        )
+    Partition.objects.bulk_create(rows, batch_size=_CHUNK)
+
+
+def _changed_partitions_apply(*, changed: dict[int, tuple[TopicState, str]]) -> list[Partition]:
+    """Update and delete the changed topics' partitions; return the ones to create."""
+    current: dict[tuple[int, int], tuple] = {}
+    for ids in _chunks(list(changed)):
+        for pk, topic_id, index, *values in Partition.objects.filter(topic_id__in=ids).values_list(
+            "pk", "topic_id", "index", *_PARTITION_FIELDS
+        ):
+            current[(topic_id, index)] = (pk, tuple(values))
+    to_create, to_update = [], []
+    for topic_id, (topic_state, _) in changed.items():
+        for p in topic_state.partitions:
+            values = _partition_values(p)
+            row = current.pop((topic_id, p.index), None)
+            if row is None:
+                to_create.append(_partition_row(topic_id, p))
+            elif row[1] != values:
+                to_update.append((row[0], values))
+    gone = [pk for pk, _ in current.values()]
+    for ids in _chunks(gone):
+        Partition.objects.filter(pk__in=ids).delete()
+    _rows_update(model=Partition, field_names=_PARTITION_FIELDS, rows=to_update)
+    return to_create
+
+
+def _rows_update(
+    *, model: type[models.Model], field_names: tuple[str, ...], rows: list[tuple[int, tuple]]
+) -> None:
+    """(pk, values) rows written by one prepared UPDATE executed for all of them:
+    Django's bulk_update builds a CASE per column and row, far slower at thousands."""
+    if not rows:
+        return
+    fields = [model._meta.get_field(name) for name in field_names]
+    qn = connection.ops.quote_name
+    sql = "UPDATE {} SET {} WHERE {} = %s".format(
+        qn(model._meta.db_table),
+        ", ".join(f"{qn(f.column)} = %s" for f in fields),
+        qn(model._meta.pk.column),
+    )
+    params = [
+        [f.get_db_prep_save(v, connection) for f, v in zip(fields, values, strict=True)] + [pk]
+        for pk, values in rows
+    ]
+    with connection.cursor() as cursor:
+        cursor.executemany(sql, params)
 
 
 def cluster_sync_error_record(*, cluster: Cluster, error: str, now: datetime) -> None:

@@ -12,6 +12,7 @@ urlpatterns = [
     path("clusters/<slug:name>/remove/", views_clusters.cluster_remove, name="cluster-remove"),
     path("clusters/<slug:name>/policy/", views_clusters.cluster_policy, name="cluster-policy"),
     path("clusters/<slug:name>/plans/<int:plan_id>/", views.plan_page, name="plan"),
+    path("clusters/<slug:name>/plans/<int:plan_id>/loads/", views.plan_loads, name="plan-loads"),
     path("clusters/<slug:name>/what-if/", views.whatif_page, name="what-if"),
     path("audit/", views.audit_page, name="audit"),
     re_path(r"^audit/export\.(?P<fmt>csv|json)$", views.audit_export, name="audit-export"),

@@ -15,6 +15,7 @@ from django.http import (
     HttpRequest,
     HttpResponse,
     HttpResponseBadRequest,
+    JsonResponse,
     StreamingHttpResponse,
 )
 from django.shortcuts import render
@@ -33,7 +34,7 @@ from apps.clusters.selectors import (
     cluster_rounds_list,
     cluster_visible_get,
     clusters_visible_list,
-    topic_rows_list,
+    topic_rows_page,
 )
 from apps.metrics.selectors import HEATMAP_METRICS
 from apps.plans.selectors import (
@@ -104,7 +105,11 @@ def cluster_page(request: HttpRequest, name: str) -> HttpResponse:
         "cluster": cluster,
         "health": cluster_health_get(cluster=cluster),
         "brokers": broker_rows_list(cluster=cluster),
-        "topics": topic_rows_list(cluster=cluster),
+        "topics": topic_rows_page(
+            cluster=cluster,
+            search=request.GET.get("topic", "").strip()[:249],
+            page=request.GET.get("topics_page"),
+        ),
         "metrics": HEATMAP_METRICS,
         "plans": plans_list(cluster=cluster)[:20]
         if request.user.has_perm("plans.view_plan")
@@ -124,7 +129,6 @@ def plan_page(request: HttpRequest, name: str, plan_id: int) -> HttpResponse:
     plan = plan_visible_get(user=request.user, plan_id=plan_id)
     if plan is None or plan.cluster_id != cluster.pk:
         raise Http404("no such plan")
-    loads = plan_loads_before_after(plan=plan)
     context = {
         "cluster": cluster,
         "plan": plan,
@@ -133,9 +137,23 @@ def plan_page(request: HttpRequest, name: str, plan_id: int) -> HttpResponse:
         "eta_at_throttle": plan_eta_at_throttle(plan=plan),
         "balance": sorted((plan.report.get("balance") or {}).items()),
         "goals": sorted({g for goals in plan.moves.values_list("goals", flat=True) for g in goals}),
-        "loads": asdict(loads) if loads else None,
     }
     return render(request, "dashboard/plan.html", context)
+
+
+@require_GET
+@login_required
+@permission_required(VIEW_CLUSTER_PERMISSION, raise_exception=True)
+@permission_required("plans.view_plan", raise_exception=True)
+def plan_loads(request: HttpRequest, name: str, plan_id: int) -> JsonResponse:
+    """The plan page's before / after bars, fetched after the page: {} when the cluster
+    has nothing the planner can model."""
+    cluster = _cluster_or_404(request, name)
+    plan = plan_visible_get(user=request.user, plan_id=plan_id)
+    if plan is None or plan.cluster_id != cluster.pk:
+        raise Http404("no such plan")
+    loads = plan_loads_before_after(plan=plan)
+    return JsonResponse(asdict(loads) if loads else {})
 
 
 @login_required

@@ -60,6 +60,19 @@ def test_it_renders_the_cluster_page_with_heatmap_and_charts(client, cluster, vi
     assert 'id="plan-request"' not in body
 
 
+def test_it_shows_one_page_of_topics_and_searches_them(client, viewer):
+    cluster_make("wide", {(f"topic-{t:03d}", 0): [1, 2] for t in range(120)})
+    client.force_login(viewer)
+
+    body = client.get("/clusters/wide/").content.decode()
+    assert body.count('data-topic="topic-') == 50 and 'data-total="120"' in body
+    assert "page 1 of 3" in body
+
+    found = client.get("/clusters/wide/", {"topic": "topic-11"}).content.decode()
+    assert found.count('data-topic="topic-') == 10  # topic-110 .. topic-119
+    assert 'data-topic="topic-110"' in found and 'data-total="10"' in found
+
+
 def test_it_serves_plotly_from_the_installed_package(client):
     from django.contrib.staticfiles import finders
 
@@ -85,7 +98,10 @@ def test_it_shows_approve_only_to_approvers(client, cluster, viewer, approver):
     body = client.get(url).content.decode()
     assert 'id="approve-button"' in body and 'id="reject-button"' in body
     assert f"/api/plans/{plan.pk}/reassignment/" in body  # Kafka JSON export
-    assert '"before"' in body and "plan-loads" in body  # before / after bars
+    assert f'data-url="/clusters/prod/plans/{plan.pk}/loads/"' in body  # bars, on demand
+    bars = client.get(f"/clusters/prod/plans/{plan.pk}/loads/").json()
+    assert bars["brokers"] == [1, 2, 3] and set(bars["before"]) == set(bars["after"])
+    assert bars["before"]["replicas"] != bars["after"]["replicas"]
 
 
 def test_it_answers_404_for_a_plan_of_another_cluster(client, cluster, viewer):

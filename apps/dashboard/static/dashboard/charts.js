@@ -30,24 +30,26 @@
     return String(text).replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]);
   }
 
-  /* Heatmap: brokers (columns) x topics (rows). opts: el, apiUrl, partitionsUrl,
-   * metricSelect, filterInput, internalInput, cellPanel. Returns {reload()}. */
+  /* Heatmap: brokers (columns) x one page of topics (rows), the heaviest first, the
+   * rest summed into one "other topics" row; search, sort and paging on the server.
+   * opts: el, apiUrl, partitionsUrl, metricSelect, filterInput, internalInput,
+   * sortSelect, prevButton, nextButton, cellPanel. Returns {reload()}. */
+  const OTHER = "(other topics)";
   function heatmapInit(opts) {
     const el = opts.el;
+    const limit = 50;
     let data = null;
-
-    function visibleRows() {
-      const needle = (opts.filterInput.value || "").trim().toLowerCase();
-      const rows = [];
-      data.topics.forEach((topic, i) => {
-        if (!needle || topic.toLowerCase().includes(needle)) rows.push(i);
-      });
-      return rows;
-    }
+    let offset = 0;
 
     function draw() {
       if (!data) return;
-      const rows = visibleRows();
+      const rows = data.topics.map((t, i) => i);
+      const ys = data.topics.slice();
+      const zs = data.z.slice();
+      if (data.other_topics) {
+        ys.push(OTHER + " ×" + data.other_topics);
+        zs.push(data.other);
+      }
       const x = data.brokers.map(String);
       const ticks = data.brokers.map((b, i) => (data.broker_alive[i] ? String(b) : b + " ✕ dead"));
       const counts = data.unit !== "B/s";
@@ -56,12 +58,13 @@
       const trace = {
         type: "heatmap",
         x: x,
-        y: rows.map((i) => data.topics[i]),
-        z: rows.map((i) => scaled(data.z[i], iec.div)),
+        y: ys,
+        z: zs.map((row) => scaled(row, iec.div)),
         colorscale: counts ? "Viridis" : "Cividis",
         // Scale from 0, so a colour means the same amount whatever the filter shows.
         zauto: false,
         zmin: 0,
+        // The "other topics" row is a sum of many: it does not set the scale.
         zmax: Math.max(counts ? 1 : 1 / iec.div, ...data.z.map((row) => Math.max(0, ...row) / iec.div)),
         xgap: 1,
         ygap: 1,
@@ -69,7 +72,7 @@
         hovertemplate: "broker %{x}<br>topic %{y}<br>%{z" + (counts ? "" : ":.3~f") + "} " + unit + "<extra></extra>",
       };
       const layout = {
-        height: Math.max(260, rows.length * ROW_PX + 140),
+        height: Math.max(260, ys.length * ROW_PX + 140),
         margin: { l: 200, r: 20, t: 60, b: 20 },
         xaxis: { type: "category", side: "top", title: { text: "broker" }, tickvals: x, ticktext: ticks },
         yaxis: { type: "category", autorange: "reversed", automargin: true },
@@ -80,19 +83,32 @@
       el.dataset.brokers = data.brokers.join(",");
       el.dataset.dead = data.brokers.filter((b, i) => !data.broker_alive[i]).join(",");
       el.dataset.topics = String(rows.length);
+      el.dataset.topicsTotal = String(data.topics_total);
       el.dataset.renders = String(Number(el.dataset.renders || 0) + 1);
       const note = document.getElementById("heatmap-note");
+      if (opts.prevButton) opts.prevButton.disabled = data.offset === 0;
+      if (opts.nextButton) opts.nextButton.disabled = data.offset + rows.length >= data.topics_total;
+      const span = data.topics_total
+        ? ` · topics ${data.offset + 1}–${data.offset + rows.length} of ${data.topics_total}`
+        : " · no topic matches";
       if (note) {
-        note.textContent = data.window_end
+        note.textContent = (data.window_end
           ? data.label + ", window ending " + new Date(data.window_end).toLocaleTimeString()
           : counts
             ? data.label + " per broker and topic"
-            : data.label + ": no traffic measured yet";
+            : data.label + ": no traffic measured yet") + span;
       }
     }
 
     async function reload() {
-      const params = new URLSearchParams({ metric: opts.metricSelect.value, internal: opts.internalInput.checked ? "true" : "false" });
+      const params = new URLSearchParams({
+        metric: opts.metricSelect.value,
+        internal: opts.internalInput.checked ? "true" : "false",
+        search: (opts.filterInput.value || "").trim(),
+        sort: opts.sortSelect ? opts.sortSelect.value : "load",
+        limit: String(limit),
+        offset: String(offset),
+      });
       data = await Live.fetchJson(opts.apiUrl + "?" + params);
       draw();
     }
@@ -116,14 +132,31 @@
       panel.hidden = false;
     }
 
-    opts.metricSelect.addEventListener("change", reload);
-    opts.internalInput.addEventListener("change", reload);
-    opts.filterInput.addEventListener("input", draw);
     const run = Live.coalesce(reload);
+    function fromStart() {
+      offset = 0;
+      run();
+    }
+    opts.metricSelect.addEventListener("change", fromStart);
+    opts.internalInput.addEventListener("change", fromStart);
+    opts.filterInput.addEventListener("input", fromStart);
+    if (opts.sortSelect) opts.sortSelect.addEventListener("change", fromStart);
+    if (opts.prevButton) {
+      opts.prevButton.addEventListener("click", () => {
+        offset = Math.max(0, offset - limit);
+        run();
+      });
+    }
+    if (opts.nextButton) {
+      opts.nextButton.addEventListener("click", () => {
+        offset += limit;
+        run();
+      });
+    }
     run().then(() => {
       el.on("plotly_click", (ev) => {
         const point = ev.points && ev.points[0];
-        if (point) cellShow(point.y, point.x).catch((err) => console.warn(err));
+        if (point && !String(point.y).startsWith(OTHER)) cellShow(point.y, point.x).catch((err) => console.warn(err));
       });
     });
     return { reload: run, cellShow: cellShow };

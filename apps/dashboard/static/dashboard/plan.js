@@ -70,11 +70,19 @@
   }
 
   // --- before / after bars -----------------------------------------------------
-  const loadsScript = document.getElementById("plan-loads");
-  if (loadsScript) {
-    const loads = JSON.parse(loadsScript.textContent);
+  // Fetched after the page: they model the whole cluster, seconds at 200k partitions.
+  async function barsDraw(box) {
+    const loads = await Live.fetchJson(box.dataset.url);
+    if (!loads.brokers) {
+      box.hidden = true;
+      document.getElementById("plan-loads-empty").hidden = false;
+      return;
+    }
     document.querySelectorAll(".bars .plot").forEach((el) => Charts.loadBars(el, loads.brokers, loads.before, loads.after));
+    box.dataset.drawn = "true";
   }
+  const bars = document.getElementById("plan-loads");
+  if (bars) barsDraw(bars).catch((err) => console.warn(err));
 
   // --- moves table: sorted and filtered by the API -------------------------------
   function movesTable() {
