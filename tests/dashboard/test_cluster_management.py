@@ -244,3 +244,10 @@ def test_saving_the_policy_form_keeps_the_stored_goal_priority(client, added):
     policy = ClusterPolicy.objects.get(cluster=added)
     assert policy.goals == ["leader-distribution", "replica-distribution"]
     assert policy.balance_threshold == 1.5
+
+
+def test_the_name_of_the_add_page_is_reserved(client, admin_member, form):
+    client.force_login(admin_member)
+    body = client.post(ADD, {**form, "name": "new"}).content.decode()
+    assert "&quot;new&quot; is reserved; choose another name." in body
+    assert not Cluster.objects.exists()
