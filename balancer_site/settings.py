@@ -214,6 +214,11 @@ EXECUTOR_POLL_INTERVAL = env_float("EXECUTOR_POLL_INTERVAL", 2.0)
 # A worker holding no fresh lease for this long is presumed dead; another resumes.
 EXECUTOR_LEASE_SECONDS = env_float("EXECUTOR_LEASE_SECONDS", 60.0)
 EXECUTOR_RESUME_INTERVAL = env_float("EXECUTOR_RESUME_INTERVAL", 30.0)
+# A move whose target broker is dead this long can't finish: it is cancelled in Kafka and
+# failed, so the plan ends and self-healing can follow (a restart should fit in it).
+EXECUTOR_DEAD_TARGET_GRACE = env_float("EXECUTOR_DEAD_TARGET_GRACE", 20.0)
+# A move whose copied bytes have not grown for this long is cancelled and failed.
+EXECUTOR_STALL_TIMEOUT = env_float("EXECUTOR_STALL_TIMEOUT", 600.0)
 
 # --- Spark -------------------------------------------------------------------
 SPARK_MASTER = os.environ.get("SPARK_MASTER", "local[*]")

@@ -1,4 +1,4 @@
-"""Shared fixtures: the real local Kafka dev cluster and Redis (scripts/dev_cluster.py),
+"""Shared fixtures: the real local Kafka dev cluster and Redis (scripts/dev_cluster/),
 and users in each role group.
 
 No mocks: tests that request the cluster fixtures talk to real JVM brokers and a real
@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 
-# scripts/ is not a package; make `import dev_cluster` work for conftest and tests alike.
+# scripts/ is not a package; make the `dev_cluster` package in it importable everywhere.
 _SCRIPTS = str(Path(__file__).resolve().parent.parent / "scripts")
 if _SCRIPTS not in sys.path:
     sys.path.insert(0, _SCRIPTS)
 
-from dev_cluster import DevCluster  # noqa: E402
+from dev_cluster import DevCluster, kafka39_cluster_args, quorum_cluster_args  # noqa: E402
 from support.users import user_make  # noqa: E402
 
 
@@ -31,6 +31,30 @@ def kafka_cluster() -> Iterator[DevCluster]:
     the same tree still uses it).
     """
     cluster = DevCluster()
+    with cluster.use(kafka=True, redis=False):
+        yield cluster
+
+
+@pytest.fixture(scope="session")
+def kafka_quorum_cluster() -> Iterator[DevCluster]:
+    """A second dev cluster with three KRaft controllers (a real quorum), for controller faults.
+
+    Its own run dir (`.run/kafka-quorum`, or `$KAFKA_DEV_DIR-quorum`) and ports (broker base
+    and controller port + 10), so it never disturbs `kafka_cluster`; same lease rules.
+    """
+    cluster = DevCluster(**quorum_cluster_args())
+    with cluster.use(kafka=True, redis=False):
+        yield cluster
+
+
+@pytest.fixture(scope="session")
+def kafka39_cluster() -> Iterator[DevCluster]:
+    """A second dev cluster running the last Kafka 3.9.x release (the 3.x line users run).
+
+    Its own run dir (`.run/kafka-3.9`, or `$KAFKA_DEV_DIR-3.9`) and ports (+ 20); same
+    lease rules as `kafka_cluster`.
+    """
+    cluster = DevCluster(**kafka39_cluster_args())
     with cluster.use(kafka=True, redis=False):
         yield cluster
 

@@ -63,6 +63,8 @@ class Cluster(models.Model):
     # no sync or sample before `next_sync_at`.
     sync_failures = models.PositiveIntegerField(default=0)
     next_sync_at = models.DateTimeField(null=True, blank=True)
+    # Set by each sync: the Cluster ACLs the principal lacks (the reads still work).
+    access_warning = models.TextField(blank=True)
 
     class Meta:
         ordering = ["name"]

@@ -10,6 +10,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from .authorization import authorization_denied, cluster_acl_gaps_text, missing_acl_text
 from .backoff import cluster_backoff_clear, cluster_backoff_fail
 from .crypto import SecretDecryptError
 from .kafka_clients import admin_client_create, client_timeouts
@@ -18,6 +19,10 @@ from .rounds import round_lease
 from .signals import broker_state_changed, cluster_reachability_changed, cluster_synced
 
 logger = logging.getLogger(__name__)
+
+
+class ClusterNotAuthorized(Exception):
+    """The principal lacks an ACL the sync needs; the message names it."""
 
 
 class ClusterUnreachable(Exception):
@@ -55,6 +60,8 @@ class ClusterState:
     controller_id: int | None
     brokers: list[BrokerState]
     topics: list[TopicState] = field(default_factory=list)
+    # AclOperation names the principal holds on the Cluster; None: not known (fakes).
+    cluster_operations: frozenset[str] | None = None
     # Listed but not describable this round; their rows are kept as they are.
     unsettled_topics: list[str] = field(default_factory=list)
 
@@ -65,14 +72,20 @@ def cluster_state_read(*, admin: AdminClient, timeout: float | None = None) -> C
     # Metadata first, bounded by the connect timeout (plus a moment for the answer): a
     # dead or unroutable address is given up on in seconds, not a request timeout.
     probe = min(timeout, client_timeouts().connect + 1.0)
+    api, resource = "Metadata", ""  # the request under way, for a denial's message
     try:
         names = sorted(admin.list_topics(timeout=probe).topics)
-        description = admin.describe_cluster(request_timeout=timeout).result(timeout=timeout + 5)
+        api = "DescribeCluster"
+        description = admin.describe_cluster(
+            include_authorized_operations=True, request_timeout=timeout
+        ).result(timeout=timeout + 5)
+        api = "DescribeTopics"
         futures = (
             admin.describe_topics(TopicCollection(names), request_timeout=timeout) if names else {}
         )
         topics, unsettled = [], []
         for name in names:
+            resource = name
             try:
                 topics.append(_topic_state(futures[name].result(timeout=timeout + 5)))
             except KafkaException as exc:
@@ -82,6 +95,8 @@ def cluster_state_read(*, admin: AdminClient, timeout: float | None = None) -> C
                     raise
                 unsettled.append(name)
     except (KafkaException, TimeoutError) as exc:
+        if authorization_denied(exc):
+            raise ClusterNotAuthorized(missing_acl_text(api=api, resource=resource)) from exc
         # Since Python 3.11 concurrent.futures.TimeoutError is TimeoutError: caught here too.
         raise ClusterUnreachable(_error_text(exc)) from exc
     brokers = [
@@ -89,12 +104,15 @@ def cluster_state_read(*, admin: AdminClient, timeout: float | None = None) -> C
         for n in description.nodes
     ]
     controller = description.controller.id if description.controller else None
+    # Asked for, so always reported; confluent-kafka gives None for an empty set.
+    operations = frozenset(op.name for op in description.authorized_operations or ())
     return ClusterState(
         cluster_id=description.cluster_id or "",
         controller_id=controller,
         brokers=sorted(brokers, key=lambda b: b.node_id),
         topics=topics,
         unsettled_topics=unsettled,
+        cluster_operations=operations,
     )
 
 
@@ -134,6 +152,8 @@ def cluster_state_apply(*, cluster: Cluster, state: ClusterState, now: datetime)
     cluster.last_synced_at = now
     cluster.last_sync_error = ""
     cluster.last_sync_error_at = None
+    if state.cluster_operations is not None:
+        cluster.access_warning = cluster_acl_gaps_text(authorized=set(state.cluster_operations))
     # Only what a sync owns: a full save would undo an edit made while it ran.
     cluster.save(
         update_fields=[
@@ -142,6 +162,7 @@ def cluster_state_apply(*, cluster: Cluster, state: ClusterState, now: datetime)
             "last_synced_at",
             "last_sync_error",
             "last_sync_error_at",
+            "access_warning",
         ]
     )
 
@@ -266,6 +287,13 @@ def _cluster_sync_round(*, cluster: Cluster, admin: AdminClient | None) -> bool:
     try:
         admin = admin or admin_client_create(connection=cluster.connection)
         state = cluster_state_read(admin=admin)
+    except ClusterNotAuthorized as exc:
+        # Reachable, so no backoff; the message names the operation and resource. One
+        # warning while the message stays the same, not one per round.
+        log = logger.warning if cluster.last_sync_error != str(exc) else logger.debug
+        log("cluster %s: %s", cluster.name, exc)
+        cluster_sync_error_record(cluster=cluster, error=str(exc), now=timezone.now())
+        return False
     except (SecretDecryptError, ClusterUnreachable) as exc:
         # SecretDecryptError: this cluster's secrets need a key we lack.
         error = str(exc) if isinstance(exc, SecretDecryptError) else f"unreachable: {exc}"

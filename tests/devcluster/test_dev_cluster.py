@@ -123,11 +123,15 @@ def test_it_rejects_an_unknown_broker_id_with_exit_code_2() -> None:
 
 def test_it_says_clearly_when_java_is_missing(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k != "JAVA_HOME"}
-    env.update(PATH=str(tmp_path), KAFKA_DEV_DIR=str(tmp_path / "kafka"))
+    env.update(
+        PATH=str(tmp_path),
+        KAFKA_DEV_DIR=str(tmp_path / "kafka"),
+        PYTHONPATH=str(REPO_ROOT / "scripts"),
+    )
 
     # Straight through the interpreter: the bash wrapper itself needs PATH.
     result = subprocess.run(
-        [sys.executable, str(REPO_ROOT / "scripts" / "dev_cluster.py"), "up", "--no-redis"],
+        [sys.executable, "-m", "dev_cluster", "up", "--no-redis"],
         cwd=REPO_ROOT,
         env=env,
         capture_output=True,
@@ -148,3 +152,57 @@ def test_it_provides_a_redis_that_answers_ping(redis_server: str) -> None:
         reply = sock.recv(64)
 
     assert reply.startswith(b"+PONG")
+
+
+def test_it_rejects_an_unknown_controller_id_with_exit_code_2(tmp_path: Path) -> None:
+    env = {**os.environ, "KAFKA_DEV_DIR": str(tmp_path / "kafka")}
+
+    result = run_cli("stop-controller", "101", env=env)
+
+    assert result.returncode == 2, result
+    assert "unknown controller id 101 (controllers are 100)" in result.stderr
+
+
+def test_it_refuses_an_even_number_of_controllers(tmp_path: Path) -> None:
+    env = {**os.environ, "KAFKA_DEV_DIR": str(tmp_path / "kafka")}
+
+    result = run_cli("up", "--no-redis", "--controllers", "2", env=env)
+
+    assert result.returncode == 1
+    assert "--controllers must be an odd number" in result.stderr
+    assert not (tmp_path / "kafka" / "options.json").exists()
+
+
+def test_it_refuses_to_change_the_controller_count_of_a_formatted_run_dir(tmp_path: Path) -> None:
+    run_dir = tmp_path / "kafka"
+    run_dir.mkdir()
+    (run_dir / "cluster.id").write_text("abc\n")
+    (run_dir / "options.json").write_text(json.dumps({"controllers": 1}))
+    env = {**os.environ, "KAFKA_DEV_DIR": str(run_dir)}
+
+    result = run_cli("up", "--no-redis", "--controllers", "3", env=env)
+
+    assert result.returncode == 1
+    assert "formatted with controllers=1, not 3" in result.stderr
+    assert json.loads((run_dir / "options.json").read_text())["controllers"] == 1
+
+
+def test_it_rejects_an_unknown_kafka_version(tmp_path: Path) -> None:
+    env = {**os.environ, "KAFKA_DEV_DIR": str(tmp_path / "kafka")}
+
+    result = run_cli("up", "--no-redis", "--kafka-version", "2.8", env=env)
+
+    assert result.returncode == 1
+    assert "unknown Kafka version '2.8' (known: 4.3 (4.3.1), 3.9 (3.9.2))" in result.stderr
+
+
+def test_it_refuses_to_run_another_kafka_version_on_formatted_data(tmp_path: Path) -> None:
+    run_dir = tmp_path / "kafka"
+    run_dir.mkdir()
+    (run_dir / "cluster.id").write_text("abc\n")  # formatted by the default 4.x line
+    env = {**os.environ, "KAFKA_DEV_DIR": str(run_dir)}
+
+    result = run_cli("up", "--no-redis", "--kafka-version", "3.9.2", env=env)
+
+    assert result.returncode == 1
+    assert "formatted with kafka_version=4.3, not 3.9" in result.stderr

@@ -21,6 +21,7 @@ from .runs import AggregationAlreadyRunning, aggregation_run_start
 from .sample_round import metrics_sample_round
 from .sampling import (
     PartitionInfo,
+    SampleNotAuthorized,
     SampleResult,
     committed_offsets_list,
     log_offsets_list,
@@ -39,6 +40,7 @@ __all__ = [
     "AggregationAlreadyRunning",
     "PartitionInfo",
     "ReadRange",
+    "SampleNotAuthorized",
     "SampleResult",
     "aggregation_dispatch",
     "aggregation_results_store",

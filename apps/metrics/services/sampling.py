@@ -22,6 +22,7 @@ from confluent_kafka import (
 from confluent_kafka.admin import AdminClient, NewTopic, OffsetSpec
 from django.conf import settings
 
+from apps.clusters.authorization import authorization_denied, missing_acl_text
 from apps.clusters.kafka_clients import admin_client_create, client_config_build
 from apps.clusters.models import Cluster
 
@@ -52,6 +53,10 @@ class SampleResult:
     sizes_error: str = ""
 
 
+class SampleNotAuthorized(Exception):
+    """The principal lacks an ACL the sampler needs; the message names it."""
+
+
 def metrics_topic_ensure(
     *, admin: AdminClient, topic: str, existing: set[str], brokers: int
 ) -> None:
@@ -74,6 +79,8 @@ def metrics_topic_ensure(
     try:
         admin.create_topics([new], request_timeout=_timeout())[topic].result(_timeout())
     except KafkaException as exc:
+        if authorization_denied(exc):
+            raise SampleNotAuthorized(missing_acl_text(api="CreateTopics", resource=topic)) from exc
         if exc.args[0].code() != KafkaError.TOPIC_ALREADY_EXISTS:
             raise
     logger.info("created metrics topic %s", topic)
@@ -233,6 +240,8 @@ def metric_records_publish(
             except BufferError:
                 producer.poll(0.1)  # local queue full: let deliveries drain
     remaining = producer.flush(_timeout() * 3)
+    if any(authorization_denied(f) for f in failures):
+        raise SampleNotAuthorized(missing_acl_text(api="Produce", resource=topic))
     if remaining or failures:
         raise RuntimeError(
             f"{remaining} metric records undelivered, {len(failures)} failed"

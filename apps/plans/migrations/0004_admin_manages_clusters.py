@@ -34,6 +34,6 @@ def revoke(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-    dependencies = [("plans", "0002_groups"), ("clusters", "0001_initial")]
+    dependencies = [("plans", "0003_move_progress_and_dead_targets"), ("clusters", "0001_initial")]
 
     operations = [migrations.RunPython(grant, revoke)]
