@@ -225,7 +225,7 @@ METRICS_AGGREGATION_TIMEOUT = env_float("METRICS_AGGREGATION_TIMEOUT", 900.0)
 METRICS_RUNS_KEPT_DAYS = env_int("METRICS_RUNS_KEPT_DAYS", 7)
 
 # --- Plans: detection and execution -------------------------------------------
-# Defaults of a new cluster policy (each cluster's policy is edited in the admin).
+# Defaults of a new cluster policy (each cluster's policy is edited on its dashboard page).
 PLAN_DETECTION_INTERVAL = env_float("PLAN_DETECTION_INTERVAL", 60.0)
 PLAN_DEAD_BROKER_GRACE = env_float("PLAN_DEAD_BROKER_GRACE", 60.0)
 # How often beat looks for clusters whose detection interval has elapsed.

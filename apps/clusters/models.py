@@ -9,6 +9,9 @@ from .connection import PLAINTEXT, SASL_MECHANISMS, SECURITY_PROTOCOLS, Connecti
 from .fields import EncryptedTextField, ciphertext_reads
 from .validators import bootstrap_servers_normalize, connection_errors
 
+# Names a cluster may not take: its page's URL is taken (dashboard /clusters/<name>/).
+RESERVED_NAMES = frozenset({"new"})
+
 
 class Cluster(models.Model):
     name = models.SlugField(max_length=100, unique=True)
@@ -97,6 +100,9 @@ class Cluster(models.Model):
         for name in ("ssl_ca_pem", "ssl_certificate_pem", "ssl_key_pem"):
             setattr(self, name, getattr(self, name).strip())
         errors = connection_errors(self.connection)
+        if self.name in RESERVED_NAMES:
+            # /clusters/new/ is the page that adds one.
+            errors["name"] = [f'"{self.name}" is reserved; choose another name.']
         if errors:
             raise ValidationError(errors)
 

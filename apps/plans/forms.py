@@ -26,8 +26,8 @@ class PolicyForm(forms.ModelForm):
         choices=[(g, g) for g in engine.SOFT_GOALS],
         required=False,
         widget=forms.CheckboxSelectMultiple,
-        help_text="Soft goals the balancer pursues; none ticked: every soft goal. "
-        "Hard goals always apply.",
+        help_text="Soft goals the balancer pursues; none ticked: every soft goal. Hard goals "
+        "always apply. Ticked goals keep their stored priority; new ones come after.",
     )
     goal_thresholds = forms.CharField(
         required=False,
@@ -64,6 +64,12 @@ class PolicyForm(forms.ModelForm):
             topics_exclude="\n".join(policy.topics_exclude),
             excluded_brokers=", ".join(str(b) for b in policy.excluded_brokers),
         )
+
+    def clean_goals(self) -> list[str]:
+        # Checkboxes have no order: keep the stored priority of goals still ticked.
+        ticked = self.cleaned_data["goals"]
+        kept = [g for g in self.instance.goals if g in ticked]
+        return kept + [g for g in ticked if g not in kept]
 
     def clean_goal_thresholds(self) -> dict[str, float]:
         thresholds = {}

@@ -224,3 +224,30 @@ def test_it_refuses_to_remove_a_cluster_while_a_plan_moves_data_on_it(client, ad
     response = client.post(f"/admin/clusters/cluster/{cluster.pk}/delete/", {"post": "yes"})
     assert response.status_code == 302 and response.url.endswith(f"/{cluster.pk}/change/")
     assert Cluster.objects.filter(pk=cluster.pk).exists()
+
+
+def test_saving_the_policy_form_keeps_the_stored_goal_priority(client, added):
+    ClusterPolicy.objects.create(
+        cluster=added, goals=["leader-distribution", "replica-distribution"]
+    )
+    page = client.get("/clusters/prod/policy/")
+    form = page.context["form"]
+    data = {
+        name: value
+        for name, value in form.initial.items()
+        if name not in {"detection_enabled", "four_eyes", "auto_approve_self_healing"}
+        and value is not None
+    }
+    data["goals"] = ["replica-distribution", "leader-distribution"]  # the page's order
+    data["balance_threshold"] = "1.5"
+    assert client.post("/clusters/prod/policy/", data).status_code == 302
+    policy = ClusterPolicy.objects.get(cluster=added)
+    assert policy.goals == ["leader-distribution", "replica-distribution"]
+    assert policy.balance_threshold == 1.5
+
+
+def test_the_name_of_the_add_page_is_reserved(client, admin_member, form):
+    client.force_login(admin_member)
+    body = client.post(ADD, {**form, "name": "new"}).content.decode()
+    assert "&quot;new&quot; is reserved; choose another name." in body
+    assert not Cluster.objects.exists()
