@@ -168,6 +168,7 @@ def test_the_policy_is_a_form_and_changes_are_audited(client, added):
             "dead_broker_grace": "60",
             "goals": ["replica-distribution"],
             "balance_threshold": "1.2",
+            "balance_target": "1.1",
             "goal_thresholds": "leader-distribution = 1.3",
             "topics_include": "orders-*\npayments",
             "topics_exclude": "",
