@@ -289,3 +289,22 @@ def test_it_swaps_topics_when_a_move_would_unbalance_counts() -> None:
     assert {after[("b", 0)][0], after[("b", 1)][0]} == {1, 2}
     assert goal(pr.report, "topic-replica-distribution")["swaps"] == 1
     assert pr.report["movement"]["replica_moves"] == 2
+
+
+def test_it_levels_an_overloaded_cluster_without_growing_the_excess() -> None:
+    # 270 units of network in over 3 x 100 capacity: 90 %, above the 80 % limit, so the
+    # capacity goal can't be met; it still spreads the load to 90 % each
+    snap = snapshot(
+        [broker(b, network_in=100.0) for b in (1, 2, 3)],
+        [part("t", i, [1], bytes_in=10.0) for i in range(15)]
+        + [part("t", 15 + i, [2 + i % 2], bytes_in=10.0) for i in range(12)],
+    )
+    pr = propose(snap, options=PlannerOptions(goals=()))
+    report = pr.report
+    after = broker_loads(apply_plan(snap, pr.plan))
+    assert sorted(after[b]["network_in"] for b in (1, 2, 3)) == [90.0, 90.0, 90.0]
+    (unmet,) = report["unmet_hard_goals"]
+    # load over the limits: 70 before (150 - 80), 30 after (3 x 10): the least possible
+    assert unmet["name"] == "network-in-capacity"
+    assert unmet["violation_before"] == pytest.approx(70.0)
+    assert unmet["violation_after"] == pytest.approx(30.0)

@@ -91,6 +91,16 @@ def limits(snap: dict, options: PlannerOptions) -> dict[int, dict[str, float]]:
     return out
 
 
+def is_overloaded(snap: dict, usable: set[int], key: str, options: PlannerOptions) -> bool:
+    """Total load (dead brokers' included) over the capacity threshold of the usable
+    brokers, every one of which declares a capacity."""
+    caps = {b["id"]: (b.get("capacity") or {}).get(key) for b in snap["brokers"]}
+    if not usable or any(not caps[b] for b in usable):
+        return False
+    total = sum(v[key] for v in broker_loads(snap).values())
+    return total > options.capacity_threshold * sum(caps[b] for b in usable) + EPS
+
+
 def impossible(snap: dict, mode: str, ids: list[int]) -> bool:
     """Requests the engine must refuse."""
     alive = {b["id"]: b["alive"] for b in snap["brokers"]}
@@ -170,13 +180,32 @@ def test_it_always_plans_within_the_contract(snap: dict, data) -> None:
     assert stranded(after_snap) <= stranded(snap)
     lim = limits(snap, options)
     lb, la = broker_loads(snap), broker_loads(after_snap)
+    overloaded = {key for key in CAP_KEYS if is_overloaded(snap, usable, key, options)}
     for b in usable:
         for key, limit in lim[b].items():
             x0, x1 = lb[b][key], la[b][key]
+            if key in overloaded:
+                continue  # checked as a whole below
             if x0 <= limit + EPS:
                 assert x1 <= limit + EPS, (b, key, x0, x1, limit)
             else:
                 assert x1 <= x0 + EPS, (b, key, x0, x1, limit)
+    # an overloaded cluster levels: load over the limits (all of it on unusable
+    # brokers) never grows, and the worst utilisation stays under the larger of what
+    # it was and the ideal (dead brokers' load must land somewhere)
+    for key in overloaded:
+
+        def over(loads: dict, key: str = key) -> float:
+            return sum(
+                max(0.0, x[key] - lim[b][key]) if b in usable else x[key] for b, x in loads.items()
+            )
+
+        def worst(loads: dict, key: str = key) -> float:
+            return max(loads[b][key] / lim[b][key] for b in usable)
+
+        ideal = sum(x[key] for x in lb.values()) / sum(lim[b][key] for b in usable)
+        assert over(la) <= over(lb) + EPS, key
+        assert worst(la) <= max(worst(lb), ideal) * (1 + 1e-6) + EPS, key
 
     # a goal satisfied in its turn is still satisfied at the end
     for g in pr.report["goals"]:

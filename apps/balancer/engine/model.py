@@ -268,6 +268,13 @@ class ClusterModel:
         self.room[:, j] = np.maximum(self.hi[:, j] - self.load[:, j], 0.0)
         self.slack[:, j] = np.maximum(self.load[:, j] - self.lo[:, j], 0.0)
 
+    def constrain(self, j: int, lo: np.ndarray, hi: np.ndarray) -> None:
+        """Replace measure j's constraint (a hard goal resetting its own band; see
+        goals/capacity.py), unlike `tighten`, which only narrows."""
+        self.hi[:, j] = hi
+        self.lo[:, j] = lo
+        self.tighten(j, None, None)
+
     def _refresh(self, b: int) -> None:
         lb = self.load[b]
         self.room[b] = np.maximum(self.hi[b] - lb, 0.0)

@@ -1,6 +1,13 @@
 """Hard goals: network in, network out and disk under a share of each capacity.
 
 A broker without a declared capacity for a resource is unbounded for it.
+
+When the whole cluster is over the limit (total load / total capacity above the
+threshold) no plan can meet the goal; it then levels instead: a broker over its limit
+may take load up to the ideal utilisation (total / total capacity x its capacity) but
+may not drop under its limit, and a broker under its limit may not go over it. So the
+goal's violation (load over the limits, summed) never grows, the worst utilisation
+relative to capacity only falls, and what stays unmet is reported.
 """
 
 from __future__ import annotations
@@ -26,6 +33,50 @@ class CapacityGoal(BandGoal):
         cap = model.snap.capacity[:, self.measure]
         hi = np.where(np.isfinite(cap), cap * self.capacity_threshold, np.inf)
         return np.full(model.n_brokers, -np.inf), hi
+
+    def overload(self, model: ClusterModel) -> float | None:
+        """The ideal utilisation when it is above the threshold, else None. Load on
+        unusable brokers counts: it all ends on the usable ones."""
+        cap = model.snap.capacity[model.usable, self.measure]
+        if cap.shape[0] == 0 or not np.all(np.isfinite(cap) & (cap > 0)):
+            return None  # an unbounded broker can take any excess
+        ideal = float(model.load[:, self.measure].sum()) / float(cap.sum())
+        return ideal if ideal > self.capacity_threshold else None
+
+    def _bands(self, model: ClusterModel, *, optimising: bool) -> tuple[np.ndarray, ...]:
+        lo, hi = self._band(model)
+        ideal = self.overload(model)
+        if ideal is None:
+            return lo, hi
+        cap = np.where(model.usable, model.snap.capacity[:, self.measure], np.inf)
+        level = np.maximum(hi, cap * ideal * (1.0 + 1e-9))
+        over = model.load[:, self.measure] > hi
+        # while this goal levels, load comes only from brokers over their limit (they
+        # shed down to the level, never under the limit), so any broker may take it up
+        # to the level; afterwards a broker under its limit must stay under it
+        lo = np.where(over, hi, -np.inf)
+        return lo, (level if optimising else np.where(over, level, hi))
+
+    def prepare(self, model: ClusterModel) -> None:
+        self._lo, self._hi = self._bands(model, optimising=False)
+
+    def register(self, model: ClusterModel) -> None:
+        # never worse, per broker: the limit (overloaded: the level for brokers over
+        # their limit) from above, and the limit from below for brokers over it
+        self.prepare(model)
+        model.constrain(self.measure, self._lo, self._hi)
+
+    def optimize(self, model: ClusterModel) -> None:
+        if self.overload(model) is None:
+            super().optimize(model)
+            return
+        # Nothing but this goal constrains its measure yet (hard goals run first and
+        # it is the only one on it): widen to the levelling band, then register the
+        # band of the state reached.
+        self._lo, self._hi = self._bands(model, optimising=True)
+        model.constrain(self.measure, self._lo, self._hi)
+        super().optimize(model)
+        self.register(model)
 
     def scale(self, model: ClusterModel) -> tuple[np.ndarray, str] | None:
         cap = model.snap.capacity[:, self.measure]
