@@ -4,45 +4,44 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('clusters', '0002_connection_settings'),
+        ("clusters", "0002_connection_settings"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='broker',
-            name='leaders_count',
+            model_name="broker",
+            name="leaders_count",
             field=models.IntegerField(default=0, editable=False),
         ),
         migrations.AddField(
-            model_name='broker',
-            name='replicas_count',
+            model_name="broker",
+            name="replicas_count",
             field=models.IntegerField(default=0, editable=False),
         ),
         migrations.AddField(
-            model_name='topic',
-            name='offline_count',
+            model_name="topic",
+            name="offline_count",
             field=models.IntegerField(default=0, editable=False),
         ),
         migrations.AddField(
-            model_name='topic',
-            name='partitions_count',
+            model_name="topic",
+            name="partitions_count",
             field=models.IntegerField(default=0, editable=False),
         ),
         migrations.AddField(
-            model_name='topic',
-            name='placement_digest',
+            model_name="topic",
+            name="placement_digest",
             field=models.CharField(blank=True, editable=False, max_length=32),
         ),
         migrations.AddField(
-            model_name='topic',
-            name='replication_factor',
+            model_name="topic",
+            name="replication_factor",
             field=models.IntegerField(default=0, editable=False),
         ),
         migrations.AddField(
-            model_name='topic',
-            name='under_replicated_count',
+            model_name="topic",
+            name="under_replicated_count",
             field=models.IntegerField(default=0, editable=False),
         ),
     ]
