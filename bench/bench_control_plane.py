@@ -209,7 +209,8 @@ def _postgres(scratch: Path):
         check=True,
         capture_output=True,
     )
-    os.environ["DATABASE_URL"] = f"postgres://balancer@127.0.0.1:{port}/balancer"
+    # initdb makes the role and the "postgres" database; nothing else is needed.
+    os.environ["DATABASE_URL"] = f"postgres://balancer@127.0.0.1:{port}/postgres"
     try:
         yield
     finally:

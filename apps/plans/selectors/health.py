@@ -65,7 +65,13 @@ def cluster_health_get(*, cluster: Cluster) -> ClusterHealth:
         "replicas": engine.balance_ratio([replicas[b] for b in alive]),
         "leaders": engine.balance_ratio([leaders[b] for b in alive]),
     }
-    loads = {row.broker_id: row for row in broker_loads_latest(cluster=cluster)}
+    # Not topic_replicas: a JSON of every topic per broker, megabytes at 8,000 topics.
+    loads = {
+        row.broker_id: row
+        for row in broker_loads_latest(cluster=cluster).only(
+            "broker_id", "network_in", "network_out", "disk"
+        )
+    }
     for resource in ("network_in", "network_out", "disk"):
         balance[resource] = (
             engine.balance_ratio([float(getattr(loads[b], resource)) for b in alive if b in loads])

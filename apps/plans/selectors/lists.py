@@ -10,11 +10,17 @@ from apps.clusters.selectors import User, user_may_see_clusters
 
 from ..models import ACTIVE_STATES, Plan, PlanMove, PlanState
 
+# A plan's report (every move, with its reasons) and rollback are as large as the plan:
+# megabytes at 100k+ moves. Lists and badges do not show them; they load if read.
+_LARGE_FIELDS = ("report", "rollback_reassignment")
+
 
 def plans_list(
     *, cluster: Cluster | None = None, states: Iterable[str] | None = None
 ) -> QuerySet[Plan]:
-    plans = Plan.objects.select_related("cluster", "requested_by", "decided_by")
+    plans = Plan.objects.select_related("cluster", "requested_by", "decided_by").defer(
+        *_LARGE_FIELDS
+    )
     if cluster is not None:
         plans = plans.filter(cluster=cluster)
     if states:
@@ -26,6 +32,7 @@ def plan_open_get(*, cluster: Cluster) -> Plan | None:
     """The proposal awaiting a decision, if any."""
     return (
         Plan.objects.filter(cluster=cluster, state=PlanState.PROPOSED)
+        .defer(*_LARGE_FIELDS)
         .order_by("-created_at", "-id")
         .first()
     )
@@ -35,6 +42,7 @@ def plan_running_get(*, cluster: Cluster) -> Plan | None:
     """The approved or executing plan, if any (the lifecycle allows one at a time)."""
     return (
         Plan.objects.filter(cluster=cluster, state__in=ACTIVE_STATES)
+        .defer(*_LARGE_FIELDS)
         .order_by("-created_at", "-id")
         .first()
     )
