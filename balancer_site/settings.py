@@ -152,8 +152,14 @@ CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
 CELERY_TIMEZONE = TIME_ZONE
 # A Spark aggregation holds its worker for 30 s or more: it gets a queue (and a worker)
-# of its own so syncs, samples and executions never wait behind it.
-CELERY_TASK_ROUTES = {"apps.metrics.tasks.metrics_aggregate_task": {"queue": "aggregation"}}
+# of its own so syncs, samples and executions never wait behind it. Cluster I/O (syncs,
+# samples) has its own queue too, so a slow cluster never delays a plan's execution;
+# everything else (plans, detection, notifications) stays on the default `celery` queue.
+CELERY_TASK_ROUTES = {
+    "apps.metrics.tasks.metrics_aggregate_task": {"queue": "aggregation"},
+    "apps.metrics.tasks.metrics_sample_*": {"queue": "clusters"},
+    "apps.clusters.tasks.*": {"queue": "clusters"},
+}
 
 # --- Kafka ------------------------------------------------------------------
 # The cluster registered on first start (make run / manage.py demo_setup).
@@ -165,6 +171,13 @@ KAFKA_DEFAULT_CLUSTER_NAME = os.environ.get("KAFKA_DEFAULT_CLUSTER_NAME", "demo"
 KAFKA_REQUEST_TIMEOUT = env_float("KAFKA_REQUEST_TIMEOUT", 10.0)
 # Seconds to set up a connection (TCP, TLS, SASL): short, so a dead address fails fast.
 KAFKA_CONNECT_TIMEOUT = env_float("KAFKA_CONNECT_TIMEOUT", 5.0)
+# An unreachable cluster is retried after 1x, 2x, 4x ... this many seconds, at most
+# CLUSTER_BACKOFF_MAX apart; its syncs and samples are not scheduled in between.
+CLUSTER_BACKOFF_INITIAL = env_float("CLUSTER_BACKOFF_INITIAL", 10.0)
+CLUSTER_BACKOFF_MAX = env_float("CLUSTER_BACKOFF_MAX", 300.0)
+# A sync or sample round's lease on its cluster; a killed round blocks the next ones
+# of its kind for at most this long.
+CLUSTER_ROUND_LEASE_SECONDS = env_float("CLUSTER_ROUND_LEASE_SECONDS", 300.0)
 # The admin user demo_setup makes sure of; without a password it generates one once.
 BALANCER_ADMIN_USER = os.environ.get("BALANCER_ADMIN_USER", "admin")
 BALANCER_ADMIN_PASSWORD = os.environ.get("BALANCER_ADMIN_PASSWORD", "")
@@ -201,6 +214,11 @@ EXECUTOR_POLL_INTERVAL = env_float("EXECUTOR_POLL_INTERVAL", 2.0)
 # A worker holding no fresh lease for this long is presumed dead; another resumes.
 EXECUTOR_LEASE_SECONDS = env_float("EXECUTOR_LEASE_SECONDS", 60.0)
 EXECUTOR_RESUME_INTERVAL = env_float("EXECUTOR_RESUME_INTERVAL", 30.0)
+# A move whose target broker is dead this long can't finish: it is cancelled in Kafka and
+# failed, so the plan ends and self-healing can follow (a restart should fit in it).
+EXECUTOR_DEAD_TARGET_GRACE = env_float("EXECUTOR_DEAD_TARGET_GRACE", 20.0)
+# A move whose copied bytes have not grown for this long is cancelled and failed.
+EXECUTOR_STALL_TIMEOUT = env_float("EXECUTOR_STALL_TIMEOUT", 600.0)
 
 # --- Spark -------------------------------------------------------------------
 SPARK_MASTER = os.environ.get("SPARK_MASTER", "local[*]")

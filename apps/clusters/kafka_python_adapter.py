@@ -14,6 +14,7 @@ from kafka import KafkaAdminClient
 
 from .connection import REDACTED, ConnectionSettings, kafka_python_config
 from .kafka_clients import client_timeouts, connection_resolve
+from .kafka_python_noise import connection_noise_mute
 
 
 class _PasswordRedactor(logging.Filter):
@@ -33,6 +34,7 @@ def _redacted(values: Mapping) -> dict:
 
 
 logging.getLogger("kafka.admin.client").addFilter(_PasswordRedactor())
+connection_noise_mute()
 
 
 @contextmanager

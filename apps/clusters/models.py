@@ -56,6 +56,10 @@ class Cluster(models.Model):
     last_synced_at = models.DateTimeField(null=True, blank=True)
     last_sync_error = models.TextField(blank=True)
     last_sync_error_at = models.DateTimeField(null=True, blank=True)
+    # Backoff while unreachable (apps.clusters.backoff): failed rounds in a row, and
+    # no sync or sample before `next_sync_at`.
+    sync_failures = models.PositiveIntegerField(default=0)
+    next_sync_at = models.DateTimeField(null=True, blank=True)
     # Set by each sync: the Cluster ACLs the principal lacks (the reads still work).
     access_warning = models.TextField(blank=True)
 
@@ -95,6 +99,38 @@ class Cluster(models.Model):
         errors = connection_errors(self.connection)
         if errors:
             raise ValidationError(errors)
+
+
+class ClusterRound(models.Model):
+    """One kind of periodic round (sync, sample, aggregation) of one cluster: the lease
+    that keeps a second one from starting while one runs, and what happened lately."""
+
+    SYNC = "sync"
+    SAMPLE = "sample"
+    AGGREGATION = "aggregation"
+    KINDS = [(SYNC, SYNC), (SAMPLE, SAMPLE), (AGGREGATION, AGGREGATION)]
+
+    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="rounds")
+    kind = models.CharField(max_length=16, choices=KINDS)
+    # Held while `lease_until` is in the future by the round holding `lease_token`.
+    lease_token = models.CharField(max_length=32, blank=True)
+    lease_until = models.DateTimeField(null=True, blank=True)
+    # Rounds not started because the previous one still ran (overran its interval).
+    skipped = models.PositiveIntegerField(default=0)
+    last_skipped_at = models.DateTimeField(null=True, blank=True)
+    # Why the last round failed; empty after a good one (one warning per change).
+    last_error = models.TextField(blank=True)
+    # What the last good round could not read (it went on without), e.g. replica sizes.
+    last_degraded = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["cluster", "kind"]
+        constraints = [
+            models.UniqueConstraint(fields=["cluster", "kind"], name="unique_cluster_round")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.cluster_id}/{self.kind}"
 
 
 class Broker(models.Model):

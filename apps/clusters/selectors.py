@@ -8,7 +8,7 @@ from django.contrib.auth.base_user import AbstractBaseUser
 from django.contrib.auth.models import AnonymousUser
 from django.db.models import QuerySet
 
-from .models import Broker, Cluster, Partition, Topic
+from .models import Broker, Cluster, ClusterRound, Partition, Topic
 
 User = AbstractBaseUser | AnonymousUser
 
@@ -117,3 +117,8 @@ def partitions_filter(
         ]
         partitions = partitions.filter(pk__in=ids)
     return partitions.order_by("topic__name", "index")
+
+
+def cluster_rounds_list(*, cluster: Cluster) -> list[ClusterRound]:
+    """The cluster's sync, sample and aggregation rounds: skips, last failure, degradation."""
+    return list(ClusterRound.objects.filter(cluster=cluster).order_by("kind"))

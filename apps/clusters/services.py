@@ -11,9 +11,11 @@ from django.db import transaction
 from django.utils import timezone
 
 from .authorization import authorization_denied, cluster_acl_gaps_text, missing_acl_text
+from .backoff import cluster_backoff_clear, cluster_backoff_fail
 from .crypto import SecretDecryptError
-from .kafka_clients import admin_client_create
-from .models import Broker, Cluster, Partition, Topic
+from .kafka_clients import admin_client_create, client_timeouts
+from .models import Broker, Cluster, ClusterRound, Partition, Topic
+from .rounds import round_lease
 from .signals import broker_state_changed, cluster_reachability_changed, cluster_synced
 
 logger = logging.getLogger(__name__)
@@ -67,13 +69,16 @@ class ClusterState:
 def cluster_state_read(*, admin: AdminClient, timeout: float | None = None) -> ClusterState:
     """Read live brokers and every topic's partitions with describe_cluster/describe_topics."""
     timeout = timeout if timeout is not None else settings.KAFKA_REQUEST_TIMEOUT
-    api, resource = "DescribeCluster", ""  # the request under way, for a denial's message
+    # Metadata first, bounded by the connect timeout (plus a moment for the answer): a
+    # dead or unroutable address is given up on in seconds, not a request timeout.
+    probe = min(timeout, client_timeouts().connect + 1.0)
+    api, resource = "Metadata", ""  # the request under way, for a denial's message
     try:
+        names = sorted(admin.list_topics(timeout=probe).topics)
+        api = "DescribeCluster"
         description = admin.describe_cluster(
             include_authorized_operations=True, request_timeout=timeout
         ).result(timeout=timeout + 5)
-        api = "Metadata"
-        names = sorted(admin.list_topics(timeout=timeout).topics)
         api = "DescribeTopics"
         futures = (
             admin.describe_topics(TopicCollection(names), request_timeout=timeout) if names else {}
@@ -269,26 +274,48 @@ def cluster_sync_error_record(*, cluster: Cluster, error: str, now: datetime) ->
 
 
 def cluster_sync(*, cluster: Cluster, admin: AdminClient | None = None) -> bool:
-    """One sync round for one cluster. Returns False when the cluster was unreachable."""
+    """One sync round for one cluster. Returns False when it was unreachable or when
+    the previous round still runs (this one is then skipped and counted)."""
+    with round_lease(cluster=cluster, kind=ClusterRound.SYNC) as lease:
+        if lease is None:
+            return False
+        return _cluster_sync_round(cluster=cluster, admin=admin)
+
+
+def _cluster_sync_round(*, cluster: Cluster, admin: AdminClient | None) -> bool:
+    was_reachable = cluster.reachable
     try:
         admin = admin or admin_client_create(connection=cluster.connection)
         state = cluster_state_read(admin=admin)
-    except SecretDecryptError as exc:  # this cluster's secrets need a key we lack
-        logger.warning("cluster %s: %s", cluster.name, exc)
-        cluster_sync_error_record(cluster=cluster, error=str(exc), now=timezone.now())
-        return False
     except ClusterNotAuthorized as exc:
-        logger.warning("cluster %s: %s", cluster.name, exc)
+        # Reachable, so no backoff; the message names the operation and resource. One
+        # warning while the message stays the same, not one per round.
+        log = logger.warning if cluster.last_sync_error != str(exc) else logger.debug
+        log("cluster %s: %s", cluster.name, exc)
         cluster_sync_error_record(cluster=cluster, error=str(exc), now=timezone.now())
         return False
-    except ClusterUnreachable as exc:
-        logger.warning("cluster %s unreachable: %s", cluster.name, exc)
-        cluster_sync_error_record(cluster=cluster, error=f"unreachable: {exc}", now=timezone.now())
+    except (SecretDecryptError, ClusterUnreachable) as exc:
+        # SecretDecryptError: this cluster's secrets need a key we lack.
+        error = str(exc) if isinstance(exc, SecretDecryptError) else f"unreachable: {exc}"
+        now = timezone.now()
+        cluster_sync_error_record(cluster=cluster, error=error, now=now)
+        cluster_backoff_fail(cluster=cluster, now=now)
+        # One warning when it starts failing; the rounds after it only at DEBUG.
+        log = logger.warning if was_reachable else logger.debug
+        log("cluster %s: %s (next try in %s)", cluster.name, error, _until(cluster, now))
         return False
     cluster_state_apply(cluster=cluster, state=state, now=timezone.now())
+    cluster_backoff_clear(cluster=cluster)
+    if not was_reachable:
+        logger.warning("cluster %s: reachable again", cluster.name)
     # Robust: a listener's failure (e.g. a Redis outage for live pages) can't fail a sync.
     cluster_synced.send_robust(sender=Cluster, cluster=cluster)
     return True
+
+
+def _until(cluster: Cluster, now: datetime) -> str:
+    seconds = (cluster.next_sync_at - now).total_seconds() if cluster.next_sync_at else 0
+    return f"{seconds:.0f} s"
 
 
 def cluster_register(*, name: str, bootstrap_servers: str) -> Cluster:

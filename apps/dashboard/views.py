@@ -30,6 +30,7 @@ from apps.clusters.models import Cluster
 from apps.clusters.selectors import (
     VIEW_CLUSTER_PERMISSION,
     broker_rows_list,
+    cluster_rounds_list,
     cluster_visible_get,
     clusters_visible_list,
     topic_rows_list,
@@ -99,6 +100,8 @@ def cluster_page(request: HttpRequest, name: str) -> HttpResponse:
         if request.user.has_perm("plans.view_plan")
         else [],
         "modes": [(m.value, m.label) for m in REQUESTABLE_MODES],
+        "now": timezone.now(),
+        "rounds": cluster_rounds_list(cluster=cluster),
     }
     return render(request, "dashboard/cluster.html", context)
 

@@ -68,6 +68,10 @@ class KafkaOps(Protocol):
         self, moves: dict[PartitionKey, list[int] | None]
     ) -> dict[PartitionKey, str | None]: ...
 
+    def reassignments_cancel(self, keys: list[PartitionKey]) -> dict[PartitionKey, str | None]:
+        """AlterPartitionReassignments with no target: Kafka drops the added replicas and
+        goes back to the original set. Per partition the error name, or None."""
+
     def configs_write(
         self, brokers: dict[int, dict[str, str | None]], topics: dict[str, dict[str, str | None]]
     ) -> None:
@@ -87,13 +91,23 @@ class LiveKafka:
     def __init__(self, *, cluster: Cluster, admin: AdminClient | None = None) -> None:
         self.cluster = cluster
         self.connection = cluster.connection
+        self._own_admin = admin is None
         self.admin = admin or admin_client_create(connection=self.connection)
         self.timeout = float(settings.KAFKA_REQUEST_TIMEOUT)
+
+    def _renew(self) -> None:
+        """A fresh admin client after a failed request. librdkafka keeps sending
+        controller-bound requests to the broker it last learnt as the controller; when
+        that broker is dead they time out until its metadata refreshes (minutes), while a
+        new client learns a live one at once."""
+        if self._own_admin:
+            self.admin = admin_client_create(connection=self.connection)
 
     def _wait(self, future, *, api: str, resource: str = ""):
         try:
             return future.result(timeout=self.timeout + 5)
         except KafkaException as exc:
+            self._renew()
             raise _op_error(api=api, error=exc, resource=resource) from exc
 
     def partitions_describe(self, keys: list[PartitionKey]) -> dict[PartitionKey, PartitionInfo]:
@@ -118,6 +132,7 @@ class LiveKafka:
                     if "UNKNOWN_TOPIC" in str(exc):
                         unknown.append(name)
                         continue
+                    self._renew()
                     raise _op_error(api="DescribeTopics", error=exc, resource=name) from exc
                 for p in description.partitions:
                     key = (name, p.id)
@@ -153,6 +168,9 @@ class LiveKafka:
         except Exception as exc:
             raise _op_error(api="AlterPartitionReassignments", error=exc) from exc
 
+    def reassignments_cancel(self, keys: list[PartitionKey]) -> dict[PartitionKey, str | None]:
+        return self.reassignments_alter(dict.fromkeys(keys))
+
     def configs_write(
         self, brokers: dict[int, dict[str, str | None]], topics: dict[str, dict[str, str | None]]
     ) -> None:
@@ -183,6 +201,7 @@ class LiveKafka:
                 failures.append(f"{kind} {resource.name}: {text}")
                 denied = denied or authorization_denied(exc)
         if failures:
+            self._renew()
             raise (KafkaOpNotAuthorized if denied else KafkaOpError)("; ".join(failures))
 
     def broker_rates_wait(self, brokers: list[int], rate: str, timeout: float) -> bool:

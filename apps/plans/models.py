@@ -227,6 +227,8 @@ class PlanMove(models.Model):
     submissions = models.PositiveIntegerField(default=0)
     bytes_done = models.BigIntegerField(default=0)
     started_at = models.DateTimeField(null=True, blank=True)
+    # Last time bytes_done grew: a move copying nothing for EXECUTOR_STALL_TIMEOUT is failed.
+    progressed_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     error = models.TextField(blank=True)
 
@@ -282,6 +284,9 @@ class Execution(models.Model):
     runs = models.PositiveIntegerField(default=0)
     consecutive_errors = models.PositiveIntegerField(default=0)
     last_error = models.TextField(blank=True)
+    # Target brokers of running moves seen dead, {"id": ISO time first seen dead}: a move
+    # whose target stays dead beyond EXECUTOR_DEAD_TARGET_GRACE is cancelled and failed.
+    dead_brokers = models.JSONField(default=dict, blank=True)
     updated_at = models.DateTimeField(auto_now=True)
 
     def __str__(self) -> str:

@@ -15,6 +15,11 @@ BEFORE = [("clusters", "0001_initial")]
 AFTER = [("clusters", "0002_connection_settings")]
 
 
+def clusters_as_of_0002():
+    # The model as it is now, without the columns later migrations add.
+    return Cluster.objects.defer("sync_failures", "next_sync_at")
+
+
 def test_it_maps_every_librdkafka_security_key(tmp_path):
     ca = tmp_path / "ca.pem"
     ca.write_text("-----BEGIN CERTIFICATE-----\nx\n-----END CERTIFICATE-----\n")
@@ -92,7 +97,7 @@ def test_the_migration_moves_settings_and_encrypts_the_password(migrated_back):
     migrated_back.migrate(AFTER)
     to_latest()
 
-    plain, secure = Cluster.objects.order_by("name")
+    plain, secure = clusters_as_of_0002().order_by("name")
     assert plain.security_protocol == "PLAINTEXT" and plain.sasl_password == ""
     assert secure.connection.redacted() | {"sasl_password": secure.sasl_password} == {
         "bootstrap_servers": "k1:9093",

@@ -136,3 +136,26 @@ def test_it_exports_the_filtered_audit_trail_for_admins(client, cluster, viewer,
     response = client.get("/audit/export.json", {"cluster": "other", "action": "plan."})
     rows = json.loads(b"".join(response.streaming_content))
     assert [(r["action"], r["object_id"]) for r in rows] == [("plan.proposed", str(theirs.pk))]
+
+
+def test_it_shows_when_an_unreachable_cluster_is_tried_next(client, cluster, viewer):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from apps.clusters.models import ClusterRound
+
+    now = timezone.now()
+    cluster.last_sync_error, cluster.last_sync_error_at = "unreachable: refused", now
+    cluster.sync_failures, cluster.next_sync_at = 4, now + timedelta(minutes=2, seconds=5)
+    cluster.save()
+    ClusterRound.objects.create(cluster=cluster, kind="sync", skipped=3, last_skipped_at=now)
+    ClusterRound.objects.create(
+        cluster=cluster, kind="sample", last_degraded="DescribeLogDirs: denied"
+    )
+    client.force_login(viewer)
+    body = client.get("/clusters/prod/").content.decode()
+    assert "Unreachable — next try in 2\xa0minutes" in body
+    assert "4 failed in a row" in body
+    assert "3 sync rounds skipped because the previous one still ran" in body
+    assert "Last sample round went without: DescribeLogDirs: denied" in body

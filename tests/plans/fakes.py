@@ -107,6 +107,9 @@ class FakeKafka:
         self.max_in_flight_seen = max(self.max_in_flight_seen, len(self.in_flight))
         return result
 
+    def reassignments_cancel(self, keys):
+        return self.reassignments_alter(dict.fromkeys(keys))
+
     def configs_write(self, brokers, topics):
         self._maybe_fail()
         self.config_writes.append((brokers, topics))

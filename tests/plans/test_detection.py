@@ -85,6 +85,21 @@ def test_it_proposes_a_rebalance_when_a_goal_is_violated(cluster, apply_state):
     plan = cluster_detect(cluster=cluster)
     assert plan is not None and plan.mode == PlanMode.FULL
     assert "goals violated" in plan.trigger and "replica-distribution" in plan.trigger
+    # counts 9, 6, 3 around a mean of 6: the worst broker and its side are named
+    assert "replica-distribution: broker 1 above the band: 1.50 × mean" in plan.trigger
+
+
+def test_it_says_which_broker_is_below_the_band(cluster, apply_state):
+    set_policy(cluster, balance_threshold=1.5)
+    layout = [[1, 2]] * 6 + [[1, 3], [2, 3], [1, 2]]
+    apply_state(cluster, {("orders", i): r for i, r in enumerate(layout)})
+    plan = cluster_detect(cluster=cluster)
+    assert plan is not None and plan.mode == PlanMode.FULL
+    # replicas 8, 8, 2 around a mean of 6: only broker 3 is out, on the low side
+    assert (
+        "replica-distribution: broker 3 below the band: 0.33 × mean, band 0.50–1.50, "
+        "threshold 1.5" in plan.trigger
+    )
 
 
 def test_it_leaves_excluded_topics_and_brokers_alone(cluster, apply_state):

@@ -391,3 +391,121 @@ def test_it_surfaces_a_failing_kafka_as_kafka_op_error(plan, kafka):
     kafka.fail_next = 1
     with pytest.raises(KafkaOpError):
         execution_step(plan=plan, kafka=kafka)
+
+
+# --- moves that can't finish: dead target broker, no progress -------------------------
+
+
+def _age_dead_sightings(plan: Plan, seconds: float) -> None:
+    """As if the dead brokers had been seen dead `seconds` earlier."""
+    execution = Execution.objects.get(plan=plan)
+    then = (timezone.now() - timezone.timedelta(seconds=seconds)).isoformat()
+    execution.dead_brokers = dict.fromkeys(execution.dead_brokers, then)
+    execution.save(update_fields=["dead_brokers"])
+
+
+def test_it_cancels_moves_to_a_dead_target_after_the_grace_and_ends_the_plan_failed(
+    plan, kafka, settings
+):
+    settings.EXECUTOR_DEAD_TARGET_GRACE = 20
+    kafka.ticks = 1000  # nothing finishes on its own
+    execution_step(plan=plan, kafka=kafka)
+    sent = set(kafka.in_flight)
+    assert len(sent) == 5
+    kafka.alive = {1, 2}
+
+    # Within the grace: a restarting broker is waited for.
+    assert execution_step(plan=plan, kafka=kafka) is False
+    assert set(Execution.objects.get(plan=plan).dead_brokers) == {"3"}
+    assert set(kafka.in_flight) == sent
+
+    _age_dead_sightings(plan, 21)
+    assert execution_step(plan=plan, kafka=kafka) is True
+
+    plan.refresh_from_db()
+    assert plan.state == PlanState.FAILED and plan.finished_at
+    assert "target broker 3 dead for 21 s" in plan.error
+    # Cancelled in Kafka (no target), back to the original replicas, throttles gone.
+    assert kafka.alter_calls[-1] == dict.fromkeys(sent)
+    assert not kafka.in_flight and not kafka.topic_configs
+    # The dead broker can't be reached; every live one is clean.
+    assert set(kafka.broker_configs) == {3}
+    assert all(kafka.assignment[k] == BEFORE[k] for k in sent)
+    failed = plan.moves.filter(state=MoveState.FAILED)
+    assert {m.key for m in failed} == sent
+    assert all("cancelled in Kafka" in m.error for m in failed)
+    assert plan.moves.filter(state=MoveState.CANCELLED).count() == 12 - 5
+    actions = list(
+        AuditEvent.objects.filter(object_id=str(plan.pk))
+        .order_by("id")
+        .values_list("action", flat=True)
+    )
+    assert actions[-3:] == [
+        "execution.moves_failed",
+        "execution.throttle_removed",
+        "execution.failed",
+    ]
+
+    # Broker 3's rate outlives it; the resume sweep deletes it once the broker is back.
+    assert Execution.objects.get(plan=plan).throttle_applied
+    assert execution_step(plan=plan, kafka=kafka) is True
+    assert set(kafka.broker_configs) == {3}
+    kafka.alive = {1, 2, 3}
+    assert plan.pk in executions_resume()
+    execution_step(plan=plan, kafka=kafka)  # what the enqueued task does
+    assert not kafka.throttles_left()
+    assert not Execution.objects.get(plan=plan).throttle_applied
+
+
+def test_it_waits_for_a_target_that_comes_back_within_the_grace(plan, kafka, settings):
+    settings.EXECUTOR_DEAD_TARGET_GRACE = 20
+    kafka.ticks = 3
+    execution_step(plan=plan, kafka=kafka)
+    kafka.alive = {1, 2}
+    execution_step(plan=plan, kafka=kafka)
+    kafka.alive = {1, 2, 3}
+    execution_step(plan=plan, kafka=kafka)
+    assert Execution.objects.get(plan=plan).dead_brokers == {}
+
+    run_to_end(plan, kafka)
+    plan.refresh_from_db()
+    assert plan.state == PlanState.COMPLETED and kafka.assignment == AFTER
+
+
+def test_it_lets_moves_that_can_finish_finish_when_another_target_dies(plan, kafka, settings):
+    settings.EXECUTOR_DEAD_TARGET_GRACE = 0
+    kafka.ticks = 3
+    execution_step(plan=plan, kafka=kafka)
+    sent = set(kafka.in_flight)
+    # Broker 2 dies: moves onto [3, 2] can't finish, moves onto [3, 1] still can.
+    kafka.alive = {1, 3}
+
+    run_to_end(plan, kafka)
+
+    plan.refresh_from_db()
+    assert plan.state == PlanState.FAILED and "target broker 2 dead" in plan.error
+    doomed = {k for k in sent if 2 in AFTER[k]}
+    assert {m.key for m in plan.moves.filter(state=MoveState.FAILED)} == doomed
+    assert {m.key for m in plan.moves.filter(state=MoveState.DONE)} == sent - doomed
+    for key in sent:
+        assert kafka.assignment[key] == (BEFORE[key] if key in doomed else AFTER[key])
+    # Nothing was sent after the failure; every throttle is gone.
+    assert {k for call in kafka.alter_calls for k, t in call.items() if t} == sent
+    assert not kafka.in_flight and not kafka.topic_configs and set(kafka.broker_configs) == {2}
+
+
+def test_it_cancels_a_move_that_makes_no_progress(plan, kafka, settings):
+    settings.EXECUTOR_STALL_TIMEOUT = 60
+    kafka.ticks = 1000
+    execution_step(plan=plan, kafka=kafka)
+    execution_step(plan=plan, kafka=kafka)  # half copied (the fake), then nothing more
+    running = plan.moves.filter(state=MoveState.IN_PROGRESS)
+    assert running.count() == 5 and all(m.progressed_at for m in running)
+    assert execution_step(plan=plan, kafka=kafka) is False  # quiet, but not for long yet
+
+    running.update(progressed_at=timezone.now() - timezone.timedelta(seconds=90))
+    assert execution_step(plan=plan, kafka=kafka) is True
+
+    plan.refresh_from_db()
+    assert plan.state == PlanState.FAILED and "no progress for 90 s" in plan.error
+    assert not kafka.in_flight and not kafka.throttles_left()

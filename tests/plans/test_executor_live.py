@@ -1,14 +1,5 @@
-"""The executor on the real dev cluster: a throttled run, a cancel mid-way, and a
-worker SIGKILLed mid-execution that another process resumes."""
-
-import json
-import os
-import signal
-import subprocess
-import sys
-import time
-import uuid
-from pathlib import Path
+"""The executor on the real dev cluster: a throttled run and a cancel mid-way (a worker
+SIGKILLed mid-execution is a case of the fault matrix, tests/faults)."""
 
 import pytest
 from support.polling import wait_until
@@ -28,7 +19,6 @@ from . import live
 
 pytestmark = [pytest.mark.django_db, pytest.mark.integration]
 
-REPO = Path(__file__).resolve().parents[2]
 # Six partitions on brokers 1 and 2 only; plans move load onto broker 3.
 ON_ONE_AND_TWO = [[1, 2], [2, 1]] * 3
 
@@ -121,100 +111,3 @@ def test_it_cancels_mid_way_and_leaves_the_cluster_consistent(
     for key, (replicas, _, _) in now.items():
         assert replicas in (before[key], targets.get(key, before[key])), (key, replicas)
     assert not plan.moves.filter(state__in=[MoveState.PENDING, MoveState.IN_PROGRESS]).exists()
-
-
-def _process(args: list[str], env: dict) -> subprocess.Popen:
-    return subprocess.Popen(
-        [sys.executable, str(REPO / "tests" / "plans" / "worker_process.py"), *args],
-        cwd=REPO,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-
-
-def _report(env: dict) -> dict:
-    """worker_process.py's report of the plan in its database."""
-    process = _process(["report"], env)
-    out, _ = process.communicate(timeout=60)
-    assert process.returncode == 0, out
-    return json.loads(out.strip().splitlines()[-1])
-
-
-def test_a_killed_worker_is_resumed_and_nothing_runs_twice(kafka_cluster, admin, topic, tmp_path):
-    live.fill(kafka_cluster.bootstrap_servers, topic, 6, 1024 * 1024)
-    # Every partition gets a copy on broker 3: 5 per batch (the per-broker cap), then 1.
-    plan_json = json.dumps(
-        {
-            "version": 1,
-            "partitions": [
-                {"topic": topic, "partition": p, "replicas": [3, r[0]]}
-                for p, r in enumerate(ON_ONE_AND_TWO)
-            ],
-        }
-    )
-    env = {
-        **os.environ,
-        "DATABASE_URL": f"sqlite:///{tmp_path / 'worker.sqlite3'}",
-        "CELERY_TASK_ALWAYS_EAGER": "1",
-        "EXECUTOR_LEASE_SECONDS": "3",
-        "EXECUTOR_POLL_INTERVAL": "0.5",
-        "LOG_LEVEL": "WARNING",
-    }
-    worker = _process(
-        [
-            "start",
-            f"it-plans-{uuid.uuid4().hex[:6]}",
-            kafka_cluster.bootstrap_servers,
-            topic,
-            plan_json,
-        ],
-        env,
-    )
-    try:
-        # Kill it as soon as Kafka has its first batch in flight (throttled to 400 kB/s).
-        wait_until(
-            lambda: (
-                live.in_flight(kafka_cluster.bootstrap_servers, [topic])
-                or worker.poll() is not None
-            ),
-            60,
-            0.2,
-            what="first batch in flight",
-        )
-        assert worker.poll() is None, worker.stdout.read()
-        os.kill(worker.pid, signal.SIGKILL)
-        worker.wait(10)
-    finally:
-        if worker.poll() is None:
-            worker.kill()
-    in_flight_at_kill = live.in_flight(kafka_cluster.bootstrap_servers, [topic])
-    assert in_flight_at_kill
-    # Left behind by the dead worker.
-    wait_until(lambda: live.throttles_found(admin, [1, 2, 3], [topic]), 10, what="throttles set")
-
-    # The resume sweep skips a plan under a live lease: wait out the dead worker's.
-    lease_until = _report(env)["lease_until"] or 0
-    wait_until(lambda: time.time() > lease_until, 10, 0.1, what="the dead worker's lease lapsed")
-    resumed = _process(["resume"], env)
-    out, _ = resumed.communicate(timeout=180)
-    assert resumed.returncode == 0, out
-    report = _report(env)
-
-    assert report["state"] == "completed", report
-    assert report["runs"] == 2 and report["leaders_elected"] and not report["throttle_applied"]
-    # Nothing ran twice: every move reached Kafka exactly once, batch 2 only after the resume.
-    assert {state for state, _, _ in report["moves"].values()} == {"done"}
-    assert {submissions for _, submissions, _ in report["moves"].values()} == {1}
-    assert sorted({batch for _, _, batch in report["moves"].values()}) == [1, 2]
-    assert report["actions"].count("execution.started") == 1
-    assert report["actions"].count("execution.throttle_set") == 1
-    assert report["actions"].count("execution.batch_submitted") == 2
-    assert report["actions"][-1] == "execution.completed"
-
-    now = live.placement(admin, [topic])
-    for p, replicas in enumerate(ON_ONE_AND_TWO):
-        assert now[(topic, p)][0] == [3, replicas[0]]
-    assert not live.in_flight(kafka_cluster.bootstrap_servers, [topic])
-    live.no_throttles_left(admin, [topic])

@@ -6,7 +6,8 @@ reject, cancel, stale), `execution_start` (an operator re-enqueues an approved p
 `rollback`, `transitions` (the audited state change they all use), `planner` (the
 bridge to the engine), `policy`.
 The executor: `runner` (the loop under a `lease`), `step`, `batches`, `throttles`,
-`progress`, `leaders`, `endings`, `resume` (the sweep after a killed worker).
+`progress`, `doomed` (moves that can't finish), `leaders`, `endings`, `resume` (the sweep
+after a killed worker).
 Shared by both: `actors` (the system actors in the audit trail), `permissions`.
 """
 

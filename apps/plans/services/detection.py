@@ -10,7 +10,6 @@ that is merely restarting should not cause data to be copied.
 """
 
 import logging
-import math
 from datetime import datetime, timedelta
 
 from django.conf import settings
@@ -112,10 +111,10 @@ def cluster_detect(*, cluster: Cluster, now: datetime | None = None) -> Plan | N
         logger.warning("detection on %s: %s", cluster.name, exc)
         return open_plan
     if mode == PlanMode.FULL:
-        violated = _violated_goals(proposal.report, policy)
+        violated = _violated_goals(proposal.report)
         if not violated:
             return open_plan
-        trigger = "goals violated: " + ", ".join(violated)
+        trigger = "goals violated: " + "; ".join(violated)
     if not proposal.plan["partitions"]:
         return open_plan
     if open_plan is not None and open_plan.reassignment == proposal.plan:
@@ -137,47 +136,28 @@ def _dead_since(broker) -> datetime:
     return broker.last_seen or broker.first_seen
 
 
-# Balance figures of the report (BALANCING.md §4) and the goal each one measures.
-RESOURCE_GOALS = {
-    "replicas": "replica-distribution",
-    "leaders": "leader-distribution",
-    "disk": "disk-distribution",
-    "network_in": "network-in-distribution",
-    "network_out": "network-out-distribution",
-}
-COUNT_RESOURCES = ("replicas", "leaders")
+# Every goal the engine judges may propose a full rebalance, but these two: leader bytes
+# in follow the traffic of the last window and per-topic counts are a tie-break, so a
+# plan for either alone would churn. They are still optimised when a plan is made.
+QUIET_GOALS = frozenset({"leader-bytes-in-distribution", "topic-replica-distribution"})
 
 
-def _violated_goals(report: dict, policy: ClusterPolicy) -> list[str]:
-    """Goals the cluster violates *as it is* (not after earlier goals moved things), and
-    only those the plan improves: a violation no plan can reduce is not worth proposing."""
-    enabled = set(policy.goals or [])
-    thresholds = policy.goal_thresholds or {}
+def _violated_goals(report: dict) -> list[str]:
+    """Goals the cluster violates *as it is* (the engine's judgement before anything
+    moves, BALANCING.md §8), and only those the plan improves: a violation no plan can
+    reduce is not worth proposing. Each is said with its worst broker and side."""
     out = []
     for goal in report.get("goals", []):
-        # Hard goals are measured before anything moves.
-        if goal.get("hard") and goal.get("violation_before", 0) > goal.get("violation_after", 0):
-            out.append(goal["name"])
-    for resource, figures in (report.get("balance") or {}).items():
-        goal = RESOURCE_GOALS.get(resource)
-        if goal is None or (enabled and goal not in enabled):
+        start, end = goal["start"], goal["end"]
+        if goal["name"] in QUIET_GOALS or not start["violated"]:
             continue
-        t = float(thresholds.get(goal, policy.balance_threshold))
-        ideal = float(figures.get("ideal") or 0.0)
-        if ideal <= 0:
+        if end["violation"] >= start["violation"] * (1 - 1e-9):
             continue
-        if resource in COUNT_RESOURCES:
-            # Counts: balanced within floor/ceil of the ideal, widened by the threshold.
-            hi = max(math.ceil(ideal - 1e-9), math.floor(ideal * t + 1e-9)) / ideal
-            lo = min(math.floor(ideal + 1e-9), math.ceil(ideal * (2.0 - t) - 1e-9)) / ideal
-        else:
-            hi, lo = t, 2.0 - t
-        before_hi, after_hi = figures["before"], figures["after"]
-        before_lo, after_lo = figures.get("min_before", 1.0), figures.get("min_after", 1.0)
-        too_high = before_hi > hi + 1e-9 and after_hi < before_hi - 1e-9
-        too_low = before_lo < lo - 1e-9 and after_lo > before_lo + 1e-9
-        if too_high or too_low:
-            out.append(f"{goal} (max {before_hi:.2f} x mean, threshold {t:g})")
+        worst = start["offenders"][0]["text"] if start["offenders"] else "violated"
+        more = start["offenders_total"] - 1
+        extra = f" (+{more} more)" if more > 0 else ""
+        threshold = f", threshold {goal['threshold']:g}" if goal.get("threshold") else ""
+        out.append(f"{goal['name']}: {worst}{extra}{threshold}")
     return out
 
 

@@ -42,7 +42,7 @@ def execution_cancel(
     """No new batches; cancel ours in flight (Kafka reverts them); remove throttles."""
     ours = [m for m in moves if m.state == MoveState.IN_PROGRESS]
     to_cancel = {m.key: None for m in ours if m.key in in_flight}
-    results = kafka.reassignments_alter(to_cancel) if to_cancel else {}
+    results = kafka.reassignments_cancel(list(to_cancel)) if to_cancel else {}
     # Kafka reverts a cancelled move to its original replica *set* but not its order;
     # put the order back too (a reordering copies no data).
     reverted = {
@@ -79,9 +79,9 @@ def execution_fail(*, plan: Plan, error: str, kafka: KafkaOps | None = None) -> 
     moves = list(plan.moves.filter(state=MoveState.IN_PROGRESS))
     try:
         in_flight = kafka.reassignments_list([m.key for m in moves])
-        to_cancel = {m.key: None for m in moves if m.key in in_flight}
+        to_cancel = [m.key for m in moves if m.key in in_flight]
         if to_cancel:
-            kafka.reassignments_alter(to_cancel)
+            kafka.reassignments_cancel(to_cancel)
     except KafkaOpError as exc:
         logger.warning("plan %s: could not cancel in-flight moves: %s", plan.pk, exc)
     now = timezone.now()

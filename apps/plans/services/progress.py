@@ -36,16 +36,19 @@ def progress_update(
     sizes = replica_sizes_get(kafka=kafka) if running else {}
     if sizes is None:
         return
+    now = timezone.now()
     for m in running:
         source = max(
             (sizes.get((m.topic, m.partition, b), 0) for b in m.replicas_before), default=0
         )
         copied = sum(min(sizes.get((m.topic, m.partition, b), 0), source) for b in m.added)
-        m.bytes_done = min(copied, m.bytes)
+        copied = min(copied, m.bytes)
+        if copied > m.bytes_done:
+            m.progressed_at = now  # restarts the stall clock (doomed.py)
+        m.bytes_done = copied
     if running:
-        PlanMove.objects.bulk_update(running, ["bytes_done"])
+        PlanMove.objects.bulk_update(running, ["bytes_done", "progressed_at"])
     done = sum(m.bytes if m.state == MoveState.DONE else m.bytes_done for m in moves)
-    now = timezone.now()
     previous_at = execution.heartbeat_at
     if previous_at is not None and done >= execution.bytes_done:
         elapsed = (now - previous_at).total_seconds()

@@ -10,6 +10,8 @@ at any point is replaced by one that carries on where Kafka is:
   "in progress in the database, unknown to Kafka, replicas still as before" and
   sent again (the only case `submissions` exceeds 1);
 - a move whose replicas already equal its target is done, whoever finished it;
+- a move that can't finish (target broker dead, no progress) is cancelled in Kafka and
+  failed (doomed.py), which ends the plan once the others in flight have finished;
 - throttles are recorded before they are set, and deleted on completion, failure
   and cancel alike.
 """
@@ -21,6 +23,7 @@ from ..kafka_ops import KafkaOps, PartitionInfo, PartitionKey, kafka_ops_resolve
 from ..models import Execution, MoveState, Plan, PlanMove, PlanState
 from .actors import EXECUTOR
 from .batches import batch_submit
+from .doomed import doomed_moves_fail
 from .endings import execution_cancel, execution_finish
 from .leaders import data_loss_leaders_elect, preferred_leaders_elect
 from .progress import progress_update, replica_sizes_get
@@ -53,6 +56,8 @@ def execution_step(*, plan: Plan, kafka: KafkaOps | None = None) -> bool:
             plan=plan, execution=execution, moves=moves, in_flight=in_flight, kafka=kafka
         )
         return True
+    # A move that can't finish (dead target, no progress) is cancelled and failed now.
+    doomed_moves_fail(plan=plan, execution=execution, moves=moves, in_flight=in_flight, kafka=kafka)
 
     running = [m for m in moves if m.state == MoveState.IN_PROGRESS]
     pending = [m for m in moves if m.state == MoveState.PENDING]

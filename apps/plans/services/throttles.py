@@ -77,7 +77,9 @@ def throttles_remove(*, plan: Plan, execution: Execution, kafka: KafkaOps) -> No
     recorded = execution.throttle or {}
     alive = kafka.brokers_alive()
     brokers = [int(b) for b in recorded.get("brokers", [])]
-    # A dead broker can't be reached; it lost its dynamic rate only if it is replaced.
+    # A dead broker can't be reached, and its dynamic rate outlives it (it is in the
+    # cluster metadata): it stays recorded, and the resume sweep deletes it once the
+    # broker is back.
     skipped = [b for b in brokers if b not in alive]
     broker_values: dict[int, dict[str, str | None]] = {
         b: dict.fromkeys(BROKER_THROTTLE_KEYS) for b in brokers if b in alive
@@ -85,9 +87,13 @@ def throttles_remove(*, plan: Plan, execution: Execution, kafka: KafkaOps) -> No
     topic_values: dict[str, dict[str, str | None]] = {
         t: dict.fromkeys(TOPIC_THROTTLE_KEYS) for t in recorded.get("topics", [])
     }
+    if not broker_values and not topic_values:
+        return  # only dead brokers left: try again at the next sweep
     kafka.configs_write(broker_values, topic_values)
-    execution.throttle_applied = False
-    execution.save(update_fields=["throttle_applied", "updated_at"])
+    if skipped:
+        execution.throttle = {**recorded, "brokers": skipped, "topics": []}
+    execution.throttle_applied = bool(skipped)
+    execution.save(update_fields=["throttle", "throttle_applied", "updated_at"])
     audit_record(
         actor=EXECUTOR,
         action="execution.throttle_removed",

@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("clusters", "0002_connection_settings"),
+        ("clusters", "0003_round_leases_and_backoff"),
     ]
 
     operations = [

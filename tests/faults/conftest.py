@@ -1,0 +1,67 @@
+"""The fault matrix: each case records its row (fault, survived, time to recover,
+records acked / read / lost) in FAULTS_RESULTS; `bench/faults_table.py` renders
+docs/faults.md's table from it.
+
+The dev cluster and Redis are the session's (tests/conftest.py): started once, shared
+by every case. A row is written even when its case fails (survived: no).
+"""
+
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+# Shared fixtures: the live plan tests' admin client and throwaway topics, the browser
+# tests' headless Chromium and signed-in pages.
+from browser.conftest import browser, sign_in  # noqa: F401
+from plans.conftest import admin, topics  # noqa: F401
+
+REPO = Path(__file__).resolve().parents[2]
+RESULTS = Path(os.environ.get("FAULTS_RESULTS", REPO / ".run" / "faults" / "results.json"))
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_makereport(item, call):
+    report = yield
+    if report.when == "call":
+        item.fault_passed = report.passed
+    return report
+
+
+def results_write(row: dict) -> None:
+    """Add or replace this fault's row in the results file."""
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    rows = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
+    rows[row["fault"]] = row
+    RESULTS.write_text(json.dumps(rows, indent=2, sort_keys=True) + "\n")
+
+
+@pytest.fixture
+def fault_row(request) -> Iterator[dict]:
+    """The case's row: the test sets `fault`, `recover_s`, `acked`, `read`, `lost`."""
+    row: dict = {"fault": request.node.name, "test": request.node.nodeid}
+    yield row
+    row["survived"] = bool(getattr(request.node, "fault_passed", False))
+    results_write(row)
+
+
+@pytest.fixture
+def side_traffic(kafka_cluster) -> Iterator:
+    """acks=all traffic on a topic of its own, for the faults that don't touch Kafka:
+    the case calls `.finish()` for its counts; the topic is deleted afterwards."""
+    from plans import live
+
+    from apps.clusters.kafka_clients import admin_client_create
+
+    from .traffic import Traffic
+
+    client = admin_client_create(bootstrap_servers=kafka_cluster.bootstrap_servers)
+    topic = live.topic_name("side")
+    live.topic_create(client, topic, partitions=6, rf=2)
+    traffic = Traffic.start(kafka_cluster.bootstrap_servers, topic, 6)
+    yield traffic
+    if not traffic.producer._stop.is_set():
+        traffic.finish()
+    live.topics_delete(client, [topic])

@@ -1,0 +1,77 @@
+"""The active KRaft controller SIGKILLed mid-execution, on the three-controller dev
+cluster (`kafka_quorum_cluster`, its own run dir and ports), with acks=all traffic
+alongside: another controller takes over and the plan runs to its end."""
+
+import time
+
+import pytest
+from plans import live
+from support.polling import wait_until
+
+from apps.clusters.kafka_clients import admin_client_create
+from apps.plans.models import PlanState
+from apps.plans.services import execution_run
+
+from .scenario import PLACEMENT, TARGETS, plan_onto_broker_3, step_until_copying
+from .traffic import Traffic
+
+pytestmark = [pytest.mark.django_db, pytest.mark.integration]
+
+
+def test_it_finishes_the_plan_when_the_active_controller_dies(
+    kafka_quorum_cluster, admin_user, fault_row, capsys
+):
+    fault_row["fault"] = "active controller SIGKILLed mid-execution"
+    quorum = kafka_quorum_cluster
+    bootstrap = quorum.bootstrap_servers
+    admin = admin_client_create(bootstrap_servers=bootstrap)
+    topics: list[str] = []
+    old = quorum.wait_for_active_controller(timeout=60)
+    try:
+        topic, _, plan = plan_onto_broker_3(quorum, admin, topics, admin_user)
+        traffic = Traffic.start(bootstrap, topic, len(PLACEMENT))
+        try:
+            step_until_copying(plan)
+            killed = time.time()
+            quorum.stop_controller(old, kill=True)
+            new = quorum.wait_for_active_controller(timeout=60, not_in={old})
+            took_over = time.time() - killed
+
+            plan = execution_run(plan=plan, poll_interval=0.5, max_seconds=150)
+            assert plan.state == PlanState.COMPLETED, plan.error
+            recovered = plan.finished_at.timestamp() - killed
+            assert not live.in_flight(bootstrap, [topic])
+            now = wait_until(
+                lambda: (
+                    all(
+                        sorted(isr) == sorted(r)
+                        for r, isr, _ in live.placement(admin, [topic]).values()
+                    )
+                    and live.placement(admin, [topic])
+                ),
+                60,
+                what="every replica in sync",
+            )
+            for p, replicas in TARGETS.items():
+                assert now[(topic, p)][0] == replicas
+            live.no_throttles_left(admin, [topic])
+            acked = traffic.producer.acked_count
+            traffic.acked_since(acked)
+        finally:
+            counts = traffic.finish()
+    finally:
+        if quorum.node_pid(old) is None:
+            quorum.start_controller(old)
+        live.leftovers_clean(bootstrap, topics)
+        live.topics_delete(admin, topics)
+    fault_row.update(
+        counts,
+        recover_s=round(recovered, 1),
+        recovery=f"kill → the plan completed (controller {new} active {took_over:.1f} s after)",
+    )
+    with capsys.disabled():
+        print(
+            f"\ncontroller {old} killed; {new} active after {took_over:.1f} s; plan completed "
+            f"{recovered:.1f} s after the kill; traffic: {counts}"
+        )
+    assert counts["lost"] == 0 and counts["acked"] > 0
