@@ -6,6 +6,7 @@ election. The three admin APIs it lacks live in kafka_python_adapter.
 
 from typing import Any
 
+from confluent_kafka import KafkaError
 from confluent_kafka.admin import AdminClient
 from django.conf import settings
 
@@ -41,12 +42,39 @@ def client_config_build(
     return config
 
 
+class ConnectionErrors:
+    """librdkafka's error_cb for one client: keeps the last TLS or SASL failure.
+
+    A request that fails because of one only says "Broker transport failure" or times
+    out; this says why ("SASL authentication error: Authentication failed ...").
+    """
+
+    _KINDS = {KafkaError._AUTHENTICATION: "authentication failed", KafkaError._SSL: "TLS failed"}
+
+    def __init__(self) -> None:
+        self.last = ""
+
+    def __call__(self, error: KafkaError) -> None:
+        kind = self._KINDS.get(error.code())
+        if kind:
+            self.last = f"{kind}: {error.str()}"
+
+    def drained(self, client: Any) -> str:
+        """The last such failure, once the client's queued error events are served."""
+        client.poll(0)
+        return self.last
+
+
 def admin_client_create(
     *,
     connection: ConnectionSettings | None = None,
     bootstrap_servers: str | None = None,
     extra: dict[str, Any] | None = None,
+    errors: ConnectionErrors | None = None,
 ) -> AdminClient:
-    return AdminClient(
-        client_config_build(connection=connection, bootstrap_servers=bootstrap_servers, extra=extra)
+    config = client_config_build(
+        connection=connection, bootstrap_servers=bootstrap_servers, extra=extra
     )
+    if errors is not None:
+        config["error_cb"] = errors
+    return AdminClient(config)

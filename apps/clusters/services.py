@@ -16,7 +16,7 @@ from django.utils import timezone
 from .authorization import authorization_denied, cluster_acl_gaps_text, missing_acl_text
 from .backoff import cluster_backoff_clear, cluster_backoff_fail
 from .crypto import SecretDecryptError
-from .kafka_clients import admin_client_create, client_timeouts
+from .kafka_clients import ConnectionErrors, admin_client_create, client_timeouts
 from .models import Broker, Cluster, ClusterRound, Partition, Topic
 from .rounds import round_lease
 from .signals import broker_state_changed, cluster_reachability_changed, cluster_synced
@@ -436,8 +436,9 @@ def cluster_sync(*, cluster: Cluster, admin: AdminClient | None = None) -> bool:
 
 def _cluster_sync_round(*, cluster: Cluster, admin: AdminClient | None) -> bool:
     was_reachable = cluster.reachable
+    errors = ConnectionErrors() if admin is None else None
     try:
-        admin = admin or admin_client_create(connection=cluster.connection)
+        admin = admin or admin_client_create(connection=cluster.connection, errors=errors)
         state = cluster_state_read(admin=admin)
     except ClusterNotAuthorized as exc:
         # Reachable, so no backoff; the message names the operation and resource. One
@@ -449,6 +450,9 @@ def _cluster_sync_round(*, cluster: Cluster, admin: AdminClient | None) -> bool:
     except (SecretDecryptError, ClusterUnreachable) as exc:
         # SecretDecryptError: this cluster's secrets need a key we lack.
         error = str(exc) if isinstance(exc, SecretDecryptError) else f"unreachable: {exc}"
+        if isinstance(exc, ClusterUnreachable) and errors is not None:
+            # A wrong password or an unknown CA: say that, not "transport failure".
+            error = errors.drained(admin) or error
         now = timezone.now()
         cluster_sync_error_record(cluster=cluster, error=error, now=now)
         cluster_backoff_fail(cluster=cluster, now=now)

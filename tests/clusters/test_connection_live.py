@@ -24,6 +24,8 @@ def test_it_syncs_and_uses_the_kafka_python_admin_apis_through_the_settings(kafk
     try:
         assert cluster_sync(cluster=cluster), cluster.last_sync_error
         assert Partition.objects.filter(topic__name=topic).count() == 2
+        cluster.refresh_from_db()
+        assert cluster.access_warning == ""  # no authorizer: every operation is allowed
 
         in_flight = kafka_python_adapter.reassignments_list(
             connection=cluster.connection, partitions=[(topic, 0), (topic, 1)]

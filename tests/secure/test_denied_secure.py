@@ -2,9 +2,11 @@
 the cluster page after a sync, and by the sampler."""
 
 import pytest
+from clusters.pki import Pki
 from dev_cluster.secure import NO_ALTER_USER, NOBODY
 from django.urls import reverse
 
+from apps.clusters.models import Cluster
 from apps.clusters.services import cluster_sync
 from apps.metrics.services import SampleNotAuthorized, metrics_sample
 
@@ -40,3 +42,31 @@ def test_it_names_every_missing_cluster_acl_and_the_topic_create_for_a_bare_prin
     )
     with pytest.raises(SampleNotAuthorized, match="needs Create on Topic '__balancer_metrics'"):
         metrics_sample(cluster=cluster)
+
+
+def test_it_says_the_password_is_wrong_on_the_cluster_page(secure_cluster, client, admin_user):
+    settings = secure_cluster.client_settings(listener="SASL_SSL", principal=NO_ALTER_USER)
+    cluster = Cluster(name="wrong-password", **{**settings, "sasl_password": "not-it"})
+    cluster.full_clean()
+    cluster.save()
+
+    assert not cluster_sync(cluster=cluster)
+
+    page = cluster_page(client, admin_user, cluster)
+    assert "authentication failed:" in page
+    assert "Authentication failed during authentication due to invalid credentials" in page
+
+
+def test_it_says_the_broker_certificate_is_not_trusted_on_the_cluster_page(
+    secure_cluster, client, admin_user
+):
+    settings = secure_cluster.client_settings(listener="SASL_SSL", principal=NO_ALTER_USER)
+    other_ca = Pki("Some other CA").ca_pem
+    cluster = Cluster(name="unknown-ca", **{**settings, "ssl_ca_pem": other_ca})
+    cluster.full_clean()
+    cluster.save()
+
+    assert not cluster_sync(cluster=cluster)
+
+    page = cluster_page(client, admin_user, cluster)
+    assert "TLS failed:" in page and "certificate verify failed" in page

@@ -13,7 +13,18 @@ pytestmark = pytest.mark.integration
 CLI = Path(__file__).resolve().parents[2] / "scripts" / "dev-cluster"
 
 
-def test_it_prints_the_client_settings_but_no_secret(secure_cluster):
+@pytest.fixture
+def auto_start_kept(secure_cluster):
+    """`up` from the CLI marks the cluster as wanted by a person; put back the session's
+    mark, so a cluster the session started is still stopped at its end."""
+    mark = secure_cluster.lease_dir / "kafka.auto-started"
+    had = mark.exists()
+    yield
+    if had:
+        mark.touch()
+
+
+def test_it_prints_the_client_settings_but_no_secret(secure_cluster, auto_start_kept):
     result = subprocess.run(
         [str(CLI), "up", "--secure", "--no-redis"],
         capture_output=True,
