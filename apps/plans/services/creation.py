@@ -5,6 +5,7 @@ from collections.abc import Iterable
 
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import connection, transaction
+from django.utils import timezone
 
 from apps.audit.services import Actor, audit_record
 from apps.balancer import engine
@@ -15,6 +16,7 @@ from ..kafka_ops import KafkaOps, PartitionKey
 from ..models import Plan, PlanMove, PlanState
 from ..selectors import ScopedSnapshot, assignment_fingerprint
 from .decisions import plan_auto_approve
+from .estimate import duration_estimate
 from .policy import policy_get
 from .sizes import partition_sizes_measure
 from .transitions import plan_summarize, plan_transition
@@ -71,6 +73,7 @@ def plan_create(
             {"topic": t, "partition": p, "replicas": r} for (t, p), r in before_of_plan.items()
         ],
     }
+    bytes_to_move = sum(m.bytes for m in moves)
     with transaction.atomic():
         plan = Plan.objects.create(
             cluster=cluster,
@@ -82,7 +85,13 @@ def plan_create(
             reassignment={"version": 1, "partitions": entries},
             rollback_reassignment=rollback,
             report=report,
-            bytes_to_move=sum(m.bytes for m in moves),
+            bytes_to_move=bytes_to_move,
+            bytes_estimated_at=timezone.now(),
+            duration_estimate_seconds=duration_estimate(
+                cluster=cluster,
+                bytes_to_move=bytes_to_move,
+                throttle_rate=policy_get(cluster=cluster).throttle_bytes_per_sec,
+            ),
             data_loss_partitions=sorted(data_loss_partitions),
             requested_by=requested_by,
             request_reason=request_reason,
@@ -169,13 +178,13 @@ def plan_create_from_proposal(
         for e in proposal.plan.get("partitions", [])
         if set(e["replicas"]) - set(before.get((e["topic"], e["partition"]), []))
     ]
-    unmeasured = [k for k in copied if k not in sizes]
     report = dict(proposal.report)
-    if unmeasured and policy_get(cluster=cluster).auto_approve_max_bytes is not None:
-        live = partition_sizes_measure(cluster=cluster, keys=unmeasured, kafka=kafka)
-        sizes.update(live)
-        report["sizes_from_logs"] = sorted(f"{t}-{p}" for t, p in live)
-        unmeasured = [k for k in unmeasured if k not in live]
+    # The logs now, not a window's average: the data to copy is what they hold
+    # (the window's sizes stand in for partitions Kafka can't size now).
+    live = partition_sizes_measure(cluster=cluster, keys=copied, kafka=kafka)
+    sizes.update(live)
+    report["sizes_from_logs"] = sorted(f"{t}-{p}" for t, p in live)
+    unmeasured = [k for k in copied if k not in sizes]
     report["sizes_known"] = not unmeasured
     # The loads it was planned from; none: counts only (no window stored yet).
     report["loads_window"] = scoped.snapshot.get("window")
