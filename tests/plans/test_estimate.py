@@ -1,0 +1,121 @@
+"""Bytes to move and copy time: read from the replicas' logs at proposal, again at
+approval, and set beside what was really copied once the plan completed."""
+
+from datetime import timedelta
+
+import pytest
+from django.urls import reverse
+
+from apps.plans.models import Plan, PlanState
+from apps.plans.selectors import plan_estimate_check
+from apps.plans.services import estimate as estimate_module
+from apps.plans.services import execution_step, plan_approve, plan_request
+from apps.plans.services import sizes as sizes_module
+
+from .conftest import SKEWED
+from .fakes import FakeKafka
+
+pytestmark = pytest.mark.django_db
+
+SIZE = 1_000_000
+
+
+@pytest.fixture
+def kafka(monkeypatch) -> FakeKafka:
+    """The cluster's logs, read at proposal and approval alike."""
+    fake = FakeKafka(
+        assignment={k: list(v) for k, v in SKEWED.items()}, sizes=dict.fromkeys(SKEWED, SIZE)
+    )
+    resolve = lambda *, cluster, kafka=None: kafka or fake  # noqa: E731
+    monkeypatch.setattr(sizes_module, "kafka_ops_resolve", resolve)
+    monkeypatch.setattr(estimate_module, "kafka_ops_resolve", resolve)
+    return fake
+
+
+def copied_partitions(plan: Plan) -> int:
+    return sum(len(m.added) for m in plan.moves.all())
+
+
+def run_to_end(plan: Plan, kafka: FakeKafka) -> None:
+    for _ in range(100):
+        if execution_step(plan=plan, kafka=kafka):
+            plan.refresh_from_db()
+            return
+    raise AssertionError("plan did not finish")
+
+
+def test_it_estimates_bytes_from_the_replicas_logs_at_proposal(cluster, admin_member, kafka):
+    plan = plan_request(cluster=cluster, user=admin_member, mode="add-brokers", brokers=[3])
+
+    assert copied_partitions(plan) > 0
+    assert plan.bytes_to_move == copied_partitions(plan) * SIZE
+    assert plan.bytes_estimated_at is not None
+    assert plan.report["sizes_known"] and plan.report["sizes_from_logs"]
+
+
+def test_it_re_estimates_at_approval_and_times_it_at_the_chosen_throttle(
+    cluster, admin_member, kafka
+):
+    plan = plan_request(cluster=cluster, user=admin_member, mode="add-brokers", brokers=[3])
+    proposed_at = plan.bytes_estimated_at
+    kafka.sizes = dict.fromkeys(SKEWED, 3 * SIZE)  # the logs grew since
+
+    plan_approve(plan=plan, user=admin_member, throttle_rate=500_000)
+
+    plan.refresh_from_db()
+    assert plan.state == PlanState.APPROVED
+    assert plan.bytes_to_move == copied_partitions(plan) * 3 * SIZE
+    assert plan.bytes_estimated_at > proposed_at
+    assert plan.duration_estimate_seconds == pytest.approx(plan.bytes_to_move / 500_000)
+
+
+def test_it_keeps_the_estimate_when_the_logs_cannot_be_read_at_approval(
+    cluster, admin_member, kafka
+):
+    plan = plan_request(cluster=cluster, user=admin_member, mode="add-brokers", brokers=[3])
+    before = plan.bytes_to_move
+    kafka.fail_next = 10**6
+
+    plan_approve(plan=plan, user=admin_member)
+
+    plan.refresh_from_db()
+    assert plan.state == PlanState.APPROVED and plan.bytes_to_move == before
+
+
+def test_it_shows_what_was_copied_and_how_far_off_the_estimate_was(
+    cluster, admin_member, kafka, client
+):
+    plan = plan_request(cluster=cluster, user=admin_member, mode="add-brokers", brokers=[3])
+    plan_approve(plan=plan, user=admin_member)
+    kafka.sizes = {k: SIZE * 11 // 10 for k in SKEWED}  # 10 % written while it ran
+
+    run_to_end(plan, kafka)
+
+    assert plan.state == PlanState.COMPLETED
+    check = plan_estimate_check(plan=plan)
+    assert check.bytes_estimate == copied_partitions(plan) * SIZE
+    assert check.bytes_copied == copied_partitions(plan) * SIZE * 11 // 10
+    assert check.bytes_error_percent == pytest.approx(-100 / 11)
+    assert check.duration_actual is not None
+
+    client.force_login(admin_member)
+    page = client.get(reverse("dashboard:plan", args=[cluster.name, plan.pk])).content.decode()
+    assert 'id="plan-bytes-copied"' in page and "estimate off by -9.1 %" in page
+    detail = client.get(reverse("api:plan", args=[plan.pk])).json()
+    assert detail["estimate"]["bytes_copied"] == check.bytes_copied
+    assert detail["estimate"]["bytes_error_percent"] == pytest.approx(-100 / 11)
+
+
+def test_it_times_the_next_plan_at_the_rate_the_last_one_copied(
+    cluster, admin_member, kafka, apply_state
+):
+    first = plan_request(cluster=cluster, user=admin_member, mode="add-brokers", brokers=[3])
+    plan_approve(plan=first, user=admin_member)
+    run_to_end(first, kafka)
+    copied = plan_estimate_check(plan=first).bytes_copied
+    Plan.objects.filter(pk=first.pk).update(finished_at=first.started_at + timedelta(seconds=40))
+    apply_state(cluster, kafka.assignment)  # the sync sees the new assignment
+
+    second = plan_request(cluster=cluster, user=admin_member, mode="remove-brokers", brokers=[3])
+
+    assert second.duration_estimate_seconds == pytest.approx(second.bytes_to_move / (copied / 40))
