@@ -9,7 +9,13 @@ from django.urls import reverse
 from apps.plans.models import Plan, PlanState
 from apps.plans.selectors import plan_estimate_check
 from apps.plans.services import estimate as estimate_module
-from apps.plans.services import execution_step, plan_approve, plan_request
+from apps.plans.services import (
+    execution_step,
+    plan_approve,
+    plan_request,
+    policy_get,
+    policy_update,
+)
 from apps.plans.services import sizes as sizes_module
 
 from .conftest import SKEWED
@@ -106,16 +112,36 @@ def test_it_shows_what_was_copied_and_how_far_off_the_estimate_was(
     assert detail["estimate"]["bytes_error_percent"] == pytest.approx(-100 / 11)
 
 
-def test_it_times_the_next_plan_at_the_rate_the_last_one_copied(
-    cluster, admin_member, kafka, apply_state
+@pytest.mark.parametrize("throttle", [0, 1_000_000])
+def test_it_times_the_next_plan_by_how_the_last_one_went(
+    cluster, admin_member, kafka, apply_state, throttle
 ):
+    # Unthrottled: at the last run's pace; throttled: at the throttle plus the last
+    # run's overhead. The same plan again after a 40 s run is timed at 40 s either way.
+    policy_update(
+        policy=policy_get(cluster=cluster),
+        actor=admin_member,
+        changes={"throttle_bytes_per_sec": throttle},
+    )
     first = plan_request(cluster=cluster, user=admin_member, mode="add-brokers", brokers=[3])
     plan_approve(plan=first, user=admin_member)
     run_to_end(first, kafka)
-    copied = plan_estimate_check(plan=first).bytes_copied
     Plan.objects.filter(pk=first.pk).update(finished_at=first.started_at + timedelta(seconds=40))
-    apply_state(cluster, kafka.assignment)  # the sync sees the new assignment
+    kafka.assignment = {k: list(v) for k, v in SKEWED.items()}
+    apply_state(cluster, SKEWED)
 
-    second = plan_request(cluster=cluster, user=admin_member, mode="remove-brokers", brokers=[3])
+    again = plan_request(cluster=cluster, user=admin_member, mode="add-brokers", brokers=[3])
 
-    assert second.duration_estimate_seconds == pytest.approx(second.bytes_to_move / (copied / 40))
+    assert again.bytes_to_move == first.bytes_to_move
+    assert again.duration_estimate_seconds == pytest.approx(40)
+
+
+def test_it_has_no_copy_time_for_a_first_unthrottled_run(cluster, admin_member, kafka):
+    policy_update(
+        policy=policy_get(cluster=cluster),
+        actor=admin_member,
+        changes={"throttle_bytes_per_sec": 0},
+    )
+    plan = plan_request(cluster=cluster, user=admin_member, mode="add-brokers", brokers=[3])
+
+    assert plan.bytes_to_move > 0 and plan.duration_estimate_seconds is None

@@ -89,7 +89,7 @@ def plan_create(
             bytes_estimated_at=timezone.now(),
             duration_estimate_seconds=duration_estimate(
                 cluster=cluster,
-                bytes_to_move=bytes_to_move,
+                moves=moves,
                 throttle_rate=policy_get(cluster=cluster).throttle_bytes_per_sec,
             ),
             data_loss_partitions=sorted(data_loss_partitions),

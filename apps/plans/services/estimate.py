@@ -3,6 +3,7 @@ copying them should take. Made at proposal and again at approval, so the page
 shows what the cluster holds when the operator decides, not an old window's guess."""
 
 import logging
+from collections import defaultdict
 
 from django.db import transaction
 from django.utils import timezone
@@ -30,17 +31,24 @@ def move_bytes_from_logs(*, moves: list[PlanMove], sizes: ReplicaSizes) -> None:
 
 
 def duration_estimate(
-    *, cluster: Cluster, bytes_to_move: int, throttle_rate: int | None
+    *, cluster: Cluster, moves: list[PlanMove], throttle_rate: int | None
 ) -> float | None:
-    """Seconds to copy `bytes_to_move`: at the rate this cluster's last completed
-    execution copied (what its brokers really do), else at the throttle; None when
-    neither is known (the first unthrottled run)."""
-    if bytes_to_move <= 0:
+    """Seconds the copy should take. The throttle caps each broker, so the busiest
+    broker (most bytes in or out) sets the pace; the overhead (throttles set,
+    batches polled, leaders elected) is what the cluster's last completed run took
+    beyond its own copying. Without a throttle the last run's pace stands in;
+    None when there is none yet (the first unthrottled run)."""
+    busiest = _busiest_broker_bytes(moves=moves, copied=False)
+    if busiest <= 0:
         return 0.0
-    rate = _observed_rate(cluster=cluster)
-    if rate is None and throttle_rate:
-        rate = float(throttle_rate)
-    return bytes_to_move / rate if rate else None
+    last = _last_run(cluster=cluster)
+    if throttle_rate:
+        copy = busiest / throttle_rate
+    elif last is not None and last["busiest"] > 0:
+        copy = busiest / (last["busiest"] / last["seconds"])
+    else:
+        return None
+    return copy + (last["overhead"] if last is not None else 0.0)
 
 
 def plan_estimate(
@@ -63,7 +71,7 @@ def plan_estimate(
     plan.bytes_to_move = sum(m.bytes for m in moves)
     plan.bytes_estimated_at = timezone.now()
     plan.duration_estimate_seconds = duration_estimate(
-        cluster=plan.cluster, bytes_to_move=plan.bytes_to_move, throttle_rate=throttle_rate
+        cluster=plan.cluster, moves=moves, throttle_rate=throttle_rate
     )
     with transaction.atomic():
         PlanMove.objects.bulk_update(moves, ["bytes"])
@@ -73,16 +81,42 @@ def plan_estimate(
     return plan
 
 
-def _observed_rate(*, cluster: Cluster) -> float | None:
+def _busiest_broker_bytes(*, moves: list[PlanMove], copied: bool) -> int:
+    """Most bytes one broker receives (new replicas) or sends (as the leader they
+    catch up with); `copied`: what was really copied, else the estimate."""
+    through: dict[tuple[str, int], int] = defaultdict(int)
+    for m in moves:
+        added = m.added
+        if not added:
+            continue
+        total = (m.bytes_copied or 0) if copied else m.bytes
+        for b in added:
+            through[("in", b)] += total // len(added)
+        if m.replicas_before:
+            through[("out", m.replicas_before[0])] += total
+    return max(through.values(), default=0)
+
+
+def _last_run(*, cluster: Cluster) -> dict | None:
+    """The cluster's last completed run: its busiest broker's bytes, its seconds, and
+    the overhead beyond copying at its throttle."""
     last = (
         Plan.objects.filter(cluster=cluster, state=PlanState.COMPLETED)
         .exclude(started_at=None)
         .exclude(finished_at=None)
+        .select_related("execution")
         .order_by("-finished_at")
         .first()
     )
     if last is None:
         return None
-    copied = sum(b or 0 for b in last.moves.values_list("bytes_copied", flat=True))
     seconds = (last.finished_at - last.started_at).total_seconds()
-    return copied / seconds if copied > 0 and seconds > 0 else None
+    if seconds <= 0:
+        return None
+    busiest = _busiest_broker_bytes(moves=list(last.moves.all()), copied=True)
+    execution = getattr(last, "execution", None)
+    throttle = execution.throttle_rate if execution is not None else None
+    if throttle is None:
+        throttle = policy_get(cluster=cluster).throttle_bytes_per_sec
+    overhead = max(seconds - busiest / throttle, 0.0) if throttle else 0.0
+    return {"busiest": busiest, "seconds": seconds, "overhead": overhead}
