@@ -145,3 +145,13 @@ def test_it_has_no_copy_time_for_a_first_unthrottled_run(cluster, admin_member, 
     plan = plan_request(cluster=cluster, user=admin_member, mode="add-brokers", brokers=[3])
 
     assert plan.bytes_to_move > 0 and plan.duration_estimate_seconds is None
+
+
+def test_it_says_the_logs_were_not_read_when_kafka_cannot_tell(cluster, admin_member, client):
+    # No `kafka` fixture: the unit-test cluster's logs can't be read.
+    plan = plan_request(cluster=cluster, user=admin_member, mode="add-brokers", brokers=[3])
+
+    assert plan.bytes_estimated_at is None and not plan.report["sizes_known"]
+    client.force_login(admin_member)
+    page = client.get(reverse("dashboard:plan", args=[cluster.name, plan.pk])).content.decode()
+    assert "not read from the logs yet" in page

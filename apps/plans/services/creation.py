@@ -2,6 +2,7 @@
 proposals it supersedes, then the policy's say on approving it at once."""
 
 from collections.abc import Iterable
+from datetime import datetime
 
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import connection, transaction
@@ -39,6 +40,7 @@ def plan_create(
     request_reason: str = "",
     rollback_of: Plan | None = None,
     client_address: str | None = None,
+    sizes_read_at: datetime | None = None,
 ) -> Plan:
     """Store a proposal with its moves, superseding any older open proposal of the
     cluster, then apply the policy's auto-approval rules."""
@@ -86,7 +88,7 @@ def plan_create(
             rollback_reassignment=rollback,
             report=report,
             bytes_to_move=bytes_to_move,
-            bytes_estimated_at=timezone.now(),
+            bytes_estimated_at=sizes_read_at,
             duration_estimate_seconds=duration_estimate(
                 cluster=cluster,
                 moves=moves,
@@ -186,6 +188,7 @@ def plan_create_from_proposal(
     report["sizes_from_logs"] = sorted(f"{t}-{p}" for t, p in live)
     unmeasured = [k for k in copied if k not in sizes]
     report["sizes_known"] = not unmeasured
+    read_at = timezone.now() if live or not copied else None
     # The loads it was planned from; none: counts only (no window stored yet).
     report["loads_window"] = scoped.snapshot.get("window")
     report["unplaceable"] = scoped.unplaceable
@@ -204,4 +207,5 @@ def plan_create_from_proposal(
         requested_by=requested_by,
         request_reason=request_reason,
         client_address=client_address,
+        sizes_read_at=read_at,
     )
