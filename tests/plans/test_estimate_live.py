@@ -28,14 +28,14 @@ def test_it_estimates_the_bytes_copied_within_ten_percent(kafka_cluster, admin, 
     topic = live.topic_name("estimate")
     topics.append(topic)
     live.topic_create(admin, topic, assignment=ON_ONE_AND_TWO)
-    live.fill(bootstrap, topic, 6, 3 * 1024 * 1024)
+    live.fill(bootstrap, topic, 6, 9 * 1024 * 1024)
     cluster = live.cluster_registered(
         bootstrap, admin_user, [topic], throttle_bytes_per_sec=THROTTLE
     )
 
     plan = plan_request(cluster=cluster, user=admin_user, mode="add-brokers", brokers=[3])
     at_proposal = plan.bytes_to_move
-    live.fill(bootstrap, topic, 6, 1024 * 1024)  # the logs grow before anyone approves
+    live.fill(bootstrap, topic, 6, 3 * 1024 * 1024)  # the logs grow before anyone approves
     plan_approve(plan=plan, user=admin_user)
     plan.refresh_from_db()
     plan = execution_run(plan=plan, poll_interval=0.5, max_seconds=120)
