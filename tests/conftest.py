@@ -104,3 +104,29 @@ operator = _user_in("olga", "operator")
 approver = _user_in("anna", "approver")
 admin_member = _user_in("ada", "admin")  # pytest-django's admin_user is a superuser instead
 nobody = _user_in("nora")  # signed in, but in no role group
+
+
+class _NoLogSizes:
+    """Stands in for a cluster no unit test can reach: its log sizes are unknown."""
+
+    def replica_sizes(self):
+        from apps.plans.kafka_ops import KafkaOpError
+
+        raise KafkaOpError("no Kafka in a unit test")
+
+
+@pytest.fixture(autouse=True)
+def _no_live_log_sizes(request, monkeypatch):
+    """Plans read their replicas' log sizes when proposed and approved; a unit test's
+    cluster ("fake:9092") would make each read wait for kafka-python's bootstrap
+    timeout. Integration tests read the real logs; unit tests that want sizes
+    patch in their own fake."""
+    if request.node.get_closest_marker("integration"):
+        return
+    from apps.plans.services import estimate, sizes
+
+    def resolve(*, cluster, kafka=None):
+        return kafka if kafka is not None else _NoLogSizes()
+
+    monkeypatch.setattr(sizes, "kafka_ops_resolve", resolve)
+    monkeypatch.setattr(estimate, "kafka_ops_resolve", resolve)

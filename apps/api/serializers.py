@@ -11,6 +11,7 @@ from apps.plans.models import Plan, PlanMove
 from apps.plans.selectors import (
     PLAN_MOVE_ORDERINGS,
     plan_actions_get,
+    plan_estimate_check,
     plan_eta_at_throttle,
     plan_progress,
 )
@@ -257,12 +258,31 @@ class PlanActionsSerializer(serializers.Serializer):
     tune = serializers.BooleanField()
 
 
+class PlanEstimateSerializer(serializers.Serializer):
+    bytes_estimate = serializers.IntegerField(help_text="bytes_to_move, as last estimated.")
+    estimated_at = serializers.DateTimeField(
+        allow_null=True, help_text="When it was read from the replicas' logs."
+    )
+    duration_estimate = serializers.FloatField(
+        allow_null=True, help_text="Expected copy time in seconds (null: no rate known yet)."
+    )
+    bytes_copied = serializers.IntegerField(
+        allow_null=True, help_text="What the new replicas held when done (completed plans)."
+    )
+    duration_actual = serializers.FloatField(allow_null=True, help_text="Seconds, start to end.")
+    bytes_error_percent = serializers.FloatField(allow_null=True)
+    duration_error_percent = serializers.FloatField(allow_null=True)
+
+
 class PlanDetailSerializer(PlanSerializer):
     report = serializers.JSONField()
     progress = serializers.SerializerMethodField()
     actions = serializers.SerializerMethodField()
     eta_seconds_at_throttle = serializers.SerializerMethodField(
         help_text="Bytes to move over the cluster's replication throttle (null: no throttle)."
+    )
+    estimate = serializers.SerializerMethodField(
+        help_text="The estimate, and once completed what was really copied and how long it took."
     )
 
     class Meta(PlanSerializer.Meta):
@@ -271,6 +291,7 @@ class PlanDetailSerializer(PlanSerializer):
             "progress",
             "actions",
             "eta_seconds_at_throttle",
+            "estimate",
         ]
 
     @extend_schema_field(PlanProgressSerializer)
@@ -285,6 +306,10 @@ class PlanDetailSerializer(PlanSerializer):
 
     def get_eta_seconds_at_throttle(self, plan: Plan) -> float | None:
         return plan_eta_at_throttle(plan=plan)
+
+    @extend_schema_field(PlanEstimateSerializer)
+    def get_estimate(self, plan: Plan) -> dict:
+        return PlanEstimateSerializer(plan_estimate_check(plan=plan)).data
 
 
 class PlanMoveSerializer(serializers.ModelSerializer):

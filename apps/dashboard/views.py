@@ -43,6 +43,7 @@ from apps.plans.selectors import (
     cluster_health_get,
     cluster_health_list,
     plan_actions_get,
+    plan_estimate_check,
     plan_eta_at_throttle,
     plan_loads_before_after,
     plan_progress,
@@ -135,6 +136,7 @@ def plan_page(request: HttpRequest, name: str, plan_id: int) -> HttpResponse:
         "actions": plan_actions_get(user=request.user, plan=plan),
         "progress": plan_progress(plan=plan),
         "eta_at_throttle": plan_eta_at_throttle(plan=plan),
+        "estimate": plan_estimate_check(plan=plan),
         "balance": sorted((plan.report.get("balance") or {}).items()),
         "goals": sorted({g for goals in plan.moves.values_list("goals", flat=True) for g in goals}),
     }

@@ -160,6 +160,10 @@ class Plan(models.Model):
     rollback_reassignment = models.JSONField()
     report = models.JSONField(default=dict, blank=True)
     bytes_to_move = models.BigIntegerField(default=0)
+    # When bytes_to_move was read from the replicas' logs (proposal, then approval),
+    # and the copy time expected then (None: no rate known yet).
+    bytes_estimated_at = models.DateTimeField(null=True, blank=True)
+    duration_estimate_seconds = models.FloatField(null=True, blank=True)
     # Partitions healed only by giving up their data (every replica on dead brokers).
     data_loss_partitions = models.JSONField(default=list, blank=True)
 
@@ -234,6 +238,8 @@ class PlanMove(models.Model):
     # crash between recording a batch and Kafka accepting it.
     submissions = models.PositiveIntegerField(default=0)
     bytes_done = models.BigIntegerField(default=0)
+    # What the new replicas held when the move finished: the bytes really copied.
+    bytes_copied = models.BigIntegerField(null=True, blank=True)
     started_at = models.DateTimeField(null=True, blank=True)
     # Last time bytes_done grew: a move copying nothing for EXECUTOR_STALL_TIMEOUT is failed.
     progressed_at = models.DateTimeField(null=True, blank=True)

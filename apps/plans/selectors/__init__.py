@@ -2,6 +2,7 @@
 
 from .actions import PlanActions, plan_actions_get
 from .audit_scope import audit_plan_clusters, cluster_audited_objects
+from .estimate import PlanEstimateCheck, plan_estimate_check
 from .exports import plan_export_json, plan_rollback_export_json
 from .fingerprint import (
     PartitionKey,
@@ -31,6 +32,7 @@ from .snapshot import ScopedSnapshot, policy_or_default, snapshot_build, topic_i
 __all__ = [
     "PLAN_MOVE_ORDERINGS",
     "ClusterHealth",
+    "PlanEstimateCheck",
     "LoadsBeforeAfter",
     "PartitionKey",
     "PlanActions",
@@ -44,6 +46,7 @@ __all__ = [
     "cluster_health_list",
     "loads_before_after",
     "plan_actions_get",
+    "plan_estimate_check",
     "plan_eta_at_throttle",
     "plan_export_json",
     "plan_fingerprint_current",

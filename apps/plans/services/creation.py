@@ -2,9 +2,11 @@
 proposals it supersedes, then the policy's say on approving it at once."""
 
 from collections.abc import Iterable
+from datetime import datetime
 
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import connection, transaction
+from django.utils import timezone
 
 from apps.audit.services import Actor, audit_record
 from apps.balancer import engine
@@ -15,6 +17,7 @@ from ..kafka_ops import KafkaOps, PartitionKey
 from ..models import Plan, PlanMove, PlanState
 from ..selectors import ScopedSnapshot, assignment_fingerprint
 from .decisions import plan_auto_approve
+from .estimate import duration_estimate
 from .policy import policy_get
 from .sizes import partition_sizes_measure
 from .transitions import plan_summarize, plan_transition
@@ -37,6 +40,7 @@ def plan_create(
     request_reason: str = "",
     rollback_of: Plan | None = None,
     client_address: str | None = None,
+    sizes_read_at: datetime | None = None,
 ) -> Plan:
     """Store a proposal with its moves, superseding any older open proposal of the
     cluster, then apply the policy's auto-approval rules."""
@@ -71,6 +75,7 @@ def plan_create(
             {"topic": t, "partition": p, "replicas": r} for (t, p), r in before_of_plan.items()
         ],
     }
+    bytes_to_move = sum(m.bytes for m in moves)
     with transaction.atomic():
         plan = Plan.objects.create(
             cluster=cluster,
@@ -82,7 +87,13 @@ def plan_create(
             reassignment={"version": 1, "partitions": entries},
             rollback_reassignment=rollback,
             report=report,
-            bytes_to_move=sum(m.bytes for m in moves),
+            bytes_to_move=bytes_to_move,
+            bytes_estimated_at=sizes_read_at,
+            duration_estimate_seconds=duration_estimate(
+                cluster=cluster,
+                moves=moves,
+                throttle_rate=policy_get(cluster=cluster).throttle_bytes_per_sec,
+            ),
             data_loss_partitions=sorted(data_loss_partitions),
             requested_by=requested_by,
             request_reason=request_reason,
@@ -169,14 +180,15 @@ def plan_create_from_proposal(
         for e in proposal.plan.get("partitions", [])
         if set(e["replicas"]) - set(before.get((e["topic"], e["partition"]), []))
     ]
-    unmeasured = [k for k in copied if k not in sizes]
     report = dict(proposal.report)
-    if unmeasured and policy_get(cluster=cluster).auto_approve_max_bytes is not None:
-        live = partition_sizes_measure(cluster=cluster, keys=unmeasured, kafka=kafka)
-        sizes.update(live)
-        report["sizes_from_logs"] = sorted(f"{t}-{p}" for t, p in live)
-        unmeasured = [k for k in unmeasured if k not in live]
+    # The logs now, not a window's average: the data to copy is what they hold
+    # (the window's sizes stand in for partitions Kafka can't size now).
+    live = partition_sizes_measure(cluster=cluster, keys=copied, kafka=kafka)
+    sizes.update(live)
+    report["sizes_from_logs"] = sorted(f"{t}-{p}" for t, p in live)
+    unmeasured = [k for k in copied if k not in sizes]
     report["sizes_known"] = not unmeasured
+    read_at = timezone.now() if live or not copied else None
     # The loads it was planned from; none: counts only (no window stored yet).
     report["loads_window"] = scoped.snapshot.get("window")
     report["unplaceable"] = scoped.unplaceable
@@ -195,4 +207,5 @@ def plan_create_from_proposal(
         requested_by=requested_by,
         request_reason=request_reason,
         client_address=client_address,
+        sizes_read_at=read_at,
     )

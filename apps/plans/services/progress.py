@@ -23,6 +23,22 @@ def replica_sizes_get(*, kafka: KafkaOps) -> dict[tuple[str, int, int], int] | N
         return None
 
 
+def moves_copied_record(*, moves: list[PlanMove], kafka: KafkaOps) -> None:
+    """For moves just done: what their new replicas hold now, the bytes really copied
+    (shown beside the estimate). One DescribeLogDirs per step that finishes moves; if
+    Kafka can't tell, the executor's count stands in."""
+    finished = [m for m in moves if m.state == MoveState.DONE and m.bytes_copied is None]
+    if not finished:
+        return
+    sizes = replica_sizes_get(kafka=kafka) if any(m.added for m in finished) else {}
+    for m in finished:
+        if sizes is None:
+            m.bytes_copied = m.bytes
+        else:
+            m.bytes_copied = sum(sizes.get((m.topic, m.partition, b), 0) for b in m.added)
+    PlanMove.objects.bulk_update(finished, ["bytes_copied"])
+
+
 def progress_update(
     *,
     plan: Plan,

@@ -1,4 +1,4 @@
-"""Sizes of partitions that no load window measured yet, read from Kafka at proposal time."""
+"""Sizes of the partitions a proposal copies, read from their replicas' logs now."""
 
 import logging
 
@@ -20,7 +20,7 @@ def partition_sizes_measure(
     try:
         replicas = kafka_ops_resolve(cluster=cluster, kafka=kafka).replica_sizes()
     except KafkaOpError as exc:
-        logger.warning("sizes of new partitions of %s unknown: %s", cluster.name, exc)
+        logger.warning("log sizes of %s unknown: %s", cluster.name, exc)
         return {}
     wanted = set(keys)
     sizes: dict[PartitionKey, int] = {}

@@ -25,8 +25,9 @@ from .actors import EXECUTOR
 from .batches import batch_submit
 from .doomed import doomed_moves_fail
 from .endings import execution_cancel, execution_finish
+from .estimate import move_bytes_from_logs
 from .leaders import data_loss_leaders_elect, preferred_leaders_elect
-from .progress import progress_update, replica_sizes_get
+from .progress import moves_copied_record, progress_update, replica_sizes_get
 from .throttles import throttles_remove, throttles_retune, throttles_set
 from .transitions import plan_transition
 
@@ -49,6 +50,7 @@ def execution_step(*, plan: Plan, kafka: KafkaOps | None = None) -> bool:
     in_flight = kafka.reassignments_list(keys)
     current = kafka.partitions_describe(keys)
     _reconcile(moves=moves, in_flight=in_flight, current=current)
+    moves_copied_record(moves=moves, kafka=kafka)
     data_loss_leaders_elect(plan=plan, moves=moves, current=current, kafka=kafka)
 
     if execution.cancel_requested:
@@ -122,12 +124,9 @@ def _execution_begin(*, plan: Plan, kafka: KafkaOps) -> bool:
     with transaction.atomic():
         execution, _ = Execution.objects.get_or_create(plan=plan)
         if sizes is not None:
-            # Bytes to copy from the live log sizes: the planner's may be estimates or absent.
-            for m in moves:
-                leader_size = max(
-                    (sizes.get((m.topic, m.partition, b), 0) for b in m.replicas_before), default=0
-                )
-                m.bytes = leader_size * len(m.added)
+            # Bytes to copy from the live log sizes, for the progress bar and ETA; the
+            # plan's bytes_to_move stays the estimate the operator approved.
+            move_bytes_from_logs(moves=moves, sizes=sizes)
             PlanMove.objects.bulk_update(moves, ["bytes"])
         execution.bytes_total = sum(m.bytes for m in moves)
         execution.save(update_fields=["bytes_total", "updated_at"])

@@ -1,0 +1,122 @@
+"""A plan's estimate: bytes to copy from its replicas' log sizes now, and how long
+copying them should take. Made at proposal and again at approval, so the page
+shows what the cluster holds when the operator decides, not an old window's guess."""
+
+import logging
+from collections import defaultdict
+
+from django.db import transaction
+from django.utils import timezone
+
+from apps.clusters.models import Cluster
+
+from ..kafka_ops import KafkaOpError, KafkaOps, kafka_ops_resolve
+from ..models import Execution, Plan, PlanMove, PlanState
+from .policy import policy_get
+
+logger = logging.getLogger(__name__)
+
+ReplicaSizes = dict[tuple[str, int, int], int]
+
+
+def move_bytes_from_logs(*, moves: list[PlanMove], sizes: ReplicaSizes) -> None:
+    """Each move's bytes: its largest current replica (the one a new replica catches
+    up with) times the replicas it adds. A partition Kafka reports no replica of keeps
+    the bytes it had."""
+    for m in moves:
+        keys = [(m.topic, m.partition, b) for b in m.replicas_before]
+        known = [sizes[k] for k in keys if k in sizes]
+        if known:
+            m.bytes = max(known) * len(m.added)
+
+
+def duration_estimate(
+    *, cluster: Cluster, moves: list[PlanMove], throttle_rate: int | None
+) -> float | None:
+    """Seconds the copy should take. The throttle caps each broker, so the busiest
+    broker (most bytes in or out) sets the pace; the overhead (throttles set,
+    batches polled, leaders elected) is what the cluster's last completed run took
+    beyond its own copying. Without a throttle the last run's pace stands in;
+    None when there is none yet (the first unthrottled run)."""
+    busiest = _busiest_broker_bytes(moves=moves, copied=False)
+    if busiest <= 0:
+        return 0.0
+    last = _last_run(cluster=cluster)
+    if throttle_rate:
+        copy = busiest / throttle_rate
+    elif last is not None and last["busiest"] > 0:
+        copy = busiest / (last["busiest"] / last["seconds"])
+    else:
+        return None
+    return copy + (last["overhead"] if last is not None else 0.0)
+
+
+def plan_estimate(
+    *, plan: Plan, kafka: KafkaOps | None = None, throttle_rate: int | None = None
+) -> Plan:
+    """Re-estimate `plan` from its replicas' log sizes now (one DescribeLogDirs per
+    broker). An unreachable cluster keeps the earlier byte counts, re-timed."""
+    moves = list(plan.moves.all())
+    try:
+        sizes = kafka_ops_resolve(cluster=plan.cluster, kafka=kafka).replica_sizes()
+    except KafkaOpError as exc:
+        logger.warning("plan #%s not re-estimated: %s", plan.pk, exc)
+        return plan
+    move_bytes_from_logs(moves=moves, sizes=sizes)
+    if throttle_rate is None:
+        chosen = Execution.objects.filter(plan=plan).values_list("throttle_rate", flat=True)
+        throttle_rate = chosen.first()
+    if throttle_rate is None:
+        throttle_rate = policy_get(cluster=plan.cluster).throttle_bytes_per_sec
+    plan.bytes_to_move = sum(m.bytes for m in moves)
+    plan.bytes_estimated_at = timezone.now()
+    plan.duration_estimate_seconds = duration_estimate(
+        cluster=plan.cluster, moves=moves, throttle_rate=throttle_rate
+    )
+    with transaction.atomic():
+        PlanMove.objects.bulk_update(moves, ["bytes"])
+        plan.save(
+            update_fields=["bytes_to_move", "bytes_estimated_at", "duration_estimate_seconds"]
+        )
+    return plan
+
+
+def _busiest_broker_bytes(*, moves: list[PlanMove], copied: bool) -> int:
+    """Most bytes one broker receives (new replicas) or sends (as the leader they
+    catch up with); `copied`: what was really copied, else the estimate."""
+    through: dict[tuple[str, int], int] = defaultdict(int)
+    for m in moves:
+        added = m.added
+        if not added:
+            continue
+        total = (m.bytes_copied or 0) if copied else m.bytes
+        for b in added:
+            through[("in", b)] += total // len(added)
+        if m.replicas_before:
+            through[("out", m.replicas_before[0])] += total
+    return max(through.values(), default=0)
+
+
+def _last_run(*, cluster: Cluster) -> dict | None:
+    """The cluster's last completed run: its busiest broker's bytes, its seconds, and
+    the overhead beyond copying at its throttle."""
+    last = (
+        Plan.objects.filter(cluster=cluster, state=PlanState.COMPLETED)
+        .exclude(started_at=None)
+        .exclude(finished_at=None)
+        .select_related("execution")
+        .order_by("-finished_at")
+        .first()
+    )
+    if last is None:
+        return None
+    seconds = (last.finished_at - last.started_at).total_seconds()
+    if seconds <= 0:
+        return None
+    busiest = _busiest_broker_bytes(moves=list(last.moves.all()), copied=True)
+    execution = getattr(last, "execution", None)
+    throttle = execution.throttle_rate if execution is not None else None
+    if throttle is None:
+        throttle = policy_get(cluster=cluster).throttle_bytes_per_sec
+    overhead = max(seconds - busiest / throttle, 0.0) if throttle else 0.0
+    return {"busiest": busiest, "seconds": seconds, "overhead": overhead}

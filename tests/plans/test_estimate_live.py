@@ -1,0 +1,74 @@
+"""The estimate on the real dev cluster: bytes to move read from the replicas' logs,
+re-read at approval after the logs grew, then set against what broker 3's new
+replicas really hold once the plan completed (and the copy time against the ETA)."""
+
+import pytest
+
+from apps.clusters.kafka_python_adapter import replica_sizes_describe
+from apps.clusters.services import cluster_sync
+from apps.plans.models import PlanState
+from apps.plans.selectors import plan_estimate_check
+from apps.plans.services import (
+    execution_run,
+    plan_approve,
+    plan_request,
+    plan_rollback_request,
+)
+
+from . import live
+
+pytestmark = [pytest.mark.django_db, pytest.mark.integration]
+
+ON_ONE_AND_TWO = [[1, 2], [2, 1]] * 3
+THROTTLE = 4 * 1024 * 1024
+
+
+def test_it_estimates_the_bytes_copied_within_ten_percent(kafka_cluster, admin, topics, admin_user):
+    bootstrap = kafka_cluster.bootstrap_servers
+    topic = live.topic_name("estimate")
+    topics.append(topic)
+    live.topic_create(admin, topic, assignment=ON_ONE_AND_TWO)
+    live.fill(bootstrap, topic, 6, 9 * 1024 * 1024)
+    cluster = live.cluster_registered(
+        bootstrap, admin_user, [topic], throttle_bytes_per_sec=THROTTLE
+    )
+
+    plan = plan_request(cluster=cluster, user=admin_user, mode="add-brokers", brokers=[3])
+    at_proposal = plan.bytes_to_move
+    live.fill(bootstrap, topic, 6, 3 * 1024 * 1024)  # the logs grow before anyone approves
+    plan_approve(plan=plan, user=admin_user)
+    plan.refresh_from_db()
+    plan = execution_run(plan=plan, poll_interval=0.5, max_seconds=120)
+
+    assert plan.state == PlanState.COMPLETED, plan.error
+    check = plan_estimate_check(plan=plan)
+    # Independently: what broker 3 (the only receiver) holds of the topic now.
+    on_three = sum(
+        size
+        for (t, _p, broker), size in replica_sizes_describe(bootstrap_servers=bootstrap).items()
+        if t == topic and broker == 3
+    )
+    print(
+        f"\nadd broker 3: estimate at proposal {at_proposal} B, at approval "
+        f"{check.bytes_estimate} B, copied {check.bytes_copied} B (broker 3 holds {on_three} B), "
+        f"error {check.bytes_error_percent:+.1f} %; ETA {check.duration_estimate:.1f} s, "
+        f"took {check.duration_actual:.1f} s, error {check.duration_error_percent:+.1f} %"
+    )
+    assert check.bytes_copied == on_three
+    assert at_proposal < check.bytes_estimate  # re-read at approval: the logs grew
+    assert abs(check.bytes_error_percent) <= 10
+
+    # The way back is timed at the rate this run really copied.
+    assert cluster_sync(cluster=cluster)
+    back = plan_rollback_request(plan=plan, user=admin_user, reason="undo")
+    plan_approve(plan=back, user=admin_user)
+    back = execution_run(plan=back, poll_interval=0.5, max_seconds=120)
+    assert back.state == PlanState.COMPLETED, back.error
+    check = plan_estimate_check(plan=back)
+    print(
+        f"rollback: estimate {check.bytes_estimate} B, copied {check.bytes_copied} B, "
+        f"error {check.bytes_error_percent:+.1f} %; ETA {check.duration_estimate:.1f} s, "
+        f"took {check.duration_actual:.1f} s, error {check.duration_error_percent:+.1f} %"
+    )
+    assert abs(check.bytes_error_percent) <= 10
+    live.no_throttles_left(admin, [topic])
