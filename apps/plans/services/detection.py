@@ -240,19 +240,20 @@ def _violation_remember(*, policy: ClusterPolicy, window_start: datetime | None)
 
 
 def _violation_persists(*, policy: ClusterPolicy, window: dict | None) -> bool:
-    """True when the previous slide's window already showed a traffic violation.
+    """True when an earlier window already showed a traffic violation.
 
-    The first window showing one is remembered; a later window one slide on
-    confirms it. A gap (windows not judged in between) starts over.
+    The first window showing one is remembered; any later window showing one
+    confirms it (usually the next slide's; when a run stored several windows at
+    once, the newest). A judged window without a violation forgets it, and so
+    does a proposal.
     """
     if window is None:
         return False
     current = datetime.fromisoformat(window["start"].replace("Z", "+00:00"))
     seen = policy.violation_window_start
-    slide = timedelta(seconds=settings.METRICS_WINDOW_SLIDE_SECONDS)
-    if seen is not None and seen < current <= seen + slide:
+    if seen is not None and seen < current:
         return True
-    if seen is None or current != seen:
+    if seen is None or current < seen:
         _violation_remember(policy=policy, window_start=current)
     return False
 
