@@ -217,3 +217,22 @@ def test_it_exits_2_on_a_usage_error_and_1_otherwise(
     assert proc.returncode == status, proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "plan.json").exists()
+
+
+def test_it_prints_the_hard_goals_an_overloaded_cluster_leaves_unmet(tmp_path: Path) -> None:
+    # 270 units of network in over 3 x 100: 90 %, above the 80 % capacity limit
+    snap = snapshot(
+        [broker(b, network_in=100.0) for b in (1, 2, 3)],
+        [part("t", i, [1], bytes_in=10.0) for i in range(15)]
+        + [part("t", 15 + i, [2 + i % 2], bytes_in=10.0) for i in range(12)],
+    )
+    out, _ = run("--snapshot", str(write(tmp_path, snap)), "--output", str(tmp_path / "p.json"))
+    (line,) = [ln for ln in out.splitlines() if ln.startswith("UNMET hard goal")]
+    assert "network-in-capacity: violation 70 -> 30" in line
+    assert "worst: broker" in line
+    assert "above the band" in line
+
+
+def test_it_prints_no_unmet_hard_goal_when_all_hold(tmp_path: Path) -> None:
+    out, _ = run("--snapshot", str(write(tmp_path, skewed())), "--output", str(tmp_path / "p.json"))
+    assert "UNMET" not in out
