@@ -13,6 +13,7 @@ from apps.plans.selectors import (
     plan_actions_get,
     plan_eta_at_throttle,
     plan_progress,
+    plan_shortfalls_get,
 )
 from apps.plans.services import REQUESTABLE_MODES
 
@@ -257,12 +258,31 @@ class PlanActionsSerializer(serializers.Serializer):
     tune = serializers.BooleanField()
 
 
+class UnmetHardGoalSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    violation_before = serializers.FloatField(help_text="In the goal's unit (BALANCING.md §8).")
+    violation_after = serializers.FloatField()
+    offenders = serializers.IntegerField()
+    worst = serializers.CharField(allow_null=True)
+
+
+class UnplacedPartitionSerializer(serializers.Serializer):
+    partition = serializers.CharField()
+    reason = serializers.CharField()
+
+
 class PlanDetailSerializer(PlanSerializer):
     report = serializers.JSONField()
     progress = serializers.SerializerMethodField()
     actions = serializers.SerializerMethodField()
     eta_seconds_at_throttle = serializers.SerializerMethodField(
         help_text="Bytes to move over the cluster's replication throttle (null: no throttle)."
+    )
+    unmet_hard_goals = serializers.SerializerMethodField(
+        help_text="Hard goals the plan leaves violated, before -> after, worst offender."
+    )
+    unplaced_partitions = serializers.SerializerMethodField(
+        help_text="Partitions the plan leaves where they are, with the reason."
     )
 
     class Meta(PlanSerializer.Meta):
@@ -271,7 +291,19 @@ class PlanDetailSerializer(PlanSerializer):
             "progress",
             "actions",
             "eta_seconds_at_throttle",
+            "unmet_hard_goals",
+            "unplaced_partitions",
         ]
+
+    @extend_schema_field(UnmetHardGoalSerializer(many=True))
+    def get_unmet_hard_goals(self, plan: Plan) -> list[dict]:
+        goals = plan_shortfalls_get(plan=plan).unmet_hard_goals
+        return UnmetHardGoalSerializer(goals, many=True).data
+
+    @extend_schema_field(UnplacedPartitionSerializer(many=True))
+    def get_unplaced_partitions(self, plan: Plan) -> list[dict]:
+        unplaced = plan_shortfalls_get(plan=plan).unplaced_partitions
+        return UnplacedPartitionSerializer(unplaced, many=True).data
 
     @extend_schema_field(PlanProgressSerializer)
     def get_progress(self, plan: Plan) -> dict:
