@@ -447,7 +447,7 @@ def test_it_lists_and_filters_the_audit_trail(as_role, plan):
 
 
 def test_it_gives_unmet_hard_goals_and_unplaced_partitions_with_the_plan(as_role, plan):
-    plan.report = propose(overloaded_snapshot()).report
+    plan.report = {**propose(overloaded_snapshot()).report, "unplaceable": ["__balancer_metrics-0"]}
     plan.save(update_fields=["report"])
     body = as_role("viewer").get(f"/api/plans/{plan.pk}/").json()
     goals = {g["name"]: g for g in body["unmet_hard_goals"]}
@@ -459,6 +459,9 @@ def test_it_gives_unmet_hard_goals_and_unplaced_partitions_with_the_plan(as_role
     assert {u["partition"]: u["reason"] for u in body["unplaced_partitions"]} == {
         "big-0": "no broker can take a replica without breaking a hard goal",
         "lost-0": "every replica is on a dead broker; healing it would lose its data",
+        "__balancer_metrics-0": (
+            "more replicas than alive brokers to hold them; left out of the plan"
+        ),
     }
 
 

@@ -208,7 +208,8 @@ def test_it_shows_unmet_hard_goals_and_unplaced_partitions_on_the_plan_page(
 ):
     # the report of a snapshot no plan can fully balance, as the engine writes it
     plan = plan_make(cluster)
-    plan.report = propose(overloaded_snapshot()).report
+    # as plan creation adds it: left out of the snapshot, RF 3 over 2 alive brokers
+    plan.report = {**propose(overloaded_snapshot()).report, "unplaceable": ["__balancer_metrics-0"]}
     plan.save(update_fields=["report"])
     client.force_login(viewer)
     body = client.get(f"/clusters/prod/plans/{plan.pk}/").content.decode()
@@ -219,6 +220,9 @@ def test_it_shows_unmet_hard_goals_and_unplaced_partitions_on_the_plan_page(
     assert 'data-partition="big-0"' in body
     assert "no broker can take a replica without breaking a hard goal" in body
     assert 'data-partition="lost-0"' in body and "every replica is on a dead broker" in body
+    assert 'data-partition="__balancer_metrics-0"' in body
+    assert "more replicas than alive brokers" in body
+    assert "could not place (3)" in body
 
 
 def test_it_shows_no_shortfall_section_when_the_plan_meets_every_hard_goal(client, cluster, viewer):

@@ -1,5 +1,5 @@
-"""What a plan leaves undone, as its engine report states it: the hard goals it can't
-meet and the partitions it can't place. Read, never re-judged (docs/BALANCING.md §8)."""
+"""What a plan leaves undone (hard goals unmet, partitions unplaced), as its report
+states it: read, never re-judged (docs/BALANCING.md §8, docs/lifecycle.md scope)."""
 
 from dataclasses import dataclass, field
 
@@ -7,6 +7,8 @@ from ..models import Plan
 
 # why a partition whose every replica is on dead brokers stays where it is
 DATA_LOSS_REASON = "every replica is on a dead broker; healing it would lose its data"
+# why the plan's snapshot left a partition out (snapshot_build: RF above alive brokers)
+RF_REASON = "more replicas than alive brokers to hold them; left out of the plan"
 
 
 @dataclass(frozen=True)
@@ -46,11 +48,18 @@ def plan_shortfalls_get(*, plan: Plan) -> PlanShortfalls:
         )
         for g in report.get("unmet_hard_goals") or []
     ]
-    unplaced = [
-        UnplacedPartition(partition=u["partition"], reason=u["reason"])
-        for u in report.get("unfixable") or []
-    ] + [
-        UnplacedPartition(partition=name, reason=DATA_LOSS_REASON)
-        for name in (report.get("data_loss") or {}).get("skipped") or []
-    ]
+    unplaced = (
+        [
+            UnplacedPartition(partition=name, reason=RF_REASON)
+            for name in report.get("unplaceable") or []
+        ]
+        + [
+            UnplacedPartition(partition=u["partition"], reason=u["reason"])
+            for u in report.get("unfixable") or []
+        ]
+        + [
+            UnplacedPartition(partition=name, reason=DATA_LOSS_REASON)
+            for name in (report.get("data_loss") or {}).get("skipped") or []
+        ]
+    )
     return PlanShortfalls(unmet_hard_goals=goals, unplaced_partitions=unplaced)
