@@ -14,6 +14,7 @@ from apps.plans.selectors import (
     plan_estimate_check,
     plan_eta_at_throttle,
     plan_progress,
+    plan_shortfalls_get,
 )
 from apps.plans.services import REQUESTABLE_MODES
 
@@ -274,6 +275,19 @@ class PlanEstimateSerializer(serializers.Serializer):
     duration_error_percent = serializers.FloatField(allow_null=True)
 
 
+class UnmetHardGoalSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    violation_before = serializers.FloatField(help_text="In the goal's unit (BALANCING.md §8).")
+    violation_after = serializers.FloatField()
+    offenders = serializers.IntegerField()
+    worst = serializers.CharField(allow_null=True)
+
+
+class UnplacedPartitionSerializer(serializers.Serializer):
+    partition = serializers.CharField()
+    reason = serializers.CharField()
+
+
 class PlanDetailSerializer(PlanSerializer):
     report = serializers.JSONField()
     progress = serializers.SerializerMethodField()
@@ -284,6 +298,12 @@ class PlanDetailSerializer(PlanSerializer):
     estimate = serializers.SerializerMethodField(
         help_text="The estimate, and once completed what was really copied and how long it took."
     )
+    unmet_hard_goals = serializers.SerializerMethodField(
+        help_text="Hard goals the plan leaves violated, before -> after, worst offender."
+    )
+    unplaced_partitions = serializers.SerializerMethodField(
+        help_text="Partitions the plan leaves where they are, with the reason."
+    )
 
     class Meta(PlanSerializer.Meta):
         fields = PlanSerializer.Meta.fields + [
@@ -292,7 +312,19 @@ class PlanDetailSerializer(PlanSerializer):
             "actions",
             "eta_seconds_at_throttle",
             "estimate",
+            "unmet_hard_goals",
+            "unplaced_partitions",
         ]
+
+    @extend_schema_field(UnmetHardGoalSerializer(many=True))
+    def get_unmet_hard_goals(self, plan: Plan) -> list[dict]:
+        goals = plan_shortfalls_get(plan=plan).unmet_hard_goals
+        return UnmetHardGoalSerializer(goals, many=True).data
+
+    @extend_schema_field(UnplacedPartitionSerializer(many=True))
+    def get_unplaced_partitions(self, plan: Plan) -> list[dict]:
+        unplaced = plan_shortfalls_get(plan=plan).unplaced_partitions
+        return UnplacedPartitionSerializer(unplaced, many=True).data
 
     @extend_schema_field(PlanProgressSerializer)
     def get_progress(self, plan: Plan) -> dict:

@@ -47,6 +47,7 @@ from apps.plans.selectors import (
     plan_eta_at_throttle,
     plan_loads_before_after,
     plan_progress,
+    plan_shortfalls_get,
     plan_visible_get,
     plans_list,
 )
@@ -138,6 +139,7 @@ def plan_page(request: HttpRequest, name: str, plan_id: int) -> HttpResponse:
         "eta_at_throttle": plan_eta_at_throttle(plan=plan),
         "estimate": plan_estimate_check(plan=plan),
         "balance": sorted((plan.report.get("balance") or {}).items()),
+        "shortfalls": plan_shortfalls_get(plan=plan),
         "goals": sorted({g for goals in plan.moves.values_list("goals", flat=True) for g in goals}),
     }
     return render(request, "dashboard/plan.html", context)

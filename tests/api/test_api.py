@@ -5,6 +5,7 @@ import json
 from datetime import timedelta
 
 import pytest
+from balancer.factories import overloaded_snapshot
 from dashboard.factories import (
     SKEWED,
     cluster_apply,
@@ -19,6 +20,7 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from apps.audit.models import AuditEvent
+from apps.balancer.engine import propose
 from apps.plans.models import Plan, PlanState
 
 pytestmark = pytest.mark.django_db
@@ -442,3 +444,27 @@ def test_it_lists_and_filters_the_audit_trail(as_role, plan):
     future = timezone.now() + timedelta(hours=1)
     assert client.get("/api/audit/", {"since": future.isoformat()}).json()["count"] == 0
     assert theirs.pk != plan.pk
+
+
+def test_it_gives_unmet_hard_goals_and_unplaced_partitions_with_the_plan(as_role, plan):
+    plan.report = {**propose(overloaded_snapshot()).report, "unplaceable": ["__balancer_metrics-0"]}
+    plan.save(update_fields=["report"])
+    body = as_role("viewer").get(f"/api/plans/{plan.pk}/").json()
+    goals = {g["name"]: g for g in body["unmet_hard_goals"]}
+    net = goals["network-in-capacity"]
+    assert net["violation_before"] == pytest.approx(70.0)
+    assert net["violation_after"] == pytest.approx(30.0)
+    assert net["offenders"] == 3
+    assert net["worst"].startswith("broker 1 above the band")
+    assert {u["partition"]: u["reason"] for u in body["unplaced_partitions"]} == {
+        "big-0": "no broker can take a replica without breaking a hard goal",
+        "lost-0": "every replica is on a dead broker; healing it would lose its data",
+        "__balancer_metrics-0": (
+            "more replicas than alive brokers to hold them; left out of the plan"
+        ),
+    }
+
+
+def test_it_gives_empty_shortfalls_for_a_plan_that_meets_every_hard_goal(as_role, plan):
+    body = as_role("viewer").get(f"/api/plans/{plan.pk}/").json()
+    assert body["unmet_hard_goals"] == [] and body["unplaced_partitions"] == []

@@ -112,3 +112,16 @@ def ratio(snap: dict, resource: str, removed: tuple[int, ...] = ()) -> float:
         return 1.0
     ideal = total / sum(c.values())
     return max(loads[b][resource] / c[b] for b in ids) / ideal
+
+
+def overloaded_snapshot() -> dict:
+    """A cluster no plan can fully balance: 270 units of network in over 3 x 100 (90 %,
+    above the 80 % capacity limit); dead broker 4's replica of `big-0` fits on no alive
+    broker under the disk limit; `lost-0` has its only replica on broker 4."""
+    cap = {"network_in": 100.0, "disk": 100.0}
+    return snapshot(
+        [broker(b, **cap) for b in (1, 2, 3)] + [broker(4, alive=False, **cap)],
+        [part("t", i, [1], bytes_in=10.0) for i in range(15)]
+        + [part("t", 15 + i, [2 + i % 2], bytes_in=10.0) for i in range(12)]
+        + [part("big", 0, [1, 4], size=90.0), part("lost", 0, [4], size=1.0)],
+    )

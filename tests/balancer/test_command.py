@@ -13,7 +13,7 @@ from django.core.management import CommandError, call_command
 
 from apps.balancer.engine import validate_plan
 
-from .factories import MiB, broker, part, snapshot
+from .factories import MiB, broker, overloaded_snapshot, part, snapshot
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -217,3 +217,20 @@ def test_it_exits_2_on_a_usage_error_and_1_otherwise(
     assert proc.returncode == status, proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "plan.json").exists()
+
+
+def test_it_prints_the_hard_goals_an_overloaded_cluster_leaves_unmet(tmp_path: Path) -> None:
+    out, _ = run(
+        "--snapshot", str(write(tmp_path, overloaded_snapshot())), "--output", str(tmp_path / "p")
+    )
+    unmet = {ln.split(":")[0]: ln for ln in out.splitlines() if ln.startswith("UNMET hard goal")}
+    line = unmet["UNMET hard goal network-in-capacity"]
+    assert "violation 70 -> 30, 3 offender(s)" in line
+    assert "worst: broker 1 above the band: 0.90 × capacity, band up to 0.80" in line
+    assert "could not fix 1 partition(s), e.g. big-0" in out
+    assert len(out.splitlines()) <= 24  # still one screen
+
+
+def test_it_prints_no_unmet_hard_goal_when_all_hold(tmp_path: Path) -> None:
+    out, _ = run("--snapshot", str(write(tmp_path, skewed())), "--output", str(tmp_path / "p.json"))
+    assert "UNMET" not in out

@@ -3,8 +3,10 @@
 import json
 
 import pytest
+from balancer.factories import overloaded_snapshot
 
 from apps.audit.models import AuditEvent
+from apps.balancer.engine import propose
 from apps.plans.models import Plan
 
 from .factories import cluster_make, plan_make
@@ -199,3 +201,32 @@ def test_it_offers_execution_control_of_a_running_plan_to_operators(
     body = client.get(url).content.decode()
     assert 'id="paused-badge"' in body and 'id="resume-button"' in body
     assert 'id="pause-button"' not in body
+
+
+def test_it_shows_unmet_hard_goals_and_unplaced_partitions_on_the_plan_page(
+    client, cluster, viewer
+):
+    # the report of a snapshot no plan can fully balance, as the engine writes it
+    plan = plan_make(cluster)
+    # as plan creation adds it: left out of the snapshot, RF 3 over 2 alive brokers
+    plan.report = {**propose(overloaded_snapshot()).report, "unplaceable": ["__balancer_metrics-0"]}
+    plan.save(update_fields=["report"])
+    client.force_login(viewer)
+    body = client.get(f"/clusters/prod/plans/{plan.pk}/").content.decode()
+    assert 'id="plan-unmet-goals"' in body
+    assert 'data-goal="network-in-capacity"' in body
+    assert "<td>70</td><td>30</td><td>3</td>" in body  # before -> after, offenders
+    assert "broker 1 above the band: 0.90 × capacity, band up to 0.80" in body
+    assert 'data-partition="big-0"' in body
+    assert "no broker can take a replica without breaking a hard goal" in body
+    assert 'data-partition="lost-0"' in body and "every replica is on a dead broker" in body
+    assert 'data-partition="__balancer_metrics-0"' in body
+    assert "more replicas than alive brokers" in body
+    assert "could not place (3)" in body
+
+
+def test_it_shows_no_shortfall_section_when_the_plan_meets_every_hard_goal(client, cluster, viewer):
+    plan = plan_make(cluster)
+    client.force_login(viewer)
+    body = client.get(f"/clusters/prod/plans/{plan.pk}/").content.decode()
+    assert 'id="plan-unmet-goals"' not in body and 'id="plan-unplaced"' not in body

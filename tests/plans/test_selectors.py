@@ -8,6 +8,8 @@ from apps.plans.selectors import (
     plan_actions_get,
     plan_loads_before_after,
     plan_moves_filter,
+    policy_or_default,
+    snapshot_build,
 )
 
 pytestmark = pytest.mark.django_db
@@ -63,3 +65,20 @@ def test_it_filters_and_sorts_plan_moves(cluster):
     assert all(goal in m.goals for m in plan_moves_filter(plan=plan, goal=goal))
     by_topic_desc = [m.topic for m in plan_moves_filter(plan=plan, ordering="-topic")]
     assert by_topic_desc == sorted(by_topic_desc, reverse=True)
+
+
+def test_it_lists_the_metrics_topic_as_unplaceable_unless_the_policy_excludes_it(cluster):
+    # __balancer_metrics created with RF 3 while 3 brokers were alive, then broker 3 died
+    metrics = {("__balancer_metrics", i): [1, 2, 3] for i in range(2)}
+    cluster_apply(cluster, {**SKEWED, **metrics})
+    cluster_apply(cluster, {**SKEWED, **metrics}, alive=(1, 2))
+    policy = policy_or_default(cluster=cluster)
+
+    scoped = snapshot_build(cluster=cluster, policy=policy)
+    assert scoped.unplaceable == ["__balancer_metrics-0", "__balancer_metrics-1"]
+
+    policy.topics_exclude = ["__balancer_metrics"]
+    scoped = snapshot_build(cluster=cluster, policy=policy)
+    assert scoped.unplaceable == []
+    topics = {p["topic"] for p in scoped.snapshot["partitions"]}
+    assert "__balancer_metrics" not in topics and topics  # the rest stays in scope

@@ -27,6 +27,12 @@ from .loads import (
     snapshot_with_assignment,
 )
 from .progress import PlanProgress, plan_eta_at_throttle, plan_progress
+from .shortfalls import (
+    PlanShortfalls,
+    UnmetHardGoal,
+    UnplacedPartition,
+    plan_shortfalls_get,
+)
 from .snapshot import ScopedSnapshot, policy_or_default, snapshot_build, topic_in_scope
 
 __all__ = [
@@ -37,7 +43,10 @@ __all__ = [
     "PartitionKey",
     "PlanActions",
     "PlanProgress",
+    "PlanShortfalls",
     "ScopedSnapshot",
+    "UnmetHardGoal",
+    "UnplacedPartition",
     "assignment_current",
     "assignment_fingerprint",
     "audit_plan_clusters",
@@ -56,6 +65,7 @@ __all__ = [
     "plan_open_get",
     "plan_progress",
     "plan_rollback_export_json",
+    "plan_shortfalls_get",
     "plan_running_get",
     "plan_visible_get",
     "plans_list",

@@ -219,6 +219,13 @@ class Command(BaseCommand):
         )
         unmet = [g["name"] for g in r["goals"] if not g["satisfied_final"]]
         w("goals: all satisfied" if not unmet else f"goals not fully satisfied: {', '.join(unmet)}")
+        for g in r.get("unmet_hard_goals", []):
+            # hard goals the cluster can't meet (e.g. overloaded): how far off, and who
+            w(
+                f"UNMET hard goal {g['name']}: violation {g['violation_before']:.4g} -> "
+                f"{g['violation_after']:.4g}, {g['offenders']} offender(s)"
+                + (f", worst: {g['worst']}" if g["worst"] else "")
+            )
         skipped = r["data_loss"]["skipped"]
         if skipped:
             w(
