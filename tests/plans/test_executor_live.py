@@ -1,7 +1,6 @@
 """The executor on the real dev cluster: a throttled run and a cancel mid-way (a worker
 SIGKILLed mid-execution is a case of the fault matrix, tests/faults)."""
 
-
 import pytest
 from support.polling import wait_until
 
