@@ -7,6 +7,7 @@ Every knob has a default that runs the product on the local dev cluster
 import importlib.util
 import math
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
@@ -64,6 +65,10 @@ INSTALLED_APPS = [
     "rest_framework",
     "rest_framework.authtoken",
     "drf_spectacular",
+    # Swagger UI and Redoc served from this package's static files, not a CDN.
+    "drf_spectacular_sidecar",
+    # Counts failed sign-ins and locks out who keeps failing (django-axes).
+    "axes",
     "apps.dashboard",
     "apps.api",
 ]
@@ -78,6 +83,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Last, as django-axes asks: turns a lockout into its 429 answer.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "balancer_site.urls"
@@ -115,6 +122,19 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
 ]
+# Sign-in abuse: django-axes checks every authentication (the sign-in page, the admin,
+# the API's token endpoint) first. After SIGNIN_FAILURE_LIMIT failures in a row for one
+# username from one address, that pair is refused (429) for SIGNIN_LOCKOUT_MINUTES;
+# a success resets the count. Failures and lockouts are audited.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = env_int("SIGNIN_FAILURE_LIMIT", 5)
+AXES_COOLOFF_TIME = timedelta(minutes=env_float("SIGNIN_LOCKOUT_MINUTES", 15.0))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_VERBOSE = False
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "dashboard:clusters"
 LOGOUT_REDIRECT_URL = "login"
@@ -152,8 +172,14 @@ CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
 CELERY_TIMEZONE = TIME_ZONE
 # A Spark aggregation holds its worker for 30 s or more: it gets a queue (and a worker)
-# of its own so syncs, samples and executions never wait behind it.
-CELERY_TASK_ROUTES = {"apps.metrics.tasks.metrics_aggregate_task": {"queue": "aggregation"}}
+# of its own so syncs, samples and executions never wait behind it. Cluster I/O (syncs,
+# samples) has its own queue too, so a slow cluster never delays a plan's execution;
+# everything else (plans, detection, notifications) stays on the default `celery` queue.
+CELERY_TASK_ROUTES = {
+    "apps.metrics.tasks.metrics_aggregate_task": {"queue": "aggregation"},
+    "apps.metrics.tasks.metrics_sample_*": {"queue": "clusters"},
+    "apps.clusters.tasks.*": {"queue": "clusters"},
+}
 
 # --- Kafka ------------------------------------------------------------------
 # The cluster registered on first start (make run / manage.py demo_setup).
@@ -165,6 +191,13 @@ KAFKA_DEFAULT_CLUSTER_NAME = os.environ.get("KAFKA_DEFAULT_CLUSTER_NAME", "demo"
 KAFKA_REQUEST_TIMEOUT = env_float("KAFKA_REQUEST_TIMEOUT", 10.0)
 # Seconds to set up a connection (TCP, TLS, SASL): short, so a dead address fails fast.
 KAFKA_CONNECT_TIMEOUT = env_float("KAFKA_CONNECT_TIMEOUT", 5.0)
+# An unreachable cluster is retried after 1x, 2x, 4x ... this many seconds, at most
+# CLUSTER_BACKOFF_MAX apart; its syncs and samples are not scheduled in between.
+CLUSTER_BACKOFF_INITIAL = env_float("CLUSTER_BACKOFF_INITIAL", 10.0)
+CLUSTER_BACKOFF_MAX = env_float("CLUSTER_BACKOFF_MAX", 300.0)
+# A sync or sample round's lease on its cluster; a killed round blocks the next ones
+# of its kind for at most this long.
+CLUSTER_ROUND_LEASE_SECONDS = env_float("CLUSTER_ROUND_LEASE_SECONDS", 300.0)
 # The admin user demo_setup makes sure of; without a password it generates one once.
 BALANCER_ADMIN_USER = os.environ.get("BALANCER_ADMIN_USER", "admin")
 BALANCER_ADMIN_PASSWORD = os.environ.get("BALANCER_ADMIN_PASSWORD", "")
@@ -176,10 +209,13 @@ METRICS_TOPIC = os.environ.get("METRICS_TOPIC", "__balancer_metrics")
 # The metrics topic is created on first use with these (and min(3, alive brokers) replicas).
 METRICS_TOPIC_PARTITIONS = env_int("METRICS_TOPIC_PARTITIONS", 6)
 METRICS_TOPIC_RETENTION_MS = env_int("METRICS_TOPIC_RETENTION_MS", 24 * 3600 * 1000)
-# Aggregation windows: their length, how many are kept, and how often Spark runs.
+# Aggregation windows: their length, how far they slide (a divisor of the length;
+# equal = tumbling), how many are kept, and how often Spark runs (the slide: each run
+# stores the window that just closed, docs/metrics.md).
 METRICS_WINDOW_SECONDS = env_int("METRICS_WINDOW_SECONDS", 60)
+METRICS_WINDOW_SLIDE_SECONDS = env_int("METRICS_WINDOW_SLIDE_SECONDS", 10)
 METRICS_WINDOWS_KEPT = env_int("METRICS_WINDOWS_KEPT", 60)
-METRICS_AGGREGATE_INTERVAL = env_float("METRICS_AGGREGATE_INTERVAL", 60.0)
+METRICS_AGGREGATE_INTERVAL = env_float("METRICS_AGGREGATE_INTERVAL", 10.0)
 # The aggregation worker keeps one SparkSession warm (~1.3 GB) instead of paying a
 # JVM start and JIT warm-up every minute with spark-submit: ~14 s against ~30 s for
 # 600,000 samples (bench/README.md). Off: a fresh spark-submit per run.
@@ -189,7 +225,7 @@ METRICS_AGGREGATION_TIMEOUT = env_float("METRICS_AGGREGATION_TIMEOUT", 900.0)
 METRICS_RUNS_KEPT_DAYS = env_int("METRICS_RUNS_KEPT_DAYS", 7)
 
 # --- Plans: detection and execution -------------------------------------------
-# Defaults of a new cluster policy (each cluster's policy is edited in the admin).
+# Defaults of a new cluster policy (each cluster's policy is edited on its dashboard page).
 PLAN_DETECTION_INTERVAL = env_float("PLAN_DETECTION_INTERVAL", 60.0)
 PLAN_DEAD_BROKER_GRACE = env_float("PLAN_DEAD_BROKER_GRACE", 60.0)
 # How often beat looks for clusters whose detection interval has elapsed.
@@ -270,6 +306,9 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
     "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
 }
 
 # --- Notifications (apps/notifications) ---------------------------------------

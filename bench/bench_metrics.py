@@ -129,6 +129,13 @@ def main() -> int:
     parser.add_argument("--partitions", type=int, default=100_000)
     parser.add_argument("--master", default="local[2]")
     parser.add_argument("--driver-memory", default="2g")
+    parser.add_argument(
+        "--slide",
+        type=int,
+        default=10,
+        help="window slide in seconds (60: tumbling); a run composes the one window "
+        "that closed, as a steady-state run does every slide",
+    )
     parser.add_argument("--store", action="store_true", help="also write to a scratch SQLite DB")
     parser.add_argument("--java-options", default="", help="spark.driver.extraJavaOptions")
     parser.add_argument("--conf", action="append", default=[], help="extra Spark conf k=v")
@@ -165,6 +172,7 @@ def main() -> int:
             **dict(kv.split("=", 1) for kv in args.conf),
         },
     )
+    print(f"window {WINDOW_MS // 1000} s sliding by {args.slide} s")
     print(f"SparkSession ({args.master}) started in {time.monotonic() - t:.1f} s")
     try:
         timings = []
@@ -172,7 +180,11 @@ def main() -> int:
             t, jvm0, py0 = time.monotonic(), jvm_cpu_seconds(spark), own_cpu_seconds()
             raw = metrics_extract(spark, bootstrap_servers=args.bootstrap, topic=topic)
             result = aggregation_execute(
-                spark, raw=raw, window_ms=WINDOW_MS, previous_finalized_ms=None
+                spark,
+                raw=raw,
+                window_ms=WINDOW_MS,
+                slide_ms=args.slide * 1000,
+                previous_finalized_ms=None,
             )
             timings.append(
                 (

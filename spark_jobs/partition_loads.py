@@ -9,12 +9,14 @@ load      -> `aggregation_execute` collects the (small) results to the driver;
 
 Pure PySpark: nothing in spark_jobs/ imports Django or the apps (a test checks).
 
-Windows are tumbling, aligned to the epoch, `window_ms` long. A window is only
-aggregated once it is complete, i.e. once a sample at or after its end has been
-read (the sampler flushes each round before starting the next). Records of a
-still-open window are read again by the next run: the stored offsets are rewound
-to the first of them. Records of a window that was already written are late and
-are dropped.
+Windows are `window_ms` long and slide by `slide_ms` (equal: tumbling), aligned
+to the epoch. Samples are grouped once into panes of `slide_ms` (first and last
+sample per partition and pane); a window is then composed of its panes, and only
+the windows that completed in this batch are composed. A window is complete once
+a sample at or after its end has been read (the sampler flushes each round before
+starting the next). Records of a pane some later window still needs are read
+again by the next run: the stored offsets are rewound to the first of them.
+Records of panes whose every window was already written are late and are dropped.
 
 The job's entry point, which needs Django because the results go to the database,
 is the `metrics_aggregate` management command (apps/metrics/management/commands).
@@ -89,7 +91,10 @@ def metrics_extract(
 
 
 def records_parse(raw: DataFrame, *, window_ms: int) -> DataFrame:
-    """Parse Kafka rows into samples with `valid`, their window and the Kafka position.
+    """Parse Kafka rows into samples with `valid`, their pane and the Kafka position.
+
+    `window_ms` here is the pane length: the slide (the window itself when tumbling);
+    `window_start`/`window_end` name the pane until windows_compose.
 
     Replica sizes are reduced to the two figures the rates need (the leader's and
     the largest) here, so the shuffle carries scalars instead of a map.
@@ -167,13 +172,15 @@ def window_groups(samples: DataFrame) -> DataFrame:
     )
 
 
-def batch_watermark(groups: DataFrame) -> tuple[int, int | None]:
-    """(rows read, newest valid sample time in ms). One small action."""
+def batch_watermark(groups: DataFrame) -> tuple[int, int | None, int | None]:
+    """(rows read, newest valid sample time, oldest valid pane start). One small action."""
+    valid = F.col("topic").isNotNull()
     row = groups.agg(
         F.sum("rows").alias("rows"),
-        F.max(F.when(F.col("topic").isNotNull(), F.col("last.ts"))).alias("watermark"),
+        F.max(F.when(valid, F.col("last.ts"))).alias("watermark"),
+        F.min(F.when(valid, F.col("window_start"))).alias("oldest"),
     ).first()
-    return int(row["rows"] or 0), row["watermark"]
+    return int(row["rows"] or 0), row["watermark"], row["oldest"]
 
 
 def window_finalized_until(
@@ -187,18 +194,85 @@ def window_finalized_until(
 
 
 def groups_classify(
-    groups: DataFrame, *, finalized_until_ms: int | None, previous_finalized_ms: int | None
+    groups: DataFrame,
+    *,
+    finalized_until_ms: int | None,
+    previous_finalized_ms: int | None,
+    window_ms: int | None = None,
 ) -> DataFrame:
-    """Add `state`: malformed, late (window already written), open or complete."""
+    """Add `state` to each pane: malformed; late (every window holding it was written
+    before); open (a window not complete yet holds it, so the next run reads it
+    again); or complete. `window_ms` defaults to the pane length (tumbling).
+
+    A pane [p, p + slide) lies in the windows ending at p + slide ... p + window.
+    """
+    # End of the last window holding the pane.
+    last_end = F.col("window_end") if window_ms is None else F.col("window_start") + window_ms
     before = F.lit(previous_finalized_ms if previous_finalized_ms is not None else -1)
     until = F.lit(finalized_until_ms if finalized_until_ms is not None else -1)
     state = (
         F.when(F.col("topic").isNull(), F.lit(MALFORMED))
-        .when(F.col("window_end") <= before, F.lit(LATE))
-        .when(F.col("window_end") <= until, F.lit(COMPLETE))
+        .when(last_end <= before, F.lit(LATE))
+        .when(last_end <= until, F.lit(COMPLETE))
         .otherwise(F.lit(OPEN))
     )
     return groups.withColumn("state", state)
+
+
+def window_ends_due(
+    *,
+    finalized_until_ms: int,
+    previous_finalized_ms: int | None,
+    oldest_pane_ms: int,
+    window_ms: int,
+    slide_ms: int,
+) -> list[int]:
+    """Ends of the windows that completed in this batch, oldest first.
+
+    A first run (no previous boundary) composes only windows whose panes it read
+    all of; when sliding, only one window length of them (the windows overlap).
+    """
+    if previous_finalized_ms is None:
+        lower = oldest_pane_ms + window_ms - slide_ms
+        if slide_ms < window_ms:
+            lower = max(lower, finalized_until_ms - window_ms)
+    else:
+        lower = previous_finalized_ms
+    first = lower - lower % slide_ms + slide_ms
+    return list(range(first, finalized_until_ms + 1, slide_ms))
+
+
+def windows_compose(panes: DataFrame, *, ends: list[int], window_ms: int) -> DataFrame:
+    """Windows ending at `ends` from the panes they hold: the first sample of the
+    first pane, the last of the last, the samples summed. Few rows per partition
+    (one per window due), so cheap next to the pane grouping. With tumbling
+    windows each window is one pane and this only filters.
+    """
+    start, end = F.col("window_start"), F.col("window_end")
+    holding = F.filter(
+        F.array(*[F.lit(e) for e in ends]) if ends else F.array().cast("array<bigint>"),
+        lambda e: (e - F.lit(window_ms) <= start) & (end <= e),
+    )
+    exploded = panes.where(F.col("topic").isNotNull()).select(
+        "kafka_partition",
+        "topic",
+        "partition",
+        F.explode(holding).alias("w_end"),
+        "samples",
+        "first",
+        "last",
+    )
+    return exploded.groupBy(
+        "kafka_partition",
+        "topic",
+        "partition",
+        (F.col("w_end") - F.lit(window_ms)).alias("window_start"),
+        F.col("w_end").alias("window_end"),
+    ).agg(
+        F.sum("samples").alias("samples"),
+        F.min_by("first", F.col("first.ts")).alias("first"),
+        F.max_by("last", F.col("last.ts")).alias("last"),
+    )
 
 
 def offsets_next(classified: DataFrame) -> DataFrame:
@@ -366,24 +440,34 @@ def aggregation_execute(
     raw: DataFrame,
     window_ms: int,
     previous_finalized_ms: int | None,
+    slide_ms: int | None = None,
 ) -> AggregationResult:
     """Run every transform over one batch of Kafka rows and collect the results.
 
-    The records are read and shuffled once (window_groups); everything after
-    works on the cached groups, one row per partition and window.
+    The records are read and shuffled once (window_groups, into panes of
+    `slide_ms`, the window itself when tumbling); everything after works on the
+    cached panes, one row per partition and pane.
     """
-    groups = window_groups(records_parse(raw, window_ms=window_ms)).persist(
+    slide = slide_ms or window_ms
+    if window_ms % slide:
+        raise ValueError(
+            f"the window ({window_ms} ms) must be a multiple of the slide ({slide} ms)"
+        )
+    groups = window_groups(records_parse(raw, window_ms=slide)).persist(
         StorageLevel.MEMORY_AND_DISK
     )
     try:
-        input_rows, watermark = batch_watermark(groups)
+        input_rows, watermark, oldest = batch_watermark(groups)
         if input_rows == 0:
             return AggregationResult(finalized_until_ms=previous_finalized_ms)
         finalized = window_finalized_until(
-            watermark_ms=watermark, window_ms=window_ms, previous_ms=previous_finalized_ms
+            watermark_ms=watermark, window_ms=slide, previous_ms=previous_finalized_ms
         )
         classified = groups_classify(
-            groups, finalized_until_ms=finalized, previous_finalized_ms=previous_finalized_ms
+            groups,
+            finalized_until_ms=finalized,
+            previous_finalized_ms=previous_finalized_ms,
+            window_ms=window_ms,
         )
         next_offsets = {
             int(r["kafka_partition"]): int(r["next_offset"])
@@ -397,11 +481,21 @@ def aggregation_execute(
             next_offsets=next_offsets,
             finalized_until_ms=finalized,
         )
-        if finalized is None or finalized == previous_finalized_ms:
+        if finalized is None or finalized == previous_finalized_ms or oldest is None:
             return result  # no window completed in this batch
-        loads = partition_loads_compute(classified.where(F.col("state") == COMPLETE)).persist(
-            StorageLevel.MEMORY_AND_DISK
+        ends = window_ends_due(
+            finalized_until_ms=finalized,
+            previous_finalized_ms=previous_finalized_ms,
+            oldest_pane_ms=oldest,
+            window_ms=window_ms,
+            slide_ms=slide,
         )
+        if not ends:
+            return result
+        windows = windows_compose(
+            classified.where(F.col("state") != LATE), ends=ends, window_ms=window_ms
+        )
+        loads = partition_loads_compute(windows).persist(StorageLevel.MEMORY_AND_DISK)
         try:
             result.partition_loads = rows_collect(loads)
             result.broker_loads = rows_collect(broker_loads_compute(loads))

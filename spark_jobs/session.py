@@ -24,6 +24,11 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 CONNECTOR_POM = Path(__file__).resolve().parent / "connector" / "pom.xml"
 JARS_DIR = REPO_ROOT / ".cache" / "spark-jars"
 
+# Spark's default (secret|password|token|access key) plus the Kafka source's options that
+# carry secrets: the SASL JAAS config (password inside) and the PEM private key. Spark
+# masks matching conf values and data source options in plans, logs and error messages.
+REDACTION_REGEX = r"(?i)secret|password|token|access[.]?key|keystore[.]key|jaas[.]config"
+
 
 def connector_jars_ensure(*, jars_dir: Path = JARS_DIR) -> list[str]:
     """Paths of the Kafka source jars, fetched with Maven once per pom version."""
@@ -73,6 +78,7 @@ def spark_session_build(
         "spark.sql.shuffle.partitions": str(shuffle_partitions),
         "spark.sql.session.timeZone": "UTC",
         "spark.driver.memory": driver_memory,
+        "spark.redaction.regex": REDACTION_REGEX,
     }
     if master.startswith("local"):
         # Everything is in this process: stay on loopback rather than the host's address.

@@ -35,24 +35,26 @@ def kafka_cluster() -> Iterator[DevCluster]:
         yield cluster
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def kafka_quorum_cluster() -> Iterator[DevCluster]:
     """A second dev cluster with three KRaft controllers (a real quorum), for controller faults.
 
     Its own run dir (`.run/kafka-quorum`, or `$KAFKA_DEV_DIR-quorum`) and ports (broker base
-    and controller port + 10), so it never disturbs `kafka_cluster`; same lease rules.
+    and controller port + 10), so it never disturbs `kafka_cluster`; same lease rules, but
+    module-scoped: one it started is stopped after the module, so a full run does not keep
+    three clusters up at once.
     """
     cluster = DevCluster(**quorum_cluster_args())
     with cluster.use(kafka=True, redis=False):
         yield cluster
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def kafka39_cluster() -> Iterator[DevCluster]:
     """A second dev cluster running the last Kafka 3.9.x release (the 3.x line users run).
 
     Its own run dir (`.run/kafka-3.9`, or `$KAFKA_DEV_DIR-3.9`) and ports (+ 20); same
-    lease rules as `kafka_cluster`.
+    lease rules as `kafka_quorum_cluster` (module-scoped).
     """
     cluster = DevCluster(**kafka39_cluster_args())
     with cluster.use(kafka=True, redis=False):

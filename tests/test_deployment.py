@@ -59,3 +59,23 @@ def test_it_gives_the_app_only_settings_it_reads():
 def test_it_keeps_secrets_out_of_the_file():
     text = (ROOT / "docker-compose.yml").read_text()
     assert "${DJANGO_SECRET_KEY:?" in text and "${POSTGRES_PASSWORD:?" in text
+
+
+def _queues_consumed(commands: list[list[str]]) -> set[str]:
+    queues: set[str] = set()
+    for command in commands:
+        if "worker" in command and "-Q" in command:
+            queues.update(command[command.index("-Q") + 1].split(","))
+    return queues
+
+
+def test_it_runs_a_worker_for_every_routed_queue():
+    from django.conf import settings
+
+    routed = {"celery"} | {r["queue"] for r in settings.CELERY_TASK_ROUTES.values()}
+    compose = [s["command"] for s in COMPOSE["services"].values() if "command" in s]
+    # scripts/run: each `start NAME ...celery ... worker ... -Q QUEUE` line, continuations joined.
+    run = (ROOT / "scripts" / "run").read_text().replace("\\\n", " ")
+    run_commands = [line.split() for line in run.splitlines() if "celery -A" in line]
+    assert _queues_consumed(compose) >= routed
+    assert _queues_consumed(run_commands) >= routed

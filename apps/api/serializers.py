@@ -6,7 +6,7 @@ from rest_framework import serializers
 from apps.audit.models import AuditEvent
 from apps.audit.selectors import EXPORT_FIELDS
 from apps.clusters.models import Broker, Cluster, Partition
-from apps.metrics.selectors import HEATMAP_METRICS
+from apps.metrics.selectors import HEATMAP_LIMIT_MAX, HEATMAP_METRICS, HEATMAP_SORTS
 from apps.plans.models import Plan, PlanMove
 from apps.plans.selectors import (
     PLAN_MOVE_ORDERINGS,
@@ -114,6 +114,10 @@ class PartitionQuerySerializer(serializers.Serializer):
 class HeatmapQuerySerializer(serializers.Serializer):
     metric = serializers.ChoiceField(choices=list(HEATMAP_METRICS), default="replicas")
     internal = serializers.BooleanField(default=True, help_text="Include internal topics.")
+    search = serializers.CharField(default="", allow_blank=True, max_length=249)
+    sort = serializers.ChoiceField(choices=list(HEATMAP_SORTS), default="load")
+    limit = serializers.IntegerField(default=50, min_value=1, max_value=HEATMAP_LIMIT_MAX)
+    offset = serializers.IntegerField(default=0, min_value=0)
 
 
 class HeatmapSerializer(serializers.Serializer):
@@ -128,6 +132,13 @@ class HeatmapSerializer(serializers.Serializer):
         help_text="z[topic][broker], in the order of `topics` and `brokers`.",
     )
     window_end = serializers.CharField(help_text="End of the traffic window; empty for counts.")
+    topics_total = serializers.IntegerField(help_text="Topics matching the search.")
+    offset = serializers.IntegerField()
+    other = serializers.ListField(
+        child=serializers.FloatField(),
+        help_text="The matching topics not on this page, summed per broker; empty when none.",
+    )
+    other_topics = serializers.IntegerField()
 
 
 class TrafficQuerySerializer(serializers.Serializer):
@@ -229,6 +240,10 @@ class PlanProgressSerializer(serializers.Serializer):
     eta_seconds = serializers.FloatField(allow_null=True)
     rate_bytes_per_sec = serializers.FloatField(allow_null=True)
     cancel_requested = serializers.BooleanField()
+    paused = serializers.BooleanField()
+    throttle_bytes_per_sec = serializers.IntegerField(help_text="In effect for this run; 0: none.")
+    max_moves_per_broker = serializers.IntegerField()
+    max_moves_cluster = serializers.IntegerField()
 
 
 class PlanActionsSerializer(serializers.Serializer):
@@ -237,6 +252,9 @@ class PlanActionsSerializer(serializers.Serializer):
     execute = serializers.BooleanField()
     cancel = serializers.BooleanField()
     rollback = serializers.BooleanField()
+    pause = serializers.BooleanField()
+    resume = serializers.BooleanField()
+    tune = serializers.BooleanField()
 
 
 class PlanDetailSerializer(PlanSerializer):
@@ -311,6 +329,28 @@ class PlanRequestSerializer(serializers.Serializer):
 class ApproveSerializer(serializers.Serializer):
     reason = serializers.CharField(required=False, allow_blank=True, max_length=2000, default="")
     confirm_data_loss = serializers.BooleanField(required=False, default=False)
+    throttle_bytes_per_sec = serializers.IntegerField(
+        required=False,
+        allow_null=True,
+        default=None,
+        min_value=0,
+        help_text="Replication throttle for this run (0: none); omitted: the cluster policy's.",
+    )
+
+
+class TuneSerializer(serializers.Serializer):
+    """Change a running plan; omitted values stay as they are."""
+
+    throttle_bytes_per_sec = serializers.IntegerField(
+        required=False, allow_null=True, default=None, min_value=0
+    )
+    max_moves_per_broker = serializers.IntegerField(
+        required=False, allow_null=True, default=None, min_value=1
+    )
+    max_moves_cluster = serializers.IntegerField(
+        required=False, allow_null=True, default=None, min_value=1
+    )
+    reason = serializers.CharField(required=False, allow_blank=True, max_length=2000, default="")
 
 
 class RejectSerializer(serializers.Serializer):

@@ -1,6 +1,9 @@
 from django.urls import path
-from drf_spectacular.views import SpectacularAPIView
-from rest_framework.authtoken.views import obtain_auth_token
+from drf_spectacular.views import (
+    SpectacularAPIView,
+    SpectacularRedocView,
+    SpectacularSwaggerView,
+)
 
 from . import views
 
@@ -8,7 +11,10 @@ app_name = "api"
 
 urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
-    path("auth/token/", obtain_auth_token, name="token"),
+    path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),
+    path("redoc/", SpectacularRedocView.as_view(url_name="api:schema"), name="redoc"),
+    path("auth/token/", views.TokenObtainView.as_view(), name="token"),
+    path("auth/token/revoke/", views.TokenRevokeView.as_view(), name="token-revoke"),
     path("clusters/", views.ClusterListView.as_view(), name="clusters"),
     path("clusters/<slug:name>/", views.ClusterDetailView.as_view(), name="cluster"),
     path("clusters/<slug:name>/brokers/", views.BrokerListView.as_view(), name="brokers"),
@@ -35,6 +41,9 @@ urlpatterns = [
     path("plans/<int:plan_id>/reject/", views.PlanRejectView.as_view(), name="plan-reject"),
     path("plans/<int:plan_id>/execute/", views.PlanExecuteView.as_view(), name="plan-execute"),
     path("plans/<int:plan_id>/cancel/", views.PlanCancelView.as_view(), name="plan-cancel"),
+    path("plans/<int:plan_id>/pause/", views.PlanPauseView.as_view(), name="plan-pause"),
+    path("plans/<int:plan_id>/resume/", views.PlanResumeView.as_view(), name="plan-resume"),
+    path("plans/<int:plan_id>/tune/", views.PlanTuneView.as_view(), name="plan-tune"),
     path("plans/<int:plan_id>/rollback/", views.PlanRollbackView.as_view(), name="plan-rollback"),
     path("audit/", views.AuditEventListView.as_view(), name="audit"),
 ]

@@ -4,7 +4,9 @@ and change state only through the owning app's services."""
 from django.http import Http404, HttpResponse
 from drf_spectacular.utils import extend_schema
 from rest_framework import generics, serializers
+from rest_framework.authtoken.views import ObtainAuthToken
 from rest_framework.exceptions import PermissionDenied, ValidationError
+from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -37,6 +39,9 @@ from apps.plans.selectors import (
     plans_list,
 )
 from apps.plans.services import (
+    execution_pause,
+    execution_resume,
+    execution_tune,
     plan_approve,
     plan_cancel,
     plan_execution_start,
@@ -48,7 +53,49 @@ from apps.plans.whatif import whatif_simulate
 
 from . import serializers as s
 from .permissions import CanViewAudit, CanViewClusters
-from .services import plan_action_refused_record
+from .services import (
+    plan_action_refused_record,
+    plan_request_refused_record,
+    token_create,
+    token_revoke,
+)
+
+# --- tokens ---------------------------------------------------------------------
+
+
+class TokenObtainView(ObtainAuthToken):
+    """POST username and password: the user's API token (created and audited if new).
+    Failed attempts count towards the sign-in lockout like the sign-in page's."""
+
+    def post(self, request: Request, *args, **kwargs) -> Response:
+        serializer = self.get_serializer(data=request.data)
+        if not serializer.is_valid():
+            # django-axes refused the attempt: answer as its middleware does for pages.
+            if getattr(request, "axes_locked_out", False):
+                return Response({"detail": "too many failed sign-ins: try again later"}, status=429)
+            raise ValidationError(serializer.errors)
+        token = token_create(
+            user=serializer.validated_data["user"],
+            client_address=client_address_get(request=request),
+        )
+        return Response({"token": token.key})
+
+
+class TokenRevokeView(APIView):
+    """POST: revoke the caller's own API token (audited); 404 if there is none."""
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(request=None, responses={204: None, 404: s.ErrorSerializer})
+    def post(self, request: Request) -> Response:
+        revoked = token_revoke(
+            user=request.user,
+            actor=request.user,
+            client_address=client_address_get(request=request),
+        )
+        if not revoked:
+            return Response({"detail": "you have no API token"}, status=404)
+        return Response(status=204)
 
 
 def _query(serializer_class, request: Request) -> dict:
@@ -115,7 +162,13 @@ class HeatmapView(ClusterScopedMixin, APIView):
     def get(self, request: Request, name: str) -> Response:
         query = _query(s.HeatmapQuerySerializer, request)
         heatmap = heatmap_get(
-            cluster=self.cluster_get(), metric=query["metric"], include_internal=query["internal"]
+            cluster=self.cluster_get(),
+            metric=query["metric"],
+            include_internal=query["internal"],
+            search=query["search"],
+            sort=query["sort"],
+            limit=query["limit"],
+            offset=query["offset"],
         )
         return Response(s.HeatmapSerializer(heatmap).data)
 
@@ -195,13 +248,21 @@ class PlanListView(ClusterScopedMixin, generics.ListAPIView):
         cluster = self.cluster_get()
         body = s.PlanRequestSerializer(data=request.data)
         body.is_valid(raise_exception=True)
+        address = client_address_get(request=request)
         try:
             plan = plan_request(
-                cluster=cluster,
-                user=request.user,
-                client_address=client_address_get(request=request),
-                **body.validated_data,
+                cluster=cluster, user=request.user, client_address=address, **body.validated_data
             )
+        except PlanPermissionDenied as exc:
+            plan_request_refused_record(
+                user=request.user,
+                cluster=cluster,
+                mode=body.validated_data["mode"],
+                brokers=body.validated_data["brokers"],
+                error=str(exc),
+                client_address=address,
+            )
+            return _refused(exc)
         except PlanServiceError as exc:
             return _refused(exc)
         return Response(s.PlanDetailSerializer(plan, context={"request": request}).data, status=201)
@@ -297,7 +358,10 @@ class PlanApproveView(_PlanActionView):
         return super().post(request, plan_id)
 
     def call(self, *, plan, user, data, client_address):
-        return plan_approve(plan=plan, user=user, client_address=client_address, **data)
+        throttle = data.pop("throttle_bytes_per_sec")
+        return plan_approve(
+            plan=plan, user=user, client_address=client_address, throttle_rate=throttle, **data
+        )
 
 
 class PlanRejectView(_PlanActionView):
@@ -333,6 +397,47 @@ class PlanCancelView(_PlanActionView):
 
     def call(self, *, plan, user, data, client_address):
         return plan_cancel(plan=plan, user=user, client_address=client_address, **data)
+
+
+class PlanPauseView(_PlanActionView):
+    """Send no new batch until resumed; moves in flight finish."""
+
+    action = "pause"
+
+    @_action_schema(s.ReasonSerializer)
+    def post(self, request: Request, plan_id: int) -> Response:
+        return super().post(request, plan_id)
+
+    def call(self, *, plan, user, data, client_address):
+        return execution_pause(plan=plan, user=user, client_address=client_address, **data)
+
+
+class PlanResumeView(_PlanActionView):
+    action = "resume"
+
+    @_action_schema(s.ReasonSerializer)
+    def post(self, request: Request, plan_id: int) -> Response:
+        return super().post(request, plan_id)
+
+    def call(self, *, plan, user, data, client_address):
+        return execution_resume(plan=plan, user=user, client_address=client_address, **data)
+
+
+class PlanTuneView(_PlanActionView):
+    """Change the throttle and move caps of an approved or running plan."""
+
+    action = "tune"
+    body_serializer = s.TuneSerializer
+
+    @_action_schema(s.TuneSerializer)
+    def post(self, request: Request, plan_id: int) -> Response:
+        return super().post(request, plan_id)
+
+    def call(self, *, plan, user, data, client_address):
+        throttle = data.pop("throttle_bytes_per_sec")
+        return execution_tune(
+            plan=plan, user=user, client_address=client_address, throttle_rate=throttle, **data
+        )
 
 
 class PlanRollbackView(_PlanActionView):

@@ -1,6 +1,7 @@
 from django.contrib import admin
 from django.http import HttpRequest
 
+from . import admin_accounts  # noqa: F401 - users and groups, audited
 from .models import AuditEvent
 
 

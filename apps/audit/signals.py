@@ -1,5 +1,6 @@
-"""Sign-ins and failed sign-ins go to the audit trail."""
+"""Sign-ins, failed sign-ins and lockouts (django-axes) go to the audit trail."""
 
+from axes.signals import user_locked_out
 from django.contrib.auth.signals import user_logged_in, user_logged_out, user_login_failed
 from django.dispatch import receiver
 
@@ -39,4 +40,18 @@ def _login_failed(sender, credentials, request=None, **kwargs) -> None:
         object_repr=username,
         after={"username": username},
         client_address=client_address_get(request=request),
+    )
+
+
+@receiver(user_locked_out, dispatch_uid="audit_user_locked_out")
+def _locked_out(sender, request, username, ip_address, **kwargs) -> None:
+    """Too many failures for this name from this address: refused until the cool-off ends."""
+    name = str(username or "")[:150]
+    audit_record(
+        actor=None,
+        action="auth.locked_out",
+        object_type="auth.user",
+        object_repr=name,
+        after={"username": name},
+        client_address=ip_address or client_address_get(request=request),
     )

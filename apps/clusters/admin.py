@@ -1,100 +1,18 @@
 from typing import Any
 
-from django import forms
-from django.contrib import admin
-from django.http import HttpRequest
+from django.contrib import admin, messages
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 
-from apps.audit.services import audit_record, client_address_get
+from apps.audit.services import client_address_get
 
-from .connection import REDACTED
-from .fields import encrypted_is_set
+from .editing import ClusterRemovalRefused, cluster_delete, cluster_save
+from .forms import ClusterForm
 from .models import Broker, Cluster, Partition, Topic
-
-# Write-only: never rendered back, blank keeps what is stored.
-SECRET_FIELDS = ("sasl_password", "ssl_key_pem")
-# What an audit event shows of a cluster (secrets as REDACTED or "").
-AUDITED_FIELDS = (
-    "name",
-    "bootstrap_servers",
-    "security_protocol",
-    "sasl_mechanism",
-    "sasl_username",
-    "ssl_ca_pem",
-    "ssl_certificate_pem",
-    "ssl_verify_hostname",
-)
-
-
-class _WriteOnlyTextarea(forms.Textarea):
-    def format_value(self, value: Any) -> None:
-        return None
-
-
-class ClusterAdminForm(forms.ModelForm):
-    sasl_password = forms.CharField(
-        label="SASL password",
-        required=False,
-        strip=False,
-        widget=forms.PasswordInput(render_value=False),
-    )
-    forget_sasl_password = forms.BooleanField(label="Forget the stored password", required=False)
-    ssl_key_pem = forms.CharField(
-        label="Client private key (PEM)", required=False, widget=_WriteOnlyTextarea
-    )
-    forget_ssl_key_pem = forms.BooleanField(label="Forget the stored key", required=False)
-
-    class Meta:
-        model = Cluster
-        fields = (
-            "name",
-            "bootstrap_servers",
-            "security_protocol",
-            "sasl_mechanism",
-            "sasl_username",
-            "sasl_password",
-            "ssl_ca_pem",
-            "ssl_certificate_pem",
-            "ssl_key_pem",
-            "ssl_verify_hostname",
-        )
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.secrets_changed: list[str] = []
-        for name in SECRET_FIELDS:
-            self.initial[name] = ""  # never sent to the page, and blank is "unchanged"
-            stored = self.instance.pk and encrypted_is_set(self.instance, name)
-            self.fields[name].help_text = (
-                "One is stored (encrypted); leave empty to keep it."
-                if stored
-                else "Stored encrypted."
-            )
-
-    def clean(self) -> dict[str, Any]:
-        data = super().clean()
-        # What to store: a new value, nothing (forget), or what is stored, still encrypted.
-        for name in SECRET_FIELDS:
-            if data.get(f"forget_{name}"):
-                data[name] = ""
-            elif data.get(name):
-                pass
-            else:
-                data[name] = self.instance.__dict__.get(name) or ""
-                continue
-            self.secrets_changed.append(name)
-        return data
-
-
-def _audited(cluster: Cluster) -> dict[str, Any]:
-    values = {name: getattr(cluster, name) for name in AUDITED_FIELDS}
-    for name in SECRET_FIELDS:
-        values[name] = REDACTED if encrypted_is_set(cluster, name) else ""
-    return values
 
 
 @admin.register(Cluster)
 class ClusterAdmin(admin.ModelAdmin):
-    form = ClusterAdminForm
+    form = ClusterForm
     list_display = ("name", "bootstrap_servers", "security_protocol", "last_synced_at")
     readonly_fields = (
         "kafka_cluster_id",
@@ -126,24 +44,42 @@ class ClusterAdmin(admin.ModelAdmin):
     )
 
     def save_model(
-        self, request: HttpRequest, obj: Cluster, form: ClusterAdminForm, change: bool
+        self, request: HttpRequest, obj: Cluster, form: ClusterForm, change: bool
     ) -> None:
-        before = _audited(Cluster.objects.get(pk=obj.pk)) if change else {}
-        super().save_model(request, obj, form, change)
-        after = _audited(obj)
-        changed = [k for k in after if before.get(k) != after[k]] + [
-            k for k in form.secrets_changed if before.get(k) == after[k]
-        ]
-        if change and not changed:
-            return
-        audit_record(
+        cluster_save(
             actor=request.user,
-            action="cluster.changed" if change else "cluster.created",
-            obj=obj,
-            before={k: before[k] for k in changed} if change else None,
-            after={k: after[k] for k in changed} if change else after,
+            cluster=obj,
+            secrets_changed=form.secrets_changed,
             client_address=client_address_get(request=request),
         )
+
+    def delete_model(self, request: HttpRequest, obj: Cluster) -> None:
+        try:
+            cluster_delete(
+                actor=request.user, cluster=obj, client_address=client_address_get(request=request)
+            )
+        except ClusterRemovalRefused as exc:
+            request.cluster_removal_refused = (
+                f"{obj.name} not deleted: {exc}"  # for response_delete
+            )
+
+    def response_delete(self, request: HttpRequest, obj_display: str, obj_id: Any) -> HttpResponse:
+        refused = getattr(request, "cluster_removal_refused", "")
+        if refused:
+            self.message_user(request, refused, messages.ERROR)
+            return HttpResponseRedirect(request.path.rsplit("/delete/", 1)[0] + "/change/")
+        return super().response_delete(request, obj_display, obj_id)
+
+    def delete_queryset(self, request: HttpRequest, queryset: Any) -> None:
+        for cluster in queryset:
+            self.delete_model(request, cluster)
+
+    def get_deleted_objects(self, objs: Any, request: HttpRequest) -> tuple:
+        # What a cluster owns (its policy, plans, loads) goes with it: deleting the
+        # cluster is the permission that counts, not one to delete each of those by
+        # hand, which their admins rightly refuse.
+        deleted, counts, _perms_needed, protected = super().get_deleted_objects(objs, request)
+        return deleted, counts, set(), protected
 
 
 @admin.register(Broker)

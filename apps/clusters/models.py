@@ -9,6 +9,9 @@ from .connection import PLAINTEXT, SASL_MECHANISMS, SECURITY_PROTOCOLS, Connecti
 from .fields import EncryptedTextField, ciphertext_reads
 from .validators import bootstrap_servers_normalize, connection_errors
 
+# Names a cluster may not take: its page's URL is taken (dashboard /clusters/<name>/).
+RESERVED_NAMES = frozenset({"new"})
+
 
 class Cluster(models.Model):
     name = models.SlugField(max_length=100, unique=True)
@@ -56,6 +59,12 @@ class Cluster(models.Model):
     last_synced_at = models.DateTimeField(null=True, blank=True)
     last_sync_error = models.TextField(blank=True)
     last_sync_error_at = models.DateTimeField(null=True, blank=True)
+    # Backoff while unreachable (apps.clusters.backoff): failed rounds in a row, and
+    # no sync or sample before `next_sync_at`.
+    sync_failures = models.PositiveIntegerField(default=0)
+    next_sync_at = models.DateTimeField(null=True, blank=True)
+    # Set by each sync: the Cluster ACLs the principal lacks (the reads still work).
+    access_warning = models.TextField(blank=True)
 
     class Meta:
         ordering = ["name"]
@@ -91,8 +100,43 @@ class Cluster(models.Model):
         for name in ("ssl_ca_pem", "ssl_certificate_pem", "ssl_key_pem"):
             setattr(self, name, getattr(self, name).strip())
         errors = connection_errors(self.connection)
+        if self.name in RESERVED_NAMES:
+            # /clusters/new/ is the page that adds one.
+            errors["name"] = [f'"{self.name}" is reserved; choose another name.']
         if errors:
             raise ValidationError(errors)
+
+
+class ClusterRound(models.Model):
+    """One kind of periodic round (sync, sample, aggregation) of one cluster: the lease
+    that keeps a second one from starting while one runs, and what happened lately."""
+
+    SYNC = "sync"
+    SAMPLE = "sample"
+    AGGREGATION = "aggregation"
+    KINDS = [(SYNC, SYNC), (SAMPLE, SAMPLE), (AGGREGATION, AGGREGATION)]
+
+    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="rounds")
+    kind = models.CharField(max_length=16, choices=KINDS)
+    # Held while `lease_until` is in the future by the round holding `lease_token`.
+    lease_token = models.CharField(max_length=32, blank=True)
+    lease_until = models.DateTimeField(null=True, blank=True)
+    # Rounds not started because the previous one still ran (overran its interval).
+    skipped = models.PositiveIntegerField(default=0)
+    last_skipped_at = models.DateTimeField(null=True, blank=True)
+    # Why the last round failed; empty after a good one (one warning per change).
+    last_error = models.TextField(blank=True)
+    # What the last good round could not read (it went on without), e.g. replica sizes.
+    last_degraded = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["cluster", "kind"]
+        constraints = [
+            models.UniqueConstraint(fields=["cluster", "kind"], name="unique_cluster_round")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.cluster_id}/{self.kind}"
 
 
 class Broker(models.Model):
@@ -109,6 +153,9 @@ class Broker(models.Model):
     capacity_network_in = models.BigIntegerField(null=True, blank=True)
     capacity_network_out = models.BigIntegerField(null=True, blank=True)
     capacity_disk = models.BigIntegerField(null=True, blank=True)
+    # As the last sync counted them, so pages need not read every partition.
+    replicas_count = models.IntegerField(default=0, editable=False)
+    leaders_count = models.IntegerField(default=0, editable=False)
 
     class Meta:
         ordering = ["cluster", "node_id"]
@@ -124,6 +171,14 @@ class Topic(models.Model):
     cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="topics")
     name = models.CharField(max_length=249)
     internal = models.BooleanField(default=False)
+    # What the sync last wrote of its partitions (services.placement_digest); a topic
+    # whose digest is unchanged is not read again. Empty: compare row by row.
+    placement_digest = models.CharField(max_length=32, blank=True, editable=False)
+    # Its partitions as the sync counted them, so topic tables read no partition.
+    partitions_count = models.IntegerField(default=0, editable=False)
+    replication_factor = models.IntegerField(default=0, editable=False)
+    offline_count = models.IntegerField(default=0, editable=False)
+    under_replicated_count = models.IntegerField(default=0, editable=False)
 
     class Meta:
         ordering = ["cluster", "name"]

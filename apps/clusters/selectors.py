@@ -1,14 +1,14 @@
 """Reads of the synced cluster model: which clusters a user may see, their brokers,
 topics and partitions."""
 
-from collections import Counter
 from dataclasses import dataclass
 
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.contrib.auth.models import AnonymousUser
+from django.core.paginator import Page, Paginator
 from django.db.models import QuerySet
 
-from .models import Broker, Cluster, Partition, Topic
+from .models import Broker, Cluster, ClusterRound, Partition, Topic
 
 User = AbstractBaseUser | AnonymousUser
 
@@ -49,15 +49,10 @@ def _skew(value: int, mean: float) -> float | None:
 
 
 def broker_rows_list(*, cluster: Cluster) -> list[BrokerRow]:
-    replicas: Counter[int] = Counter()
-    leaders: Counter[int] = Counter()
-    for leader, replica_list in Partition.objects.filter(topic__cluster=cluster).values_list(
-        "leader", "replicas"
-    ):
-        replicas.update(replica_list)
-        if leader is not None:
-            leaders[leader] += 1
+    # Counted by the sync (Broker.replicas_count / leaders_count), not read here.
     brokers = list(cluster.brokers.all())
+    replicas = {b.node_id: b.replicas_count for b in brokers}
+    leaders = {b.node_id: b.leaders_count for b in brokers}
     alive = [b for b in brokers if b.alive] or brokers
     mean_replicas = sum(replicas[b.node_id] for b in alive) / len(alive) if alive else 0.0
     mean_leaders = sum(leaders[b.node_id] for b in alive) / len(alive) if alive else 0.0
@@ -82,23 +77,41 @@ class TopicRow:
     under_replicated: int
 
 
+def _topic_row(topic: Topic) -> TopicRow:
+    return TopicRow(
+        topic=topic,
+        partitions=topic.partitions_count,
+        replication_factor=topic.replication_factor,
+        offline=topic.offline_count,
+        under_replicated=topic.under_replicated_count,
+    )
+
+
 def topic_rows_list(*, cluster: Cluster, include_internal: bool = True) -> list[TopicRow]:
-    topics = cluster.topics.prefetch_related("partitions")
+    """Every topic by name, with its counts as the sync left them."""
+    topics = cluster.topics.all()
     if not include_internal:
         topics = topics.filter(internal=False)
-    rows = []
-    for topic in topics:
-        parts = list(topic.partitions.all())
-        rows.append(
-            TopicRow(
-                topic=topic,
-                partitions=len(parts),
-                replication_factor=max((len(p.replicas) for p in parts), default=0),
-                offline=sum(p.offline for p in parts),
-                under_replicated=sum(p.under_replicated for p in parts),
-            )
-        )
-    return rows
+    return [_topic_row(t) for t in topics]
+
+
+TOPICS_PAGE_SIZE = 50
+
+
+def topic_rows_page(
+    *, cluster: Cluster, search: str = "", page: int | str | None = 1, size: int = TOPICS_PAGE_SIZE
+) -> Page:
+    """One page of topic rows, those with offline and then under-replicated partitions
+    first, then the largest: what an operator looks for among thousands of topics.
+    Counted by the sync (Topic.partitions_count and the others): no partition is read."""
+    topics = cluster.topics.order_by(
+        "-offline_count", "-under_replicated_count", "-partitions_count", "name"
+    )
+    if search:
+        topics = topics.filter(name__icontains=search)
+    shown = Paginator(topics, size).get_page(page)
+    shown.object_list = [_topic_row(t) for t in shown.object_list]
+    return shown
 
 
 def partitions_filter(
@@ -117,3 +130,8 @@ def partitions_filter(
         ]
         partitions = partitions.filter(pk__in=ids)
     return partitions.order_by("topic__name", "index")
+
+
+def cluster_rounds_list(*, cluster: Cluster) -> list[ClusterRound]:
+    """The cluster's sync, sample and aggregation rounds: skips, last failure, degradation."""
+    return list(ClusterRound.objects.filter(cluster=cluster).order_by("kind"))

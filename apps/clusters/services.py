@@ -1,21 +1,31 @@
 """Keep the cluster model in step with the real Kafka cluster."""
 
+import hashlib
 import logging
+from array import array
+from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
 
 from confluent_kafka import KafkaError, KafkaException, TopicCollection
 from confluent_kafka.admin import AdminClient
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, models, transaction
 from django.utils import timezone
 
+from .authorization import authorization_denied, cluster_acl_gaps_text, missing_acl_text
+from .backoff import cluster_backoff_clear, cluster_backoff_fail
 from .crypto import SecretDecryptError
-from .kafka_clients import admin_client_create
-from .models import Broker, Cluster, Partition, Topic
+from .kafka_clients import admin_client_create, client_timeouts
+from .models import Broker, Cluster, ClusterRound, Partition, Topic
+from .rounds import round_lease
 from .signals import broker_state_changed, cluster_reachability_changed, cluster_synced
 
 logger = logging.getLogger(__name__)
+
+
+class ClusterNotAuthorized(Exception):
+    """The principal lacks an ACL the sync needs; the message names it."""
 
 
 class ClusterUnreachable(Exception):
@@ -53,6 +63,8 @@ class ClusterState:
     controller_id: int | None
     brokers: list[BrokerState]
     topics: list[TopicState] = field(default_factory=list)
+    # AclOperation names the principal holds on the Cluster; None: not known (fakes).
+    cluster_operations: frozenset[str] | None = None
     # Listed but not describable this round; their rows are kept as they are.
     unsettled_topics: list[str] = field(default_factory=list)
 
@@ -60,14 +72,23 @@ class ClusterState:
 def cluster_state_read(*, admin: AdminClient, timeout: float | None = None) -> ClusterState:
     """Read live brokers and every topic's partitions with describe_cluster/describe_topics."""
     timeout = timeout if timeout is not None else settings.KAFKA_REQUEST_TIMEOUT
+    # Metadata first, bounded by the connect timeout (plus a moment for the answer): a
+    # dead or unroutable address is given up on in seconds, not a request timeout.
+    probe = min(timeout, client_timeouts().connect + 1.0)
+    api, resource = "Metadata", ""  # the request under way, for a denial's message
     try:
-        description = admin.describe_cluster(request_timeout=timeout).result(timeout=timeout + 5)
-        names = sorted(admin.list_topics(timeout=timeout).topics)
+        names = sorted(admin.list_topics(timeout=probe).topics)
+        api = "DescribeCluster"
+        description = admin.describe_cluster(
+            include_authorized_operations=True, request_timeout=timeout
+        ).result(timeout=timeout + 5)
+        api = "DescribeTopics"
         futures = (
             admin.describe_topics(TopicCollection(names), request_timeout=timeout) if names else {}
         )
         topics, unsettled = [], []
         for name in names:
+            resource = name
             try:
                 topics.append(_topic_state(futures[name].result(timeout=timeout + 5)))
             except KafkaException as exc:
@@ -77,6 +98,8 @@ def cluster_state_read(*, admin: AdminClient, timeout: float | None = None) -> C
                     raise
                 unsettled.append(name)
     except (KafkaException, TimeoutError) as exc:
+        if authorization_denied(exc):
+            raise ClusterNotAuthorized(missing_acl_text(api=api, resource=resource)) from exc
         # Since Python 3.11 concurrent.futures.TimeoutError is TimeoutError: caught here too.
         raise ClusterUnreachable(_error_text(exc)) from exc
     brokers = [
@@ -84,12 +107,15 @@ def cluster_state_read(*, admin: AdminClient, timeout: float | None = None) -> C
         for n in description.nodes
     ]
     controller = description.controller.id if description.controller else None
+    # Asked for, so always reported; confluent-kafka gives None for an empty set.
+    operations = frozenset(op.name for op in description.authorized_operations or ())
     return ClusterState(
         cluster_id=description.cluster_id or "",
         controller_id=controller,
         brokers=sorted(brokers, key=lambda b: b.node_id),
         topics=topics,
         unsettled_topics=unsettled,
+        cluster_operations=operations,
     )
 
 
@@ -129,6 +155,8 @@ def cluster_state_apply(*, cluster: Cluster, state: ClusterState, now: datetime)
     cluster.last_synced_at = now
     cluster.last_sync_error = ""
     cluster.last_sync_error_at = None
+    if state.cluster_operations is not None:
+        cluster.access_warning = cluster_acl_gaps_text(authorized=set(state.cluster_operations))
     # Only what a sync owns: a full save would undo an edit made while it ran.
     cluster.save(
         update_fields=[
@@ -137,6 +165,7 @@ def cluster_state_apply(*, cluster: Cluster, state: ClusterState, now: datetime)
             "last_synced_at",
             "last_sync_error",
             "last_sync_error_at",
+            "access_warning",
         ]
     )
 
@@ -152,88 +181,237 @@ def _brokers_apply(*, cluster: Cluster, state: ClusterState, now: datetime) -> N
     known = {b.node_id: b for b in cluster.brokers.all()}
     live = {b.node_id: b for b in state.brokers}
     # Replicas may name brokers that are down and were never seen alive by us.
-    referenced = {r for t in state.topics for p in t.partitions for r in p.replicas}
+    replicas: Counter[int] = Counter()
+    leaders: Counter[int] = Counter()
+    for t in state.topics:
+        for p in t.partitions:
+            replicas.update(p.replicas)
+            if p.leader is not None:
+                leaders[p.leader] += 1
+    referenced = set(replicas)
 
+    new_rows, changed, came_back = [], [], []
     for node_id, seen in live.items():
         broker = known.get(node_id)
         if broker is None:
-            Broker.objects.create(
-                cluster=cluster,
-                node_id=node_id,
-                host=seen.host,
-                port=seen.port,
-                rack=seen.rack,
-                alive=True,
-                first_seen=now,
-                last_seen=now,
+            new_rows.append(
+                Broker(
+                    cluster=cluster,
+                    node_id=node_id,
+                    host=seen.host,
+                    port=seen.port,
+                    rack=seen.rack,
+                    alive=True,
+                    first_seen=now,
+                    last_seen=now,
+                    replicas_count=replicas[node_id],
+                    leaders_count=leaders[node_id],
+                )
             )
             continue
-        was_alive = broker.alive
-        broker.host, broker.port, broker.rack = seen.host, seen.port, seen.rack
-        broker.alive = True
-        broker.last_seen = now
-        broker.save(update_fields=["host", "port", "rack", "alive", "last_seen"])
-        if not was_alive:
-            broker_state_changed.send(
-                sender=Broker, cluster=cluster, node_id=node_id, alive=True, at=now
+        if (broker.host, broker.port, broker.rack, broker.alive) != (
+            seen.host,
+            seen.port,
+            seen.rack,
+            True,
+        ):
+            if not broker.alive:
+                came_back.append(node_id)
+            broker.host, broker.port, broker.rack, broker.alive = (
+                seen.host,
+                seen.port,
+                seen.rack,
+                True,
             )
+            changed.append(broker)
+    # Every live broker was seen now: one statement, whatever the number of brokers.
+    cluster.brokers.filter(node_id__in=[n for n in live if n in known]).update(last_seen=now)
+    Broker.objects.bulk_update(changed, ["host", "port", "rack", "alive"])
 
-    for node_id, broker in known.items():
-        if node_id not in live and broker.alive:
-            # Keep last_seen: it says when the broker went away.
-            broker.alive = False
-            broker.save(update_fields=["alive"])
-            broker_state_changed.send(
-                sender=Broker, cluster=cluster, node_id=node_id, alive=False, at=now
-            )
-
-    for node_id in sorted(referenced - live.keys() - known.keys()):
-        Broker.objects.create(
-            cluster=cluster, node_id=node_id, alive=False, first_seen=now, last_seen=None
+    # Keep last_seen of a vanished broker: it says when the broker went away.
+    went_away = [n for n, b in known.items() if n not in live and b.alive]
+    cluster.brokers.filter(node_id__in=went_away).update(alive=False)
+    new_rows += [
+        Broker(
+            cluster=cluster,
+            node_id=node_id,
+            alive=False,
+            first_seen=now,
+            last_seen=None,
+            replicas_count=replicas[node_id],
+        )
+        for node_id in sorted(referenced - live.keys() - known.keys())
+    ]
+    Broker.objects.bulk_create(new_rows)
+    _rows_update(
+        model=Broker,
+        field_names=("replicas_count", "leaders_count"),
+        rows=[
+            (b.pk, (replicas[n], leaders[n]))
+            for n, b in known.items()
+            if (b.replicas_count, b.leaders_count) != (replicas[n], leaders[n])
+        ],
+    )
+    for node_id in came_back:
+        broker_state_changed.send(
+            sender=Broker, cluster=cluster, node_id=node_id, alive=True, at=now
+        )
+    for node_id in went_away:
+        broker_state_changed.send(
+            sender=Broker, cluster=cluster, node_id=node_id, alive=False, at=now
         )
 
 
-def _topics_apply(*, cluster: Cluster, state: ClusterState) -> None:
-    existing = {t.name: t for t in cluster.topics.all()}
-    seen_names = {t.name for t in state.topics} | set(state.unsettled_topics)
-    cluster.topics.exclude(name__in=seen_names).delete()
-
-    for topic_state in state.topics:
-        topic = existing.get(topic_state.name)
-        if topic is None:
-            topic = Topic.objects.create(
-                cluster=cluster, name=topic_state.name, internal=topic_state.internal
-            )
-        elif topic.internal != topic_state.internal:
-            topic.internal = topic_state.internal
-            topic.save(update_fields=["internal"])
-        _partitions_apply(topic=topic, partitions=topic_state.partitions)
+# The partition columns a sync writes, in the order _partition_values gives them.
+_PARTITION_FIELDS = ("leader", "replicas", "isr", "offline", "under_replicated")
+# Rows (or ids) per statement: well under SQLite's and PostgreSQL's parameter limits.
+_CHUNK = 500
 
 
-def _partitions_apply(*, topic: Topic, partitions: list[PartitionState]) -> None:
-    current = {p.index: p for p in topic.partitions.all()}
-    indexes = {p.index for p in partitions}
-    topic.partitions.exclude(index__in=indexes).delete()
-    to_create, to_update = [], []
-    for p in partitions:
-        values = {
-            "leader": p.leader,
-            "replicas": p.replicas,
-            "isr": p.isr,
-            "offline": p.leader is None,
-            "under_replicated": len(p.isr) < len(p.replicas),
-        }
-        row = current.get(p.index)
-        if row is None:
-            to_create.append(Partition(topic=topic, index=p.index, **values))
-        elif any(getattr(row, k) != v for k, v in values.items()):
-            for k, v in values.items():
-                setattr(row, k, v)
-            to_update.append(row)
-    Partition.objects.bulk_create(to_create)
-    Partition.objects.bulk_update(
-        to_update, ["leader", "replicas", "isr", "offline", "under_replicated"]
+def _partition_values(p: PartitionState) -> tuple:
+    return (p.leader, p.replicas, p.isr, p.leader is None, len(p.isr) < len(p.replicas))
+
+
+def _partition_row(topic_id: int, p: PartitionState) -> Partition:
+    values = dict(zip(_PARTITION_FIELDS, _partition_values(p), strict=True))
+    return Partition(topic_id=topic_id, index=p.index, **values)
+
+
+# Topic columns the sync writes: its digest and the counts of its partitions.
+_TOPIC_FIELDS = (
+    "internal",
+    "placement_digest",
+    "partitions_count",
+    "replication_factor",
+    "offline_count",
+    "under_replicated_count",
+)
+
+
+def _topic_values(topic: TopicState, digest: str) -> tuple:
+    parts = topic.partitions
+    return (
+        topic.internal,
+        digest,
+        len(parts),
+        max((len(p.replicas) for p in parts), default=0),
+        sum(p.leader is None for p in parts),
+        sum(len(p.isr) < len(p.replicas) for p in parts),
     )
+
+
+def placement_digest(*, partitions: list[PartitionState]) -> str:
+    """A fingerprint of one topic's partitions as synced, so an unchanged topic is
+    recognised from its Topic row alone, without reading its partitions."""
+    flat = array("q")
+    for p in partitions:
+        flat.append(p.index)
+        flat.append(-1 if p.leader is None else p.leader)
+        flat.append(len(p.replicas))
+        flat.extend(p.replicas)
+        flat.append(len(p.isr))
+        flat.extend(p.isr)
+    return hashlib.blake2b(flat.tobytes(), digest_size=16).hexdigest()
+
+
+def _chunks(items: list, size: int = _CHUNK):
+    for i in range(0, len(items), size):
+        yield items[i : i + size]
+
+
+def _topics_apply(*, cluster: Cluster, state: ClusterState) -> None:
+    """Diff in memory against each topic's stored digest; only the topics whose digest
+    changed have their partitions read and written, in bulk."""
+    existing = {
+        name: (pk, internal, digest)
+        for pk, name, internal, digest in cluster.topics.values_list(
+            "pk", "name", "internal", "placement_digest"
+        )
+    }
+    seen_names = {t.name for t in state.topics} | set(state.unsettled_topics)
+    gone = [pk for name, (pk, _, _) in existing.items() if name not in seen_names]
+    for ids in _chunks(gone):
+        Topic.objects.filter(pk__in=ids).delete()
+
+    new_topics: list[tuple[TopicState, str]] = []
+    changed: dict[int, tuple[TopicState, str]] = {}
+    for topic_state in state.topics:
+        digest = placement_digest(partitions=topic_state.partitions)
+        known = existing.get(topic_state.name)
+        if known is None:
+            new_topics.append((topic_state, digest))
+        elif known[1] != topic_state.internal or known[2] != digest:
+            changed[known[0]] = (topic_state, digest)
+
+    created = Topic.objects.bulk_create(
+        [
+            Topic(
+                cluster=cluster,
+                name=t.name,
+                **dict(zip(_TOPIC_FIELDS, _topic_values(t, d), strict=True)),
+            )
+            for t, d in new_topics
+        ],
+        batch_size=_CHUNK,
+    )
+    rows = []
+    for topic, (topic_state, _) in zip(created, new_topics, strict=True):
+        for p in topic_state.partitions:
+            rows.append(_partition_row(topic.pk, p))
+    if changed:
+        rows += _changed_partitions_apply(changed=changed)
+        _rows_update(
+            model=Topic,
+            field_names=_TOPIC_FIELDS,
+            rows=[(pk, _topic_values(t, d)) for pk, (t, d) in changed.items()],
+        )
+    Partition.objects.bulk_create(rows, batch_size=_CHUNK)
+
+
+def _changed_partitions_apply(*, changed: dict[int, tuple[TopicState, str]]) -> list[Partition]:
+    """Update and delete the changed topics' partitions; return the ones to create."""
+    current: dict[tuple[int, int], tuple] = {}
+    for ids in _chunks(list(changed)):
+        for pk, topic_id, index, *values in Partition.objects.filter(topic_id__in=ids).values_list(
+            "pk", "topic_id", "index", *_PARTITION_FIELDS
+        ):
+            current[(topic_id, index)] = (pk, tuple(values))
+    to_create, to_update = [], []
+    for topic_id, (topic_state, _) in changed.items():
+        for p in topic_state.partitions:
+            values = _partition_values(p)
+            row = current.pop((topic_id, p.index), None)
+            if row is None:
+                to_create.append(_partition_row(topic_id, p))
+            elif row[1] != values:
+                to_update.append((row[0], values))
+    gone = [pk for pk, _ in current.values()]
+    for ids in _chunks(gone):
+        Partition.objects.filter(pk__in=ids).delete()
+    _rows_update(model=Partition, field_names=_PARTITION_FIELDS, rows=to_update)
+    return to_create
+
+
+def _rows_update(
+    *, model: type[models.Model], field_names: tuple[str, ...], rows: list[tuple[int, tuple]]
+) -> None:
+    """(pk, values) rows written by one prepared UPDATE executed for all of them:
+    Django's bulk_update builds a CASE per column and row, far slower at thousands."""
+    if not rows:
+        return
+    fields = [model._meta.get_field(name) for name in field_names]
+    qn = connection.ops.quote_name
+    sql = "UPDATE {} SET {} WHERE {} = %s".format(
+        qn(model._meta.db_table),
+        ", ".join(f"{qn(f.column)} = %s" for f in fields),
+        qn(model._meta.pk.column),
+    )
+    params = [
+        [f.get_db_prep_save(v, connection) for f, v in zip(fields, values, strict=True)] + [pk]
+        for pk, values in rows
+    ]
+    with connection.cursor() as cursor:
+        cursor.executemany(sql, params)
 
 
 def cluster_sync_error_record(*, cluster: Cluster, error: str, now: datetime) -> None:
@@ -248,22 +426,48 @@ def cluster_sync_error_record(*, cluster: Cluster, error: str, now: datetime) ->
 
 
 def cluster_sync(*, cluster: Cluster, admin: AdminClient | None = None) -> bool:
-    """One sync round for one cluster. Returns False when the cluster was unreachable."""
+    """One sync round for one cluster. Returns False when it was unreachable or when
+    the previous round still runs (this one is then skipped and counted)."""
+    with round_lease(cluster=cluster, kind=ClusterRound.SYNC) as lease:
+        if lease is None:
+            return False
+        return _cluster_sync_round(cluster=cluster, admin=admin)
+
+
+def _cluster_sync_round(*, cluster: Cluster, admin: AdminClient | None) -> bool:
+    was_reachable = cluster.reachable
     try:
         admin = admin or admin_client_create(connection=cluster.connection)
         state = cluster_state_read(admin=admin)
-    except SecretDecryptError as exc:  # this cluster's secrets need a key we lack
-        logger.warning("cluster %s: %s", cluster.name, exc)
+    except ClusterNotAuthorized as exc:
+        # Reachable, so no backoff; the message names the operation and resource. One
+        # warning while the message stays the same, not one per round.
+        log = logger.warning if cluster.last_sync_error != str(exc) else logger.debug
+        log("cluster %s: %s", cluster.name, exc)
         cluster_sync_error_record(cluster=cluster, error=str(exc), now=timezone.now())
         return False
-    except ClusterUnreachable as exc:
-        logger.warning("cluster %s unreachable: %s", cluster.name, exc)
-        cluster_sync_error_record(cluster=cluster, error=f"unreachable: {exc}", now=timezone.now())
+    except (SecretDecryptError, ClusterUnreachable) as exc:
+        # SecretDecryptError: this cluster's secrets need a key we lack.
+        error = str(exc) if isinstance(exc, SecretDecryptError) else f"unreachable: {exc}"
+        now = timezone.now()
+        cluster_sync_error_record(cluster=cluster, error=error, now=now)
+        cluster_backoff_fail(cluster=cluster, now=now)
+        # One warning when it starts failing; the rounds after it only at DEBUG.
+        log = logger.warning if was_reachable else logger.debug
+        log("cluster %s: %s (next try in %s)", cluster.name, error, _until(cluster, now))
         return False
     cluster_state_apply(cluster=cluster, state=state, now=timezone.now())
+    cluster_backoff_clear(cluster=cluster)
+    if not was_reachable:
+        logger.warning("cluster %s: reachable again", cluster.name)
     # Robust: a listener's failure (e.g. a Redis outage for live pages) can't fail a sync.
     cluster_synced.send_robust(sender=Cluster, cluster=cluster)
     return True
+
+
+def _until(cluster: Cluster, now: datetime) -> str:
+    seconds = (cluster.next_sync_at - now).total_seconds() if cluster.next_sync_at else 0
+    return f"{seconds:.0f} s"
 
 
 def cluster_register(*, name: str, bootstrap_servers: str) -> Cluster:

@@ -20,3 +20,8 @@ broker_state_changed = Signal()
 # A sync round failed after a good one (reachable=False, error=why), or succeeded
 # after a failed one (reachable=True, error=""). kwargs: cluster, reachable, error, at.
 cluster_reachability_changed = Signal()
+
+# cluster_delete is about to remove a cluster. kwargs: cluster. A receiver vetoes by
+# raising apps.clusters.editing.ClusterRemovalRefused (e.g. a plan is moving data on it);
+# nothing is removed then.
+cluster_removing = Signal()

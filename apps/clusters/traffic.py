@@ -11,7 +11,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from confluent_kafka import KafkaError, KafkaException, Producer
-from confluent_kafka.admin import AdminClient, NewTopic
+from confluent_kafka.admin import (
+    AdminClient,
+    AlterConfigOpType,
+    ConfigEntry,
+    ConfigResource,
+    NewTopic,
+    ResourceType,
+)
 
 from .connection import ConnectionSettings
 from .kafka_clients import client_config_build
@@ -68,20 +75,58 @@ def skew_weights(spec: str, partitions: int) -> list[float]:
     )
 
 
+def demo_topic_configs(*, retention_bytes: int, retention_ms: int) -> dict[str, str]:
+    """Caps on what a demo topic keeps: per partition, at most `retention_bytes` (plus
+    the active segment, kept small so the cap bites) and nothing older than
+    `retention_ms`. Without them, a day of demo traffic fills tens of GB."""
+    return {
+        "retention.bytes": str(retention_bytes),
+        "retention.ms": str(retention_ms),
+        "segment.bytes": str(min(DEMO_SEGMENT_BYTES, max(retention_bytes // 2, 1024 * 1024))),
+    }
+
+
+DEMO_SEGMENT_BYTES = 8 * 1024 * 1024
+
+
 def topic_ensure(
-    *, admin: AdminClient, topic: str, partitions: int, replication_factor: int, timeout: float
+    *,
+    admin: AdminClient,
+    topic: str,
+    partitions: int,
+    replication_factor: int,
+    timeout: float,
+    configs: dict[str, str] | None = None,
 ) -> bool:
-    """Create the topic if missing. Returns True when it was created."""
+    """Create the topic if missing, with `configs`; an existing topic gets `configs` set
+    (the others are left as they are). Returns True when it was created."""
     futures = admin.create_topics(
-        [NewTopic(topic, num_partitions=partitions, replication_factor=replication_factor)],
+        [
+            NewTopic(
+                topic,
+                num_partitions=partitions,
+                replication_factor=replication_factor,
+                config=dict(configs or {}),
+            )
+        ],
         request_timeout=timeout,
     )
     try:
         futures[topic].result(timeout=timeout + 5)
     except KafkaException as exc:
-        if exc.args[0].code() == KafkaError.TOPIC_ALREADY_EXISTS:
-            return False
-        raise
+        if exc.args[0].code() != KafkaError.TOPIC_ALREADY_EXISTS:
+            raise
+        if configs:
+            resource = ConfigResource(
+                ResourceType.TOPIC,
+                topic,
+                incremental_configs=[
+                    ConfigEntry(k, v, incremental_operation=AlterConfigOpType.SET)
+                    for k, v in configs.items()
+                ],
+            )
+            admin.incremental_alter_configs([resource])[resource].result(timeout=timeout + 5)
+        return False
     # Metadata propagates asynchronously; wait until every partition has a leader.
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

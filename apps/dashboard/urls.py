@@ -1,13 +1,18 @@
 from django.urls import path, re_path
 
-from . import views, views_notifications
+from . import views, views_clusters, views_notifications
 
 app_name = "dashboard"
 
 urlpatterns = [
     path("", views.clusters_page, name="clusters"),
+    path("clusters/new/", views_clusters.cluster_add, name="cluster-add"),
     path("clusters/<slug:name>/", views.cluster_page, name="cluster"),
+    path("clusters/<slug:name>/edit/", views_clusters.cluster_edit, name="cluster-edit"),
+    path("clusters/<slug:name>/remove/", views_clusters.cluster_remove, name="cluster-remove"),
+    path("clusters/<slug:name>/policy/", views_clusters.cluster_policy, name="cluster-policy"),
     path("clusters/<slug:name>/plans/<int:plan_id>/", views.plan_page, name="plan"),
+    path("clusters/<slug:name>/plans/<int:plan_id>/loads/", views.plan_loads, name="plan-loads"),
     path("clusters/<slug:name>/what-if/", views.whatif_page, name="what-if"),
     path("audit/", views.audit_page, name="audit"),
     re_path(r"^audit/export\.(?P<fmt>csv|json)$", views.audit_export, name="audit-export"),

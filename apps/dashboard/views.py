@@ -15,6 +15,7 @@ from django.http import (
     HttpRequest,
     HttpResponse,
     HttpResponseBadRequest,
+    JsonResponse,
     StreamingHttpResponse,
 )
 from django.shortcuts import render
@@ -30,12 +31,14 @@ from apps.clusters.models import Cluster
 from apps.clusters.selectors import (
     VIEW_CLUSTER_PERMISSION,
     broker_rows_list,
+    cluster_rounds_list,
     cluster_visible_get,
     clusters_visible_list,
-    topic_rows_list,
+    topic_rows_page,
 )
 from apps.metrics.selectors import HEATMAP_METRICS
 from apps.plans.selectors import (
+    audit_plan_clusters,
     cluster_audited_objects,
     cluster_health_get,
     cluster_health_list,
@@ -61,12 +64,21 @@ AUDIT_ACTIONS = (
     "plan.superseded",
     "plan.stale",
     "plan.approve_refused",
+    "plan.request_refused",
     "execution.",
+    "execution.paused",
+    "execution.resumed",
+    "execution.tuned",
     "execution.started",
     "execution.completed",
     "execution.failed",
     "policy.changed",
     "auth.",
+    "auth.locked_out",
+    "auth.token_created",
+    "auth.token_revoked",
+    "user.",
+    "group.",
 )
 
 
@@ -93,12 +105,18 @@ def cluster_page(request: HttpRequest, name: str) -> HttpResponse:
         "cluster": cluster,
         "health": cluster_health_get(cluster=cluster),
         "brokers": broker_rows_list(cluster=cluster),
-        "topics": topic_rows_list(cluster=cluster),
+        "topics": topic_rows_page(
+            cluster=cluster,
+            search=request.GET.get("topic", "").strip()[:249],
+            page=request.GET.get("topics_page"),
+        ),
         "metrics": HEATMAP_METRICS,
         "plans": plans_list(cluster=cluster)[:20]
         if request.user.has_perm("plans.view_plan")
         else [],
         "modes": [(m.value, m.label) for m in REQUESTABLE_MODES],
+        "now": timezone.now(),
+        "rounds": cluster_rounds_list(cluster=cluster),
     }
     return render(request, "dashboard/cluster.html", context)
 
@@ -111,7 +129,6 @@ def plan_page(request: HttpRequest, name: str, plan_id: int) -> HttpResponse:
     plan = plan_visible_get(user=request.user, plan_id=plan_id)
     if plan is None or plan.cluster_id != cluster.pk:
         raise Http404("no such plan")
-    loads = plan_loads_before_after(plan=plan)
     context = {
         "cluster": cluster,
         "plan": plan,
@@ -120,9 +137,23 @@ def plan_page(request: HttpRequest, name: str, plan_id: int) -> HttpResponse:
         "eta_at_throttle": plan_eta_at_throttle(plan=plan),
         "balance": sorted((plan.report.get("balance") or {}).items()),
         "goals": sorted({g for goals in plan.moves.values_list("goals", flat=True) for g in goals}),
-        "loads": asdict(loads) if loads else None,
     }
     return render(request, "dashboard/plan.html", context)
+
+
+@require_GET
+@login_required
+@permission_required(VIEW_CLUSTER_PERMISSION, raise_exception=True)
+@permission_required("plans.view_plan", raise_exception=True)
+def plan_loads(request: HttpRequest, name: str, plan_id: int) -> JsonResponse:
+    """The plan page's before / after bars, fetched after the page: {} when the cluster
+    has nothing the planner can model."""
+    cluster = _cluster_or_404(request, name)
+    plan = plan_visible_get(user=request.user, plan_id=plan_id)
+    if plan is None or plan.cluster_id != cluster.pk:
+        raise Http404("no such plan")
+    loads = plan_loads_before_after(plan=plan)
+    return JsonResponse(asdict(loads) if loads else {})
 
 
 @login_required
@@ -162,9 +193,16 @@ def audit_page(request: HttpRequest) -> HttpResponse:
     page = Paginator(events, AUDIT_PAGE_SIZE).get_page(request.GET.get("page"))
     query = request.GET.copy()
     query.pop("page", None)
+    # Events about a plan link to its page.
+    plan_clusters = audit_plan_clusters(events=page.object_list)
+    rows = [
+        (e, plan_clusters.get(e.object_id) if e.object_type == "plans.plan" else None)
+        for e in page.object_list
+    ]
     context = {
         "form": form,
         "page": page,
+        "rows": rows,
         "query": query.urlencode(),
         "clusters": clusters_visible_list(user=request.user),
         "actions": AUDIT_ACTIONS,

@@ -1,19 +1,22 @@
 from celery import shared_task
 from django.conf import settings
+from django.utils import timezone
 
-from apps.clusters.models import Cluster
+from apps.clusters.backoff import clusters_due
+from apps.clusters.models import Cluster, ClusterRound
+from apps.clusters.rounds import round_skip_record
 
-from .services import AggregationAlreadyRunning, aggregation_dispatch, metrics_sample
+from .services import AggregationAlreadyRunning, aggregation_dispatch, metrics_sample_round
 
 
 @shared_task(ignore_result=True)
 def metrics_sample_all() -> None:
-    """Fan out: one sample task per cluster.
+    """Fan out: one sample task per cluster not in backoff.
 
     A sample still queued when the next round is due is dropped: it would measure
     late and only delay the next round.
     """
-    for cluster_id in Cluster.objects.values_list("id", flat=True):
+    for cluster_id in clusters_due(now=timezone.now()).values_list("id", flat=True):
         metrics_sample_task.apply_async((cluster_id,), expires=settings.METRICS_SAMPLE_INTERVAL)
 
 
@@ -21,17 +24,17 @@ def metrics_sample_all() -> None:
 def metrics_sample_task(cluster_id: int) -> None:
     cluster = Cluster.objects.filter(pk=cluster_id).first()
     if cluster is not None:
-        metrics_sample(cluster=cluster)
+        metrics_sample_round(cluster=cluster)
 
 
 @shared_task(ignore_result=True)
 def metrics_aggregate_all() -> None:
-    """Fan out: one aggregation task per cluster.
+    """Fan out: one aggregation task per cluster not in backoff.
 
     These do not expire: on a busy aggregation worker the last clusters would never
     run; a queued duplicate reads only what is new, or finds the lock taken.
     """
-    for cluster_id in Cluster.objects.values_list("id", flat=True):
+    for cluster_id in clusters_due(now=timezone.now()).values_list("id", flat=True):
         metrics_aggregate_task.delay(cluster_id)
 
 
@@ -43,4 +46,5 @@ def metrics_aggregate_task(cluster_id: int) -> None:
     try:
         aggregation_dispatch(cluster=cluster)
     except AggregationAlreadyRunning:
-        pass  # the running one will pick up these records too
+        # Counted, never overlapped: the running one will pick up these records too.
+        round_skip_record(cluster=cluster, kind=ClusterRound.AGGREGATION)

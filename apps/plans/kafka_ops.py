@@ -21,6 +21,7 @@ from confluent_kafka.admin import (
 from django.conf import settings
 
 from apps.clusters import kafka_python_adapter
+from apps.clusters.authorization import authorization_denied, kafka_error_text
 from apps.clusters.kafka_clients import admin_client_create
 from apps.clusters.models import Cluster
 
@@ -37,6 +38,15 @@ TOPIC_THROTTLE_KEYS = (
 
 class KafkaOpError(Exception):
     """A request to Kafka failed as a whole (not one partition of it)."""
+
+
+class KafkaOpNotAuthorized(KafkaOpError):
+    """The principal lacks an ACL: retrying cannot help until someone grants it."""
+
+
+def _op_error(*, api: str, error: BaseException, resource: str = "") -> KafkaOpError:
+    kind = KafkaOpNotAuthorized if authorization_denied(error) else KafkaOpError
+    return kind(kafka_error_text(api=api, error=error, resource=resource))
 
 
 @dataclass(frozen=True)
@@ -93,12 +103,12 @@ class LiveKafka:
         if self._own_admin:
             self.admin = admin_client_create(connection=self.connection)
 
-    def _wait(self, future):
+    def _wait(self, future, *, api: str, resource: str = ""):
         try:
             return future.result(timeout=self.timeout + 5)
         except KafkaException as exc:
             self._renew()
-            raise KafkaOpError(str(exc.args[0] if exc.args else exc)) from exc
+            raise _op_error(api=api, error=exc, resource=resource) from exc
 
     def partitions_describe(self, keys: list[PartitionKey]) -> dict[PartitionKey, PartitionInfo]:
         wanted = set(keys)
@@ -123,7 +133,7 @@ class LiveKafka:
                         unknown.append(name)
                         continue
                     self._renew()
-                    raise KafkaOpError(str(exc)) from exc
+                    raise _op_error(api="DescribeTopics", error=exc, resource=name) from exc
                 for p in description.partitions:
                     key = (name, p.id)
                     if key in wanted:
@@ -137,7 +147,9 @@ class LiveKafka:
         return out
 
     def brokers_alive(self) -> set[int]:
-        description = self._wait(self.admin.describe_cluster(request_timeout=self.timeout))
+        description = self._wait(
+            self.admin.describe_cluster(request_timeout=self.timeout), api="DescribeCluster"
+        )
         return {n.id for n in description.nodes}
 
     def reassignments_list(self, keys: list[PartitionKey]) -> dict[PartitionKey, dict]:
@@ -146,7 +158,7 @@ class LiveKafka:
                 connection=self.connection, partitions=keys
             )
         except Exception as exc:  # kafka-python raises many unrelated classes
-            raise KafkaOpError(f"ListPartitionReassignments failed: {exc}") from exc
+            raise _op_error(api="ListPartitionReassignments", error=exc) from exc
 
     def reassignments_alter(
         self, moves: dict[PartitionKey, list[int] | None]
@@ -154,7 +166,7 @@ class LiveKafka:
         try:
             return kafka_python_adapter.reassignments_alter(connection=self.connection, moves=moves)
         except Exception as exc:
-            raise KafkaOpError(f"AlterPartitionReassignments failed: {exc}") from exc
+            raise _op_error(api="AlterPartitionReassignments", error=exc) from exc
 
     def reassignments_cancel(self, keys: list[PartitionKey]) -> dict[PartitionKey, str | None]:
         return self.reassignments_alter(dict.fromkeys(keys))
@@ -174,6 +186,7 @@ class LiveKafka:
         if not resources:
             return
         failures = []
+        denied = False
         # One request per resource: broker configs go to that very broker.
         for resource in resources:
             future = self.admin.incremental_alter_configs([resource])[resource]
@@ -182,10 +195,14 @@ class LiveKafka:
             except KafkaException as exc:
                 if resource.restype == ResourceType.TOPIC and "UNKNOWN_TOPIC" in str(exc):
                     continue  # topic deleted meanwhile: nothing left to configure
-                failures.append(f"{resource.restype.name.lower()} {resource.name}: {exc}")
+                kind = resource.restype.name.lower()
+                api = f"IncrementalAlterConfigs({kind})"
+                text = kafka_error_text(api=api, error=exc, resource=resource.name)
+                failures.append(f"{kind} {resource.name}: {text}")
+                denied = denied or authorization_denied(exc)
         if failures:
             self._renew()
-            raise KafkaOpError("; ".join(failures))
+            raise (KafkaOpNotAuthorized if denied else KafkaOpError)("; ".join(failures))
 
     def broker_rates_wait(self, brokers: list[int], rate: str, timeout: float) -> bool:
         deadline = time.monotonic() + timeout
@@ -194,7 +211,10 @@ class LiveKafka:
             for broker in sorted(pending):
                 resource = ConfigResource(ResourceType.BROKER, str(broker))
                 try:
-                    entries = self._wait(self.admin.describe_configs([resource])[resource])
+                    entries = self._wait(
+                        self.admin.describe_configs([resource])[resource],
+                        api="DescribeConfigs(broker)",
+                    )
                 except KafkaOpError:
                     continue
                 values = {
@@ -216,7 +236,7 @@ class LiveKafka:
         kind = ElectionType.UNCLEAN if unclean else ElectionType.PREFERRED
         # No kwargs: confluent-kafka 2.16's binding rejects request_timeout here.
         future = self.admin.elect_leaders(kind, [TopicPartition(t, p) for t, p in keys])
-        results = self._wait(future)
+        results = self._wait(future, api="ElectLeaders")
         out: dict[PartitionKey, str | None] = {}
         for tp, error in results.items():
             # ELECTION_NOT_NEEDED: the preferred replica already leads.
@@ -228,7 +248,7 @@ class LiveKafka:
         try:
             return kafka_python_adapter.replica_sizes_describe(connection=self.connection)
         except Exception as exc:
-            raise KafkaOpError(f"DescribeLogDirs failed: {exc}") from exc
+            raise _op_error(api="DescribeLogDirs", error=exc) from exc
 
 
 def kafka_ops_resolve(*, cluster: Cluster, kafka: KafkaOps | None = None) -> KafkaOps:

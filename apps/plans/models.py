@@ -48,6 +48,11 @@ class ClusterPolicy(models.Model):
     balance_threshold = models.FloatField(
         default=1.10, help_text="Max utilisation over the mean a goal tolerates (>= 1.0)."
     )
+    balance_target = models.FloatField(
+        default=1.05,
+        help_text="What a detected rebalance aims at (>= 1.0; the threshold if higher), so "
+        "the next small drift does not trigger again.",
+    )
     goal_thresholds = models.JSONField(
         default=dict, blank=True, help_text='Per-goal override, e.g. {"leader-distribution": 1.2}.'
     )
@@ -85,6 +90,9 @@ class ClusterPolicy(models.Model):
     max_moves_cluster = models.PositiveIntegerField(default=_default_moves_cluster)
     # Bookkeeping of the detector, not an operator setting (not audited).
     last_detection_at = models.DateTimeField(null=True, blank=True, editable=False)
+    # Start of the window in which a traffic goal was first seen violated, until the
+    # next slide confirms it (or it goes away).
+    violation_window_start = models.DateTimeField(null=True, blank=True, editable=False)
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
@@ -270,6 +278,14 @@ class Execution(models.Model):
     lease_until = models.DateTimeField(null=True, blank=True)
     heartbeat_at = models.DateTimeField(null=True, blank=True)
     cancel_requested = models.BooleanField(default=False)
+    # Operator controls while it runs: paused sends no new batch (what is in flight
+    # finishes); the overrides win over the cluster policy (None: the policy's value).
+    paused = models.BooleanField(default=False)
+    throttle_rate = models.BigIntegerField(
+        null=True, blank=True, help_text="Replication throttle (bytes/s) for this run; 0: none."
+    )
+    max_moves_per_broker = models.PositiveIntegerField(null=True, blank=True)
+    max_moves_cluster = models.PositiveIntegerField(null=True, blank=True)
     # What was throttled (rate, brokers, topics), so cleanup deletes exactly that.
     throttle = models.JSONField(default=dict, blank=True)
     throttle_applied = models.BooleanField(default=False)

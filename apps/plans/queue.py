@@ -9,10 +9,16 @@ uses; `PlansConfig.ready` imports the tasks module, so they are registered in ev
 process (web, worker, management commands), not only in a worker.
 """
 
+import logging
+from datetime import datetime
+
 from celery import current_app
 from django.db import transaction
 
+logger = logging.getLogger(__name__)
+
 PLAN_EXECUTE_TASK = "apps.plans.tasks.plan_execute_task"
+CLUSTER_RECHECK_TASK = "apps.plans.tasks.cluster_recheck_task"
 
 
 def execution_enqueue(*, plan_id: int) -> None:
@@ -20,3 +26,20 @@ def execution_enqueue(*, plan_id: int) -> None:
     none), so the worker reads what this transaction wrote. Enqueuing a plan that is
     already running is harmless: the executor's lease lets one worker step it."""
     transaction.on_commit(lambda: current_app.tasks[PLAN_EXECUTE_TASK].delay(plan_id))
+
+
+def recheck_schedule(*, cluster_id: int, at: datetime) -> None:
+    """Sync and detect on this cluster at `at` (a dead broker's grace ends), once the
+    current transaction commits: self-healing need not wait for the detection tick."""
+
+    def send() -> None:
+        try:
+            current_app.tasks[CLUSTER_RECHECK_TASK].apply_async((cluster_id,), eta=at)
+        except Exception:  # noqa: BLE001 - a queue outage must not fail the sync that saw it
+            logger.warning(
+                "re-check of cluster %s not scheduled; the periodic round looks again",
+                cluster_id,
+                exc_info=True,
+            )
+
+    transaction.on_commit(send)

@@ -7,6 +7,7 @@ from apps.clusters.models import Cluster
 from .models import Plan
 from .services import (
     cluster_detect,
+    cluster_recheck,
     clusters_due_for_detection,
     execution_run,
 )
@@ -27,6 +28,14 @@ def cluster_detect_task(cluster_id: int) -> None:
     cluster = Cluster.objects.filter(pk=cluster_id).first()
     if cluster is not None:
         cluster_detect(cluster=cluster)
+
+
+@shared_task(ignore_result=True)
+def cluster_recheck_task(cluster_id: int) -> None:
+    """Scheduled at a dead broker's end of grace: sync, then detect."""
+    cluster = Cluster.objects.filter(pk=cluster_id).first()
+    if cluster is not None:
+        cluster_recheck(cluster=cluster)
 
 
 # No expiry and no retry limit: an approved plan must run even if the queue was slow.

@@ -14,7 +14,8 @@ cluster (lifecycle, state), options (what a run dir was started with), companion
 (clusters of another shape beside the default one), versions (the Kafka lines: 4.3,
 3.9), topology, node_config, listeners
 (profiles: the extension point for security), jvm, jars, storage, launcher, processes,
-metadata, redis_server, leases, locking, errors, paths, cli (`scripts/dev-cluster`, or
+metadata, redis_server, leases, locking, errors, paths, secure (+ secure_pki,
+secure_acls: the `--secure` profile), cli (`scripts/dev-cluster`, or
 `python -m dev_cluster`).
 """
 
@@ -24,6 +25,7 @@ from .companions import kafka39_cluster_args, quorum_cluster_args
 from .errors import DevClusterError, UnknownNodeError
 from .listeners import PROFILES, ListenerProfile, PlaintextProfile
 from .redis_server import RedisStatus
+from .secure import SecureDevCluster, secure_cluster_args
 from .topology import CONTROLLER_ID, NodeSpec
 
 __all__ = [
@@ -37,8 +39,10 @@ __all__ = [
     "NodeStatus",
     "PlaintextProfile",
     "RedisStatus",
+    "SecureDevCluster",
     "UnknownNodeError",
     "kafka39_cluster_args",
     "main",
     "quorum_cluster_args",
+    "secure_cluster_args",
 ]

@@ -14,6 +14,7 @@ from dataclasses import asdict
 from .cluster import UP_TIMEOUT_S, DevCluster
 from .errors import DevClusterError, UnknownNodeError
 from .leaders import ElectionResult
+from .secure import SecureDevCluster
 
 
 def _print_status(cluster: DevCluster, as_json: bool) -> None:
@@ -46,6 +47,9 @@ def _print_status(cluster: DevCluster, as_json: bool) -> None:
         )
     owner = f"pid {redis.pid}" if redis.pid else "not started by dev-cluster"
     print(f"redis {redis.url}: {'answering' if redis.answering else 'down'} ({owner})")
+
+
+_SECURE_HELP = "the secured companion cluster (SASL_SSL/SCRAM, mTLS, ACLs; docs/security.md)"
 
 
 def _print_election(election: ElectionResult | None) -> None:
@@ -85,10 +89,13 @@ def _parser() -> argparse.ArgumentParser:
         "else sized to the partitions each broker holds)",
     )
     p_up.add_argument("--timeout", type=float, default=UP_TIMEOUT_S)
+    p_up.add_argument("--secure", action="store_true", help=_SECURE_HELP)
     p_down = sub.add_parser("down", help="stop the nodes (and Redis) this tool started")
     p_down.add_argument("--no-redis", action="store_true", help="leave Redis running")
+    p_down.add_argument("--secure", action="store_true", help=_SECURE_HELP)
     p_status = sub.add_parser("status", help="show nodes, pids and metadata view")
     p_status.add_argument("--json", action="store_true")
+    p_status.add_argument("--secure", action="store_true", help=_SECURE_HELP)
     p_stop = sub.add_parser("stop-broker", help="stop one broker (controlled shutdown)")
     p_stop.add_argument("broker_id", type=int)
     p_stop.add_argument("--kill", action="store_true", help="SIGKILL instead of SIGTERM")
@@ -109,7 +116,8 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
-        cluster = DevCluster(
+        kind = SecureDevCluster if getattr(args, "secure", False) else DevCluster
+        cluster = kind(
             controllers=getattr(args, "controllers", None),
             broker_heap=getattr(args, "broker_heap", None),
             kafka_version=getattr(args, "kafka_version", None),
@@ -129,6 +137,8 @@ def main(argv: list[str] | None = None) -> int:
                 f"{time.monotonic() - started:.1f}s; "
                 f"bootstrap servers {cluster.bootstrap_servers}"
             )
+            if isinstance(cluster, SecureDevCluster):
+                print(cluster.settings_text())
         elif args.cmd == "down":
             cluster.down(redis=not args.no_redis)
             print("dev-cluster: down")

@@ -47,7 +47,10 @@ from .topology import (
 )
 from .versions import KAFKA_VERSIONS, KafkaVersion
 
-UP_TIMEOUT_S = 90.0
+# A broker restarted from 5k+ replicas needs a while to load its logs on a busy machine.
+UP_TIMEOUT_S = 180.0
+# broker.session.timeout.ms (6 s) plus time for the controller to act on it.
+FENCE_WAIT_S = 20.0
 
 
 @dataclass
@@ -283,6 +286,19 @@ class DevCluster:
         )
         self._pid_file(node_id).write_text(f"{pid}\n")
 
+    def _wait_fenced(self, broker_ids: list[int], timeout: float = FENCE_WAIT_S) -> None:
+        """Wait until metadata no longer lists these (not running) brokers.
+
+        A SIGKILLed broker stays listed until the controller fences it; started again
+        before that, wait_for_brokers would take the dead incarnation for the new one.
+        """
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            seen = self.metadata_brokers(timeout=2.0)
+            if seen is None or not seen & set(broker_ids):
+                return
+            time.sleep(0.3)
+
     def _start_nodes(self, node_ids: list[int]) -> None:
         if not node_ids:
             return
@@ -296,6 +312,7 @@ class DevCluster:
                 f"port(s) {busy} already in use by a process this run dir "
                 f"({self.run_dir}) did not start; stop it first"
             )
+        self._wait_fenced([n for n in node_ids if self.nodes[n].role == "broker"])
         self.profile.prepare(self.run_dir)
         for node_id in node_ids:
             self._write_config(self.nodes[node_id])
@@ -312,7 +329,11 @@ class DevCluster:
     def wait_for_brokers(
         self, expected: set[int], timeout: float = UP_TIMEOUT_S, exact: bool = False
     ) -> set[int]:
-        """Wait until metadata lists all of expected (exactly expected if exact=True)."""
+        """Wait until metadata lists all of expected (exactly expected if exact=True).
+
+        Metadata lists only unfenced brokers, so a started broker is listed once it has
+        loaded its logs and the controller let it in.
+        """
         deadline = time.monotonic() + timeout
         seen: set[int] | None = None
         while True:

@@ -49,7 +49,15 @@ def cluster_use(
         if kafka:
             if not cluster.running_nodes():
                 (leases / "kafka.auto-started").touch()
-            cluster.up(redis=False, timeout=timeout)
+            try:
+                cluster.up(redis=False, timeout=timeout)
+            except BaseException:
+                # Nobody will hold a lease on a cluster that failed to come up: stop
+                # whatever part of it this block started.
+                if not _live_leases(leases, "kafka") and (leases / "kafka.auto-started").exists():
+                    (leases / "kafka.auto-started").unlink()
+                    cluster.down(redis=False)
+                raise
         if redis and not cluster.redis.answering():
             cluster.redis_up()
             if cluster.redis_status().pid is not None:

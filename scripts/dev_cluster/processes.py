@@ -16,7 +16,10 @@ from pathlib import Path
 
 from .errors import DevClusterError
 
-STOP_TIMEOUT_S = 30.0
+# SIGTERM starts a controlled shutdown, which hands over every leadership first: with
+# thousands of partitions that takes well over 30 s, and a SIGKILL then would leave
+# unclean logs that take minutes to recover on the next start.
+STOP_TIMEOUT_S = 120.0
 
 # Processes started by this Python process. Keeping the Popen objects avoids "subprocess
 # is still running" ResourceWarnings when they'd otherwise be garbage collected.

@@ -47,6 +47,9 @@ ACTIONS = [
     "/api/plans/{plan}/execute/",
     "/api/plans/{plan}/cancel/",
     "/api/plans/{plan}/rollback/",
+    "/api/plans/{plan}/pause/",
+    "/api/plans/{plan}/resume/",
+    "/api/plans/{plan}/tune/",
 ]
 
 
@@ -155,6 +158,8 @@ def test_it_lists_brokers_topics_and_partitions(as_role, cluster):
         ("/api/clusters/prod/partitions/", {"broker": "-1"}),
         ("/api/clusters/prod/heatmap/", {"metric": "cpu"}),
         ("/api/clusters/prod/heatmap/", {"internal": "maybe"}),
+        ("/api/clusters/prod/heatmap/", {"sort": "random"}),
+        ("/api/clusters/prod/heatmap/", {"limit": "0"}),
         ("/api/clusters/prod/traffic/", {"windows": "0"}),
         ("/api/clusters/prod/traffic/", {"windows": "lots"}),
         ("/api/clusters/prod/loads/brokers/", {"since": "yesterday"}),
@@ -175,9 +180,14 @@ def test_it_answers_400_naming_a_bad_query_parameter(as_role, plan, url, query):
 
 
 def test_it_serves_the_heatmap(as_role, cluster):
-    body = as_role("viewer").get("/api/clusters/prod/heatmap/", {"metric": "leaders"}).json()
+    client = as_role("viewer")
+    body = client.get("/api/clusters/prod/heatmap/", {"metric": "leaders", "sort": "name"}).json()
     assert body["brokers"] == [1, 2, 3] and body["topics"] == ["audit-log", "orders"]
     assert body["z"] == [[1, 0, 1], [3, 3, 0]] and body["unit"] == "leaders"
+
+    page = client.get("/api/clusters/prod/heatmap/", {"metric": "leaders", "limit": 1}).json()
+    assert page["topics"] == ["orders"] and page["topics_total"] == 2
+    assert (page["other_topics"], page["other"]) == (1, [1, 0, 1])
 
 
 def test_it_serves_loads_and_traffic(as_role, cluster):
@@ -334,6 +344,9 @@ def test_it_shows_a_plan_with_progress_actions_and_eta(as_role, plan):
         "execute": False,
         "cancel": False,
         "rollback": False,
+        "pause": False,
+        "resume": False,
+        "tune": False,
     }
     assert body["progress"]["moves_total"] == plan.moves.count()
     assert body["report"]["balance"]["replicas"]["before"] == pytest.approx(1.5)

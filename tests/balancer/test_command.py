@@ -187,3 +187,33 @@ def test_it_keeps_an_existing_plan_when_a_run_fails(tmp_path: Path) -> None:
     with pytest.raises(CommandError):
         run("--snapshot", str(write(tmp_path, "not json")), "--output", str(plan_path))
     assert plan_path.read_text() == '{"version": 1, "partitions": []}'
+
+
+@pytest.mark.parametrize(
+    ("extra", "status"),
+    [(["--mode", "sideways"], 2), (["--brokers", "x"], 2), (["--threshold", "high"], 2), ([], 1)],
+)
+def test_it_exits_2_on_a_usage_error_and_1_otherwise(
+    tmp_path: Path, extra: list[str], status: int
+) -> None:
+    # [] : a well-formed command on a snapshot the planner refuses (a data error).
+    data = skewed() if extra else BAD_CASES["unknown broker"][0]
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "manage.py",
+            "propose",
+            "--snapshot",
+            str(write(tmp_path, data)),
+            "--output",
+            str(tmp_path / "plan.json"),
+            *extra,
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == status, proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "plan.json").exists()

@@ -114,3 +114,21 @@ def test_bad_input_is_explained_and_changes_nothing(client, added, form):
     fresh = Cluster.objects.get(pk=added.pk)
     assert fresh.security_protocol == "SASL_SSL" and fresh.sasl_password == PASSWORD
     assert not AuditEvent.objects.filter(action="cluster.changed").exists()
+
+
+def test_a_superuser_deletes_a_cluster_with_its_policy_and_the_trail_stays(client, added):
+    from apps.plans.services import policy_get
+
+    policy_get(cluster=added)
+    url = f"/admin/clusters/cluster/{added.pk}/delete/"
+    page = client.get(url).content.decode()
+    assert "no permission" not in page.lower() and "cluster policy" in page.lower()
+
+    response = client.post(url, {"post": "yes"})
+
+    assert response.status_code == 302
+    assert not Cluster.objects.filter(pk=added.pk).exists()
+    event = AuditEvent.objects.get(action="cluster.deleted")
+    assert event.object_id == str(added.pk) and event.before["sasl_password"] == "********"
+    assert AuditEvent.objects.filter(action="cluster.created", object_id=str(added.pk)).exists()
+    assert PASSWORD not in all_audit_text()

@@ -154,3 +154,127 @@ def test_it_keeps_a_topic_that_could_not_be_described_this_round(cluster):
     cluster_state_apply(cluster=cluster, state=unsettled, now=timezone.now())
 
     assert Partition.objects.filter(topic__name="orders").count() == 2
+
+
+def many_topics(count: int, *, moved: frozenset[str] = frozenset(), partitions: int = 3):
+    """`count` topics; in those named in `moved` partition 0's leader is its second replica."""
+    topics = []
+    for t in range(count):
+        name = f"t{t:03d}"
+        parts = []
+        for i in range(partitions):
+            replicas = [1 + (t + i) % 3, 1 + (t + i + 1) % 3]
+            leader = replicas[1] if name in moved and i == 0 else replicas[0]
+            parts.append(PartitionState(index=i, leader=leader, replicas=replicas, isr=replicas))
+        topics.append(TopicState(name=name, internal=False, partitions=parts))
+    return topics
+
+
+def test_it_writes_only_the_partitions_that_changed(cluster):
+    cluster_state_apply(cluster=cluster, state=state(topics=many_topics(20)), now=timezone.now())
+    before = dict(Partition.objects.values_list("pk", "leader"))
+
+    moved = frozenset({"t003", "t017"})
+    cluster_state_apply(
+        cluster=cluster, state=state(topics=many_topics(20, moved=moved)), now=timezone.now()
+    )
+
+    after = dict(Partition.objects.values_list("pk", "leader"))
+    assert after.keys() == before.keys()  # rows updated in place, none recreated
+    changed = Partition.objects.filter(pk__in=[pk for pk in after if after[pk] != before[pk]])
+    assert sorted(changed.values_list("topic__name", "index")) == [("t003", 0), ("t017", 0)]
+    for p in changed:
+        assert p.leader == p.replicas[1]
+
+
+def test_it_reads_no_partition_of_an_unchanged_cluster_whatever_its_size(
+    cluster, django_assert_max_num_queries
+):
+    cluster_state_apply(cluster=cluster, state=state(topics=many_topics(60)), now=timezone.now())
+
+    # Per-topic reads would take at least 60 queries.
+    with django_assert_max_num_queries(12):
+        cluster_state_apply(
+            cluster=cluster, state=state(topics=many_topics(60)), now=timezone.now()
+        )
+    with django_assert_max_num_queries(16):
+        cluster_state_apply(
+            cluster=cluster,
+            state=state(topics=many_topics(60, moved=frozenset({"t001", "t059"}))),
+            now=timezone.now(),
+        )
+    assert Partition.objects.get(topic__name="t059", index=0).leader == 1 + 60 % 3
+
+
+def test_it_follows_a_topic_recreated_with_fewer_partitions_and_a_new_flag(cluster):
+    cluster_state_apply(cluster=cluster, state=state(topics=many_topics(2)), now=timezone.now())
+    recreated = many_topics(2, partitions=1)
+    recreated[1] = TopicState(name="t001", internal=True, partitions=recreated[1].partitions)
+
+    cluster_state_apply(cluster=cluster, state=state(topics=recreated), now=timezone.now())
+
+    assert sorted(Partition.objects.values_list("topic__name", "index")) == [
+        ("t000", 0),
+        ("t001", 0),
+    ]
+    assert list(Topic.objects.values_list("name", "internal")) == [
+        ("t000", False),
+        ("t001", True),
+    ]
+
+
+def test_it_rewrites_a_partition_row_changed_behind_its_back(cluster):
+    cluster_state_apply(cluster=cluster, state=state(), now=timezone.now())
+    Partition.objects.filter(index=0).update(leader=3)
+    Topic.objects.update(placement_digest="")  # what any other writer must do
+
+    cluster_state_apply(cluster=cluster, state=state(), now=timezone.now())
+
+    assert Partition.objects.get(index=0).leader == 1
+
+
+def test_it_counts_each_brokers_replicas_and_leaders(cluster):
+    cluster_state_apply(cluster=cluster, state=state(), now=timezone.now())
+    counts = {
+        b: (r, n)
+        for b, r, n in Broker.objects.values_list("node_id", "replicas_count", "leaders_count")
+    }
+    assert counts == {1: (1, 1), 2: (2, 1), 3: (1, 0)}
+
+    moved = state(
+        topics=[
+            TopicState(
+                name="orders",
+                internal=False,
+                partitions=[
+                    PartitionState(index=0, leader=2, replicas=[1, 2], isr=[1, 2]),
+                    PartitionState(index=1, leader=2, replicas=[2, 3], isr=[2, 3]),
+                ],
+            )
+        ]
+    )
+    cluster_state_apply(cluster=cluster, state=moved, now=timezone.now())
+
+    assert dict(Broker.objects.values_list("node_id", "leaders_count")) == {1: 0, 2: 2, 3: 0}
+
+
+def test_it_counts_each_topics_partitions_and_their_problems(cluster):
+    cluster_state_apply(cluster=cluster, state=state(), now=timezone.now())
+    shrunk = state(
+        topics=[
+            TopicState(
+                name="orders",
+                internal=False,
+                partitions=[
+                    PartitionState(index=0, leader=1, replicas=[1, 2], isr=[1]),
+                    PartitionState(index=1, leader=None, replicas=[2, 3], isr=[]),
+                    PartitionState(index=2, leader=3, replicas=[3, 1, 2], isr=[3, 1, 2]),
+                ],
+            )
+        ]
+    )
+    cluster_state_apply(cluster=cluster, state=shrunk, now=timezone.now())
+
+    topic = Topic.objects.get(name="orders")
+    assert (topic.partitions_count, topic.replication_factor) == (3, 3)
+    assert (topic.offline_count, topic.under_replicated_count) == (1, 2)

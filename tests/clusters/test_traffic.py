@@ -58,3 +58,32 @@ def test_it_produces_at_the_rate_and_skew_asked(kafka_cluster):
         assert counts[0] > 3 * max(counts[1:])
     finally:
         admin.delete_topics([topic])[topic].result(30)
+
+
+@pytest.mark.integration
+def test_it_caps_what_the_demo_topic_keeps_new_or_existing(kafka_cluster):
+    from confluent_kafka.admin import ConfigResource
+
+    topic = f"it-traffic-{uuid.uuid4().hex[:8]}"
+    admin = admin_client_create(bootstrap_servers=kafka_cluster.bootstrap_servers)
+
+    def configs() -> dict[str, str]:
+        resource = ConfigResource("topic", topic)
+        entries = admin.describe_configs([resource])[resource].result(30)
+        return {k: entries[k].value for k in ("retention.bytes", "retention.ms", "segment.bytes")}
+
+    args = ["--bootstrap-servers", kafka_cluster.bootstrap_servers, "--topic", topic]
+    args += ["--partitions", "2", "--rate", "10/s", "--duration", "0.5"]
+    try:
+        call_command("demo_traffic", *args)
+        assert configs() == {
+            "retention.bytes": str(24 * 1024 * 1024),
+            "retention.ms": "3600000",
+            "segment.bytes": str(8 * 1024 * 1024),
+        }
+        # A topic left by an older, uncapped run is capped too.
+        call_command("demo_traffic", *args, "--retention-bytes", str(4 * 1024 * 1024))
+        assert configs()["retention.bytes"] == str(4 * 1024 * 1024)
+        assert configs()["segment.bytes"] == str(2 * 1024 * 1024)
+    finally:
+        admin.delete_topics([topic])[topic].result(30)

@@ -60,6 +60,19 @@ def test_it_renders_the_cluster_page_with_heatmap_and_charts(client, cluster, vi
     assert 'id="plan-request"' not in body
 
 
+def test_it_shows_one_page_of_topics_and_searches_them(client, viewer):
+    cluster_make("wide", {(f"topic-{t:03d}", 0): [1, 2] for t in range(120)})
+    client.force_login(viewer)
+
+    body = client.get("/clusters/wide/").content.decode()
+    assert body.count('data-topic="topic-') == 50 and 'data-total="120"' in body
+    assert "page 1 of 3" in body
+
+    found = client.get("/clusters/wide/", {"topic": "topic-11"}).content.decode()
+    assert found.count('data-topic="topic-') == 10  # topic-110 .. topic-119
+    assert 'data-topic="topic-110"' in found and 'data-total="10"' in found
+
+
 def test_it_serves_plotly_from_the_installed_package(client):
     from django.contrib.staticfiles import finders
 
@@ -85,7 +98,10 @@ def test_it_shows_approve_only_to_approvers(client, cluster, viewer, approver):
     body = client.get(url).content.decode()
     assert 'id="approve-button"' in body and 'id="reject-button"' in body
     assert f"/api/plans/{plan.pk}/reassignment/" in body  # Kafka JSON export
-    assert '"before"' in body and "plan-loads" in body  # before / after bars
+    assert f'data-url="/clusters/prod/plans/{plan.pk}/loads/"' in body  # bars, on demand
+    bars = client.get(f"/clusters/prod/plans/{plan.pk}/loads/").json()
+    assert bars["brokers"] == [1, 2, 3] and set(bars["before"]) == set(bars["after"])
+    assert bars["before"]["replicas"] != bars["after"]["replicas"]
 
 
 def test_it_answers_404_for_a_plan_of_another_cluster(client, cluster, viewer):
@@ -136,3 +152,50 @@ def test_it_exports_the_filtered_audit_trail_for_admins(client, cluster, viewer,
     response = client.get("/audit/export.json", {"cluster": "other", "action": "plan."})
     rows = json.loads(b"".join(response.streaming_content))
     assert [(r["action"], r["object_id"]) for r in rows] == [("plan.proposed", str(theirs.pk))]
+
+
+def test_it_shows_when_an_unreachable_cluster_is_tried_next(client, cluster, viewer):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from apps.clusters.models import ClusterRound
+
+    now = timezone.now()
+    cluster.last_sync_error, cluster.last_sync_error_at = "unreachable: refused", now
+    cluster.sync_failures, cluster.next_sync_at = 4, now + timedelta(minutes=2, seconds=5)
+    cluster.save()
+    ClusterRound.objects.create(cluster=cluster, kind="sync", skipped=3, last_skipped_at=now)
+    ClusterRound.objects.create(
+        cluster=cluster, kind="sample", last_degraded="DescribeLogDirs: denied"
+    )
+    client.force_login(viewer)
+    body = client.get("/clusters/prod/").content.decode()
+    assert "Unreachable — next try in 2\xa0minutes" in body
+    assert "4 failed in a row" in body
+    assert "3 sync rounds skipped because the previous one still ran" in body
+    assert "Last sample round went without: DescribeLogDirs: denied" in body
+
+
+def test_it_offers_execution_control_of_a_running_plan_to_operators(
+    client, cluster, viewer, operator
+):
+    from apps.plans.models import Execution, PlanState
+    from apps.plans.services import execution_pause
+
+    plan = plan_make(cluster)
+    Plan.objects.filter(pk=plan.pk).update(state=PlanState.EXECUTING)
+    Execution.objects.create(plan=plan, throttle_rate=4 * 1024 * 1024)
+    url = f"/clusters/prod/plans/{plan.pk}/"
+    client.force_login(viewer)
+    body = client.get(url).content.decode()
+    assert 'id="plan-control"' in body and "4.0\xa0MiB/s" in body
+    assert 'id="pause-button"' not in body and 'id="tune-form"' not in body
+
+    client.force_login(operator)
+    body = client.get(url).content.decode()
+    assert 'id="pause-button"' in body and 'id="tune-form"' in body
+    execution_pause(plan=plan, user=operator)
+    body = client.get(url).content.decode()
+    assert 'id="paused-badge"' in body and 'id="resume-button"' in body
+    assert 'id="pause-button"' not in body

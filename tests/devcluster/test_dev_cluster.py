@@ -11,7 +11,7 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 import pytest
-from dev_cluster import DevCluster
+from dev_cluster import DevCluster, DevClusterError
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 CLI = REPO_ROOT / "scripts" / "dev-cluster"
@@ -206,3 +206,17 @@ def test_it_refuses_to_run_another_kafka_version_on_formatted_data(tmp_path: Pat
 
     assert result.returncode == 1
     assert "formatted with kafka_version=4.3, not 3.9" in result.stderr
+
+
+def test_it_leaves_no_mark_or_lease_when_the_cluster_fails_to_come_up(
+    tmp_path: Path, monkeypatch
+) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))  # no java: up() fails before any JVM starts
+    monkeypatch.delenv("JAVA_HOME", raising=False)
+    cluster = DevCluster(run_dir=tmp_path / "kafka")
+
+    with pytest.raises(DevClusterError, match="java not found"):
+        with cluster.use(kafka=True):
+            pass
+
+    assert list((tmp_path / "kafka" / "leases").iterdir()) == []

@@ -113,6 +113,7 @@ def sample_until(cluster: Cluster, until: float) -> int:
 
 def test_it_measures_bytes_in_and_out_of_known_traffic(kafka_cluster, live_topics, spark, settings):
     settings.METRICS_WINDOW_SECONDS = WINDOW_S
+    settings.METRICS_WINDOW_SLIDE_SECONDS = WINDOW_S
     traffic_topic, metrics_topic = live_topics
     cluster = Cluster.objects.create(name="it", bootstrap_servers=kafka_cluster.bootstrap_servers)
 

@@ -17,11 +17,11 @@ def cluster(db):
 
 
 def test_it_counts_replicas_and_leaders_per_broker_and_topic(cluster):
-    heatmap = heatmap_get(cluster=cluster, metric="replicas")
+    heatmap = heatmap_get(cluster=cluster, metric="replicas", sort="name")
     assert heatmap.brokers == [1, 2, 3] and heatmap.topics == ["audit-log", "orders"]
     assert heatmap.z == [[2, 0, 2], [6, 6, 0]]
 
-    leaders = heatmap_get(cluster=cluster, metric="leaders")
+    leaders = heatmap_get(cluster=cluster, metric="leaders", sort="name")
     # orders-0,2,4 led by 1 and 1,3,5 by 2; audit-log-0 by 1 and -1 by 3.
     assert leaders.z == [[1, 0, 1], [3, 3, 0]]
 
@@ -45,6 +45,27 @@ def test_it_spreads_traffic_by_the_load_model(cluster):
     bytes_out = heatmap_get(cluster=cluster, metric="network_out")
     # The leader serves consumers (50) and replicates to one follower (100).
     assert bytes_out.z[bytes_out.topics.index("orders")] == [150.0, 0.0, 0.0]
+
+
+def test_it_puts_the_heaviest_topics_first_and_sums_the_rest_into_one_row(cluster):
+    heaviest = heatmap_get(cluster=cluster, metric="replicas", limit=1)
+    assert heaviest.topics == ["orders"] and heaviest.z == [[6, 6, 0]]
+    assert heaviest.topics_total == 2
+    assert (heaviest.other_topics, heaviest.other) == (1, [2, 0, 2])
+
+    second = heatmap_get(cluster=cluster, metric="replicas", limit=1, offset=1)
+    assert second.topics == ["audit-log"] and second.offset == 1
+    assert (second.other_topics, second.other) == (1, [6, 6, 0])
+
+    everything = heatmap_get(cluster=cluster, metric="replicas")
+    assert everything.topics == ["orders", "audit-log"]
+    assert (everything.other_topics, everything.other) == (0, [])
+
+
+def test_it_searches_the_heatmap_topics_by_name(cluster):
+    found = heatmap_get(cluster=cluster, metric="replicas", search="AUDIT")
+    assert found.topics == ["audit-log"] and found.topics_total == 1
+    assert found.other_topics == 0
 
 
 def test_it_refuses_an_unknown_heatmap_metric(cluster):
@@ -90,3 +111,18 @@ def test_it_builds_a_heatmap_in_a_few_queries_whatever_the_cluster_size(
 
     assert len(heatmap.brokers) == 20 and len(heatmap.topics) == 40
     assert sum(map(sum, heatmap.z)) == total
+
+
+def test_a_dead_broker_shows_no_traffic_after_it_last_answered(cluster):
+    from apps.clusters.models import Broker
+
+    start = timezone.now().replace(microsecond=0) - timedelta(minutes=10)
+    for i in range(3):
+        loads_make(cluster, start + timedelta(minutes=i), {("orders", 0): (100.0, 0, 5.0)})
+    # Broker 2 last answered during the first window.
+    Broker.objects.filter(cluster=cluster, node_id=2).update(
+        alive=False, last_seen=start + timedelta(seconds=30)
+    )
+    traffic = broker_traffic_series(cluster=cluster, windows=3)
+    assert traffic.series[2]["network_in"] == [100.0, 0.0, 0.0]
+    assert traffic.series[1]["network_in"] == [100.0, 100.0, 100.0]

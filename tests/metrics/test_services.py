@@ -133,8 +133,28 @@ def test_it_stores_windows_once_and_advances_the_cursor():
     assert (load.messages_in, load.bytes_in, load.size) == (52.0, 5000.0, 350_000)
 
 
+def test_it_keeps_the_rows_a_rewritten_window_does_not_repeat():
+    cluster = cluster_create()
+    run = aggregation_run_start(cluster=cluster)
+    first = result_for(windows=[0])
+    other = {**first.partition_loads[0], "partition": 1, "messages_in": 7.0}
+    first.partition_loads.append(other)
+    aggregation_results_store(cluster=cluster, run=run, topic="m", result=first)
+
+    again = result_for(windows=[0])
+    again.partition_loads[0]["messages_in"] = 99.0
+    aggregation_results_store(cluster=cluster, run=run, topic="m", result=again)
+
+    assert sorted(PartitionLoad.objects.values_list("partition", "messages_in")) == [
+        (0, 99.0),
+        (1, 7.0),
+    ]
+    assert PartitionLoad.objects.get(partition=1).replicas == [1, 2]
+
+
 def test_it_keeps_only_the_last_windows(settings):
     settings.METRICS_WINDOWS_KEPT = 3
+    settings.METRICS_WINDOW_SLIDE_SECONDS = 60  # these windows start a minute apart
     cluster = cluster_create()
     run = aggregation_run_start(cluster=cluster)
 

@@ -310,3 +310,89 @@ def test_it_takes_the_largest_replica_when_the_leader_size_is_unknown(spark):
     # No leader size: neither growth nor an average record size to use.
     assert load["bytes_in"] is None
     assert load["size"] == 40_000
+
+
+S = 10_000  # slide in ms
+
+
+def ramp(ts_list, *, rate_from_ms: int = 10**12, partition: int = 0) -> list[bytes]:
+    """Samples at `ts_list`: 10 B/s until `rate_from_ms`, 1,000 B/s after."""
+    values, size = [], 0
+    prev = ts_list[0]
+    for ts in ts_list:
+        size += (ts - prev) // 1000 * (1_000 if ts > rate_from_ms else 10)
+        prev = ts
+        values.append(record(ts, partition=partition, end=size // 10, size=size))
+    return values
+
+
+def test_it_stores_each_window_that_closed_when_windows_slide(spark):
+    # Samples every 10 s from 0 to 130 s: the first run composes one window length
+    # of them, the windows ending at 80 s ... 130 s.
+    result = aggregation_execute(
+        spark,
+        raw=raw_frame(spark, ramp(list(range(0, 130_001, S)))),
+        window_ms=W,
+        slide_ms=S,
+        previous_finalized_ms=None,
+    )
+
+    assert result.finalized_until_ms == 130_000
+    ends = sorted(r["window_end"] for r in result.partition_loads)
+    assert ends == [80_000, 90_000, 100_000, 110_000, 120_000, 130_000]
+    load = next(r for r in result.partition_loads if r["window_end"] == 130_000)
+    assert load["window_start"] == 70_000
+    assert load["samples"] == 6  # 70 s ... 120 s; the sample at 130 s closes it
+    assert load["bytes_in"] == pytest.approx(10.0)
+    # The next window, ending at 140 s, needs the panes from 80 s on.
+    assert result.next_offsets == {0: 8}
+
+
+def test_it_shows_a_skew_in_the_next_slide_not_the_next_window(spark):
+    # Traffic jumps to 1,000 B/s at 95 s. The previous run wrote windows up to 100 s.
+    samples = ramp(list(range(0, 120_001, S)), rate_from_ms=95_000)
+    result = aggregation_execute(
+        spark,
+        raw=raw_frame(spark, samples[5:], first_offset=5),
+        window_ms=W,
+        slide_ms=S,
+        previous_finalized_ms=100_000,
+    )
+
+    loads = {r["window_end"]: r for r in result.partition_loads}
+    assert sorted(loads) == [110_000, 120_000]
+    # [60 s, 120 s): first sample 60 s, last 110 s; the samples at 100 s and 110 s
+    # each add 10 s at 1,000 B/s: (10 x 30 s + 1,000 x 20 s) / 50 s.
+    assert loads[120_000]["bytes_in"] == pytest.approx((300 + 20_000) / 50)
+    assert result.late_rows == 0
+
+
+def test_it_measures_a_partition_that_appears_mid_window_from_its_own_samples(spark):
+    old = ramp(list(range(0, 70_001, S)))
+    new = [
+        record(
+            ts,
+            partition=1,
+            end=3_000 * (ts - 40_000) // 1000,
+            size=3_000_000 * (ts - 40_000) // 1000,
+        )
+        for ts in (40_000, 50_000, 60_000, 70_000)
+    ]
+    result = aggregation_execute(
+        spark,
+        raw=raw_frame(spark, old + new),
+        window_ms=W,
+        slide_ms=S,
+        previous_finalized_ms=60_000,
+    )
+
+    load = by_partition(result)[("orders", 1, 10_000)]
+    assert load["samples"] == 3
+    assert load["bytes_in"] == pytest.approx(3_000_000.0)
+
+
+def test_it_refuses_a_window_that_is_not_a_multiple_of_the_slide(spark):
+    with pytest.raises(ValueError, match="multiple of the slide"):
+        aggregation_execute(
+            spark, raw=raw_frame(spark, []), window_ms=W, slide_ms=7_000, previous_finalized_ms=None
+        )

@@ -43,7 +43,8 @@ def test_it_waits_out_the_grace_delay_then_proposes_self_healing(cluster, apply_
     apply_state(cluster, BALANCED, alive=(1, 2), now=t0 + timedelta(seconds=55))
     plan = cluster_detect(cluster=cluster, now=t0 + timedelta(seconds=61))
     assert plan is not None and plan.origin == PlanOrigin.DETECTOR
-    assert plan.mode == PlanMode.FIX_OFFLINE and "broker 3 dead for" in plan.trigger
+    assert plan.mode == PlanMode.FIX_OFFLINE
+    assert plan.trigger.startswith("broker 3 down: last seen alive 61 s ago (grace 60 s)")
     # Only partitions with a replica on broker 3 move, and only off broker 3.
     for move in plan.moves.all():
         assert 3 in move.replicas_before and 3 not in move.replicas_after
@@ -85,6 +86,21 @@ def test_it_proposes_a_rebalance_when_a_goal_is_violated(cluster, apply_state):
     plan = cluster_detect(cluster=cluster)
     assert plan is not None and plan.mode == PlanMode.FULL
     assert "goals violated" in plan.trigger and "replica-distribution" in plan.trigger
+    # counts 9, 6, 3 around a mean of 6: the worst broker and its side are named
+    assert "replica-distribution: broker 1 above the band: 1.50 × mean" in plan.trigger
+
+
+def test_it_says_which_broker_is_below_the_band(cluster, apply_state):
+    set_policy(cluster, balance_threshold=1.5)
+    layout = [[1, 2]] * 6 + [[1, 3], [2, 3], [1, 2]]
+    apply_state(cluster, {("orders", i): r for i, r in enumerate(layout)})
+    plan = cluster_detect(cluster=cluster)
+    assert plan is not None and plan.mode == PlanMode.FULL
+    # replicas 8, 8, 2 around a mean of 6: only broker 3 is out, on the low side
+    assert (
+        "replica-distribution: broker 3 below the band: 0.33 × mean, band 0.50–1.50, "
+        "threshold 1.5" in plan.trigger
+    )
 
 
 def test_it_leaves_excluded_topics_and_brokers_alone(cluster, apply_state):
@@ -158,7 +174,7 @@ def test_the_beat_task_fans_out_per_due_cluster(cluster, apply_state, settings):
     assert Plan.objects.filter(cluster=cluster, mode=PlanMode.ADD_BROKERS).exists()
 
 
-def test_it_proposes_when_measured_bytes_in_are_skewed(cluster, apply_state):
+def test_it_proposes_when_measured_bytes_in_are_skewed(cluster, apply_state, settings):
     from apps.metrics.models import PartitionLoad
 
     placement = {("orders", i): [[1, 2], [2, 3], [3, 1]][i % 3] for i in range(6)}
@@ -179,6 +195,93 @@ def test_it_proposes_when_measured_bytes_in_are_skewed(cluster, apply_state):
             bytes_out=0.0,
             size=1000,
         )
+    # One window is a spike until the next slide's window confirms it.
+    assert cluster_detect(cluster=cluster) is None
+    for (topic, index), replicas in placement.items():
+        PartitionLoad.objects.create(
+            cluster=cluster,
+            topic=topic,
+            partition=index,
+            window_start=now - timedelta(seconds=60 - settings.METRICS_WINDOW_SLIDE_SECONDS),
+            window_end=now + timedelta(seconds=settings.METRICS_WINDOW_SLIDE_SECONDS),
+            samples=2,
+            replicas=replicas,
+            bytes_in=5000.0 if 1 in replicas else 1000.0,
+            bytes_out=0.0,
+            size=1000,
+        )
     plan = cluster_detect(cluster=cluster)
     assert plan is not None and plan.mode == PlanMode.FULL
     assert "network-in-distribution" in plan.trigger
+
+
+@pytest.fixture
+def rechecks(monkeypatch):
+    """(cluster_id, eta) of every re-check the detection schedules."""
+    scheduled: list[tuple[int, object]] = []
+    monkeypatch.setattr(
+        "apps.plans.services.detection.recheck_schedule",
+        lambda *, cluster_id, at: scheduled.append((cluster_id, at)),
+    )
+    return scheduled
+
+
+def test_a_recheck_is_enqueued_with_its_eta_after_commit(
+    monkeypatch, django_capture_on_commit_callbacks
+):
+    from celery import current_app
+
+    from apps.plans.queue import CLUSTER_RECHECK_TASK, recheck_schedule
+
+    sent = []
+    task = current_app.tasks[CLUSTER_RECHECK_TASK]
+    monkeypatch.setattr(task, "apply_async", lambda args, eta: sent.append((args, eta)))
+    at = timezone.now() + timedelta(seconds=60)
+    with django_capture_on_commit_callbacks(execute=True):
+        recheck_schedule(cluster_id=7, at=at)
+        assert sent == []
+    assert sent == [((7,), at)]
+
+
+def test_a_broker_death_schedules_a_recheck_at_the_end_of_its_grace(cluster, apply_state, rechecks):
+    set_policy(cluster, dead_broker_grace=60)
+    t0 = timezone.now()
+    apply_state(cluster, BALANCED, now=t0)
+    assert rechecks == []
+    apply_state(cluster, BALANCED, alive=(1, 2), now=t0 + timedelta(seconds=10))
+    # Counted from when it last answered, not from when the sync noticed.
+    assert rechecks == [(cluster.pk, t0 + timedelta(seconds=61))]
+
+
+def test_a_round_within_the_grace_schedules_a_recheck_when_it_ends(cluster, apply_state, rechecks):
+    set_policy(cluster, dead_broker_grace=60)
+    t0 = timezone.now()
+    apply_state(cluster, BALANCED, now=t0)
+    apply_state(cluster, BALANCED, alive=(1, 2), now=t0 + timedelta(seconds=2))
+    rechecks.clear()
+    assert cluster_detect(cluster=cluster, now=t0 + timedelta(seconds=20)) is None
+    assert rechecks == [(cluster.pk, t0 + timedelta(seconds=61))]
+
+
+def test_no_recheck_when_detection_is_off(cluster, apply_state, rechecks):
+    set_policy(cluster, detection_enabled=False)
+    t0 = timezone.now()
+    apply_state(cluster, BALANCED, now=t0)
+    apply_state(cluster, BALANCED, alive=(1, 2), now=t0 + timedelta(seconds=2))
+    assert rechecks == []
+
+
+def test_a_queue_outage_never_fails_the_sync_that_saw_a_death(
+    cluster, apply_state, monkeypatch, django_capture_on_commit_callbacks
+):
+    from celery import current_app
+
+    from apps.plans.queue import CLUSTER_RECHECK_TASK
+
+    def down(*args, **kwargs):
+        raise ConnectionError("redis down")
+
+    monkeypatch.setattr(current_app.tasks[CLUSTER_RECHECK_TASK], "apply_async", down)
+    with django_capture_on_commit_callbacks(execute=True):
+        apply_state(cluster, BALANCED, alive=(1, 2))
+    assert not Broker.objects.get(cluster=cluster, node_id=3).alive

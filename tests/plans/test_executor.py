@@ -5,7 +5,7 @@ import pytest
 from django.utils import timezone
 
 from apps.audit.models import AuditEvent
-from apps.plans.kafka_ops import KafkaOpError
+from apps.plans.kafka_ops import KafkaOpError, KafkaOpNotAuthorized
 from apps.plans.models import Execution, MoveState, Plan, PlanMode, PlanOrigin, PlanState
 from apps.plans.services import (
     execution_run,
@@ -292,6 +292,21 @@ def test_it_fails_after_too_many_errors_in_a_row(plan, kafka):
     result = execution_run(plan=plan, kafka=kafka, poll_interval=0, sleep=lambda s: None)
     assert result.state == PlanState.FAILED and "Kafka kept failing" in result.error
     assert not kafka.in_flight and not kafka.throttles_left()
+
+
+def test_it_fails_at_once_naming_the_missing_acl(plan, kafka, monkeypatch):
+    execution_step(plan=plan, kafka=kafka)
+    needed = "not authorized: the principal needs Alter on Cluster 'kafka-cluster'"
+
+    def denied(moves):
+        raise KafkaOpNotAuthorized(needed)
+
+    monkeypatch.setattr(kafka, "reassignments_alter", denied)
+    result = execution_run(plan=plan, kafka=kafka, poll_interval=0, sleep=lambda s: None)
+
+    assert result.state == PlanState.FAILED and result.error == needed
+    assert Execution.objects.get(plan=plan).consecutive_errors == 0  # no retries
+    assert not kafka.throttles_left()
 
 
 def test_it_marks_the_plan_stale_when_kafka_moved_on_before_start(plan, kafka):

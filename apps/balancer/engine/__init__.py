@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .errors import BalancerError, PlanError, SnapshotError
-from .goals import ALL_GOALS, HARD_GOALS, SOFT_GOALS, build_goals
+from .goals import ALL_GOALS, HARD_GOALS, SOFT_GOALS, build_goals, build_leadership_pass
 from .loads import balance_ratio, broker_loads
 from .model import ClusterModel
 from .modes import MODES, default_soft_goals, setup_mode
@@ -60,7 +60,7 @@ def propose(
         capacity_threshold=options.capacity_threshold,
         max_replicas_per_broker=options.max_replicas_per_broker,
     )
-    stats = run(model, goals)
+    stats = run(model, goals, build_leadership_pass(options))
     t_opt = time.perf_counter()
     plan = build_plan(snap, model.assign, setup.usable)
     seconds = {"parse": t_parse - t0, "optimize": t_opt - t_parse}

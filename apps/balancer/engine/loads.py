@@ -9,17 +9,29 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import numpy as np
+
 from .model import MEASURE_NAMES, load_vectors
 from .model import broker_loads as _loads_of_assignment
 from .snapshot import Snapshot, parse_snapshot
 
+# What a dead broker does not do: serve traffic or lead (it still holds its replicas'
+# data and counts them).
+DEAD_BROKER_ZERO = ("network_in", "network_out", "leaders", "leader_bytes_in")
+
 
 def broker_loads(snapshot: Mapping[str, Any] | Snapshot) -> dict[int, dict[str, float]]:
     """Broker id -> measure -> load of the snapshot's assignment, by the load model
-    (§3: the leader is replicas[0]). Raises SnapshotError for a malformed snapshot."""
+    (§3: the leader is replicas[0]), as it is *now*: a dead broker leads nothing (the
+    first alive replica leads, as Kafka elects it) and has no traffic. Raises
+    SnapshotError for a malformed snapshot."""
     snap = parse_snapshot(snapshot)
     fvec, lvec = load_vectors(snap)
-    load = _loads_of_assignment(snap.replicas, fvec, lvec, snap.n_brokers)
+    load = _loads_of_assignment(_alive_first(snap), fvec, lvec, snap.n_brokers)
+    dead = ~snap.alive
+    if dead.any():
+        for name in DEAD_BROKER_ZERO:
+            load[dead, MEASURE_NAMES.index(name)] = 0.0
     return {
         int(broker): dict(zip(MEASURE_NAMES, row, strict=True))
         for broker, row in zip(snap.broker_ids.tolist(), load.tolist(), strict=True)
@@ -33,3 +45,17 @@ def balance_ratio(values: Sequence[float]) -> float | None:
     if not values or total <= 0:
         return None
     return max(values) / (total / len(values))
+
+
+def _alive_first(snap: Snapshot) -> np.ndarray:
+    """The replica lists with, in each, the first alive replica moved to the front."""
+    assign = snap.replicas.copy()
+    if assign.size == 0 or snap.alive.all():
+        return assign
+    cell_alive = (assign >= 0) & snap.alive[np.maximum(assign, 0)]
+    first = np.where(cell_alive.any(axis=1), cell_alive.argmax(axis=1), 0)
+    rows = np.nonzero(first > 0)[0]
+    for p in rows:
+        k = first[p]
+        assign[p, : k + 1] = np.roll(assign[p, : k + 1], 1)
+    return assign

@@ -233,6 +233,13 @@ class ClusterModel:
         cells = order[starts[b] : starts[b + 1]]
         return cells // self.K, cells % self.K
 
+    def move_cost(self, ps: np.ndarray, s: int) -> np.ndarray:
+        """Bytes that moving each partition's replica off broker s adds to the net
+        plan: its size when s held it at the start, none when an earlier move put it
+        there (the plan then copies it to the new broker instead, once)."""
+        held = (self.initial[ps] == s).any(axis=1)
+        return np.where(held, self.size[ps], 0.0)
+
     def place_score(self, vec: np.ndarray) -> np.ndarray:
         """Composite utilisation after adding `vec` to each broker (lower is better)."""
         cols = (NW_IN, NW_OUT, DISK, REPLICAS)
@@ -383,6 +390,12 @@ class ClusterModel:
                 if tc[t_out, b] - 1 < min(self.topic_lo[t_out], tc[t_out, b]):
                     return False
         return True
+
+    def open_leadership(self) -> None:
+        """Let leadership go to any usable broker in any partition, whatever the mode:
+        the final leadership pass reorders replica lists, which copies no data."""
+        self.leader_dest = self.usable.copy()
+        self.leader_movable = np.ones(self.n_partitions, dtype=bool)
 
     # ---------------------------------------------------------------- moves
     def move_replica(self, p: int, k: int, d: int, goal: str) -> None:

@@ -60,6 +60,7 @@ def build_report(
         "balance": balance,
         "movement": movement(snap, model.assign),
         "goals": goal_stats,
+        "unmet_hard_goals": unmet_hard_goals(goal_stats),
         "data_loss": {
             "allowed": options.allow_data_loss,
             "skipped": [name(p) for p in model.data_loss_skipped],
@@ -74,6 +75,26 @@ def build_report(
     if include_moves:
         report["moves"] = _moves(model)
     return report
+
+
+def unmet_hard_goals(goal_stats: list[dict]) -> list[dict]:
+    """Hard goals still violated by the final assignment, with how much before and
+    after the plan (the goals' judgements) and the worst offender."""
+    out = []
+    for g in goal_stats:
+        end = g["end"]
+        if not g["hard"] or not end["violated"]:
+            continue
+        out.append(
+            {
+                "name": g["name"],
+                "violation_before": g["start"]["violation"],
+                "violation_after": end["violation"],
+                "offenders": end["offenders_total"],
+                "worst": end["offenders"][0]["text"] if end["offenders"] else None,
+            }
+        )
+    return out
 
 
 def _moves(model: ClusterModel) -> list[dict]:

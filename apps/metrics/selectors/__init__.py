@@ -1,6 +1,6 @@
 """Reads of the metrics app, one module per concept; import them from here."""
 
-from .heatmap import HEATMAP_METRICS, Heatmap, heatmap_get
+from .heatmap import HEATMAP_LIMIT_MAX, HEATMAP_METRICS, HEATMAP_SORTS, Heatmap, heatmap_get
 from .runs import aggregation_runs_recent
 from .snapshot import cluster_snapshot_build
 from .traffic import TRAFFIC_WINDOWS_MAX, BrokerTraffic, broker_traffic_series
@@ -13,7 +13,9 @@ from .windows import (
 )
 
 __all__ = [
+    "HEATMAP_LIMIT_MAX",
     "HEATMAP_METRICS",
+    "HEATMAP_SORTS",
     "TRAFFIC_WINDOWS_MAX",
     "BrokerTraffic",
     "Heatmap",

@@ -1,6 +1,6 @@
 """The brokers x topics heatmap: replica and leader counts, or the newest window's traffic."""
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from apps.clusters.models import Cluster, Partition
 
@@ -27,14 +27,39 @@ class Heatmap:
     z: list[list[float]]
     # Where traffic came from: the window end (ISO), or "" for counts / no metrics.
     window_end: str = ""
+    # Topics matching the search (the page shows `topics` of them, from `offset`).
+    topics_total: int = 0
+    offset: int = 0
+    # Every matching topic not on this page, summed per broker, and how many they are.
+    other: list[float] = field(default_factory=list)
+    other_topics: int = 0
+
+
+HEATMAP_SORTS = ("load", "name")
+HEATMAP_LIMIT_MAX = 500
 
 
 def heatmap_get(
-    *, cluster: Cluster, metric: str = "replicas", include_internal: bool = True
+    *,
+    cluster: Cluster,
+    metric: str = "replicas",
+    include_internal: bool = True,
+    search: str = "",
+    sort: str = "load",
+    limit: int = 50,
+    offset: int = 0,
 ) -> Heatmap:
     """Brokers x topics. Counts come from the model; traffic from the newest load window,
     spread as the planner's load model does (BALANCING.md §3) but on the current
-    leader: bytes in on every replica, bytes out plus replication on the leader."""
+    leader: bytes in on every replica, bytes out plus replication on the leader.
+
+    One page of the topics whose name contains `search`: the heaviest first by the
+    metric (or by name), `limit` of them from `offset`; the rest are summed into `other`
+    so thousands of topics stay readable and the hot spot is on the first page."""
+    if sort not in HEATMAP_SORTS:
+        raise ValueError(f"unknown sort {sort!r}; one of {', '.join(HEATMAP_SORTS)}")
+    limit = max(1, min(limit, HEATMAP_LIMIT_MAX))
+    offset = max(0, offset)
     if metric not in HEATMAP_METRICS:
         raise ValueError(f"unknown metric {metric!r}; one of {', '.join(HEATMAP_METRICS)}")
     brokers = list(cluster.brokers.order_by("node_id").values_list("node_id", "alive"))
@@ -43,6 +68,8 @@ def heatmap_get(
     topics_qs = cluster.topics.order_by("name")
     if not include_internal:
         topics_qs = topics_qs.filter(internal=False)
+    if search:
+        topics_qs = topics_qs.filter(name__icontains=search)
     topics = list(topics_qs.values_list("name", flat=True))
     row = {t: i for i, t in enumerate(topics)}
     z = [[0.0] * len(broker_ids) for _ in topics]
@@ -80,6 +107,15 @@ def heatmap_get(
             elif leader in column:
                 followers = max(len(replica_list) - 1, 0)
                 cells[column[leader]] += bytes_out + bytes_in * followers
+    order = list(range(len(topics)))
+    if sort == "load":
+        order.sort(key=lambda i: (-sum(z[i]), topics[i]))
+    shown = order[offset : offset + limit]
+    rest = set(order) - set(shown)
+    other = [0.0] * len(broker_ids)
+    for i in rest:
+        for b, value in enumerate(z[i]):
+            other[b] += value
     label, unit = HEATMAP_METRICS[metric]
     return Heatmap(
         metric=metric,
@@ -87,7 +123,11 @@ def heatmap_get(
         unit=unit,
         brokers=broker_ids,
         broker_alive=[a for _, a in brokers],
-        topics=topics,
-        z=z,
+        topics=[topics[i] for i in shown],
+        z=[z[i] for i in shown],
         window_end=window_end,
+        topics_total=len(topics),
+        offset=offset,
+        other=other if rest else [],
+        other_topics=len(rest),
     )

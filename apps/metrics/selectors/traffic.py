@@ -59,4 +59,15 @@ def broker_traffic_series(*, cluster: Cluster, windows: int = 60) -> BrokerTraff
     )
     for row in messages:
         slot(row["leader"])["messages_in"][position[row["window_start"]]] = row["total"] or 0.0
+    # A dead broker serves nothing: the windows after it last answered show no traffic,
+    # whatever the aggregation attributed to its replicas from the synced placement.
+    for broker, last_seen in cluster.brokers.filter(alive=False).values_list(
+        "node_id", "last_seen"
+    ):
+        if broker not in series:
+            continue
+        for i, start in enumerate(starts):
+            if last_seen is None or start >= last_seen:
+                for values in series[broker].values():
+                    values[i] = 0.0
     return BrokerTraffic(windows=ends, series=dict(sorted(series.items())))

@@ -2,6 +2,7 @@
 the windows. One concept per module:
 
 - `sampling`: one sample round of a cluster, published to the metrics topic;
+- `sample_round`: a scheduled sample round: one in flight, backoff, quiet logs;
 - `runs`: the aggregation run row, which is also the per-cluster lock;
 - `aggregation`: one aggregation in this process (read range, Spark job, store);
 - `storage`: one run's results written in one transaction;
@@ -17,8 +18,10 @@ from .aggregation import ReadRange, aggregation_run, kafka_source_options, metri
 from .dispatch import aggregation_dispatch
 from .retention import metrics_windows_prune
 from .runs import AggregationAlreadyRunning, aggregation_run_start
+from .sample_round import metrics_sample_round
 from .sampling import (
     PartitionInfo,
+    SampleNotAuthorized,
     SampleResult,
     committed_offsets_list,
     log_offsets_list,
@@ -37,6 +40,7 @@ __all__ = [
     "AggregationAlreadyRunning",
     "PartitionInfo",
     "ReadRange",
+    "SampleNotAuthorized",
     "SampleResult",
     "aggregation_dispatch",
     "aggregation_results_store",
@@ -50,6 +54,7 @@ __all__ = [
     "metric_records_publish",
     "metrics_read_range",
     "metrics_sample",
+    "metrics_sample_round",
     "metrics_topic_ensure",
     "metrics_windows_prune",
     "partitions_describe",

@@ -120,6 +120,7 @@ def aggregation_run(
                 spark,
                 raw=raw,
                 window_ms=window_ms,
+                slide_ms=settings.METRICS_WINDOW_SLIDE_SECONDS * 1000,
                 previous_finalized_ms=_dt_to_ms(previous) if previous else None,
             )
             # Partitions with nothing new resume where this read ended.

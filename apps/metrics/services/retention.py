@@ -15,7 +15,7 @@ from ..models import AggregationRun, BrokerLoad, PartitionLoad
 
 
 def metrics_windows_prune(*, cluster: Cluster, keep: int | None = None) -> int:
-    """Keep the windows of the last `keep` window lengths before the newest one."""
+    """Keep the newest `keep` windows (they start one slide apart)."""
     keep = keep or settings.METRICS_WINDOWS_KEPT
     newest = (
         PartitionLoad.objects.filter(cluster=cluster)
@@ -25,7 +25,7 @@ def metrics_windows_prune(*, cluster: Cluster, keep: int | None = None) -> int:
     )
     if newest is None:
         return 0
-    cutoff = newest - timedelta(seconds=settings.METRICS_WINDOW_SECONDS * (keep - 1))
+    cutoff = newest - timedelta(seconds=settings.METRICS_WINDOW_SLIDE_SECONDS * (keep - 1))
     deleted, _ = PartitionLoad.objects.filter(cluster=cluster, window_start__lt=cutoff).delete()
     BrokerLoad.objects.filter(cluster=cluster, window_start__lt=cutoff).delete()
     runs_cutoff = timezone.now() - timedelta(days=settings.METRICS_RUNS_KEPT_DAYS)

@@ -22,6 +22,7 @@ from confluent_kafka import (
 from confluent_kafka.admin import AdminClient, NewTopic, OffsetSpec
 from django.conf import settings
 
+from apps.clusters.authorization import authorization_denied, missing_acl_text
 from apps.clusters.kafka_clients import admin_client_create, client_config_build
 from apps.clusters.models import Cluster
 
@@ -48,6 +49,12 @@ class SampleResult:
     consumer_groups: int
     sizes_known: bool
     seconds: float
+    # Why DescribeLogDirs failed this round (sizes then come from offsets), else "".
+    sizes_error: str = ""
+
+
+class SampleNotAuthorized(Exception):
+    """The principal lacks an ACL the sampler needs; the message names it."""
 
 
 def metrics_topic_ensure(
@@ -72,6 +79,8 @@ def metrics_topic_ensure(
     try:
         admin.create_topics([new], request_timeout=_timeout())[topic].result(_timeout())
     except KafkaException as exc:
+        if authorization_denied(exc):
+            raise SampleNotAuthorized(missing_acl_text(api="CreateTopics", resource=topic)) from exc
         if exc.args[0].code() != KafkaError.TOPIC_ALREADY_EXISTS:
             raise
     logger.info("created metrics topic %s", topic)
@@ -143,14 +152,22 @@ def committed_offsets_list(*, admin: AdminClient) -> dict[tuple[str, int], dict[
     return committed
 
 
-def replica_sizes_read(*, cluster: Cluster) -> dict[tuple[str, int, int], int] | None:
-    """Replica sizes, or None when DescribeLogDirs failed (the job then uses offsets)."""
+def replica_sizes_read(
+    *, cluster: Cluster, errors: list[str] | None = None
+) -> dict[tuple[str, int, int], int] | None:
+    """Replica sizes, or None when DescribeLogDirs failed (the job then uses offsets).
+
+    Why it failed is appended to `errors`: the sample round warns once when that
+    starts (sample_round), not every round.
+    """
     from apps.clusters.kafka_python_adapter import replica_sizes_describe
 
     try:
         return replica_sizes_describe(connection=cluster.connection)
     except Exception as exc:  # kafka-python raises many unrelated types
-        logger.warning("describe_log_dirs on %s failed: %s", cluster.name, exc)
+        logger.debug("describe_log_dirs on %s failed: %s", cluster.name, exc)
+        if errors is not None:
+            errors.append(f"{exc.__class__.__name__}: {exc}".rstrip(": "))
         return None
 
 
@@ -223,6 +240,8 @@ def metric_records_publish(
             except BufferError:
                 producer.poll(0.1)  # local queue full: let deliveries drain
     remaining = producer.flush(_timeout() * 3)
+    if any(authorization_denied(f) for f in failures):
+        raise SampleNotAuthorized(missing_acl_text(api="Produce", resource=topic))
     if remaining or failures:
         raise RuntimeError(
             f"{remaining} metric records undelivered, {len(failures)} failed"
@@ -245,7 +264,8 @@ def metrics_sample(*, cluster: Cluster, admin: AdminClient | None = None) -> Sam
     # One timestamp per round; the offsets are read first as they carry the rates.
     ts_ms = int(time.time() * 1000)
     start_offsets, end_offsets = log_offsets_list(admin=admin, partitions=partitions)
-    sizes = replica_sizes_read(cluster=cluster)
+    sizes_errors: list[str] = []
+    sizes = replica_sizes_read(cluster=cluster, errors=sizes_errors)
     committed = committed_offsets_list(admin=admin)
     records = metric_records_build(
         ts_ms=ts_ms,
@@ -263,5 +283,6 @@ def metrics_sample(*, cluster: Cluster, admin: AdminClient | None = None) -> Sam
         records=len(records),
         consumer_groups=len(groups),
         sizes_known=sizes is not None,
+        sizes_error="; ".join(sizes_errors),
         seconds=time.monotonic() - started,
     )

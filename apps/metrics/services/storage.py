@@ -1,4 +1,4 @@
-"""Storing one run's results in one transaction: its windows (upserted), the cursor
+"""Storing one run's results in one transaction: its windows (rewritten), the cursor
 that says where the next run reads, and the figures recorded on the run.
 """
 
@@ -7,11 +7,12 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from django.db import transaction
+from django.db import connection, transaction
 
 from apps.clusters.models import Cluster
 
 from ..models import AggregationRun, BrokerLoad, MetricsCursor, PartitionLoad
+from ..signals import loads_stored
 from .retention import metrics_windows_prune
 
 
@@ -33,11 +34,85 @@ def _one_per_window(loads: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return list(best.values())
 
 
-def aggregation_results_store(
-    *, cluster: Cluster, run: AggregationRun, topic: str, result: Any
-) -> None:
-    """Write windows, advance the cursor and prune, all in one transaction."""
-    partition_rows = [
+# Partition-load columns, in the order _partition_params gives them.
+_PARTITION_COLUMNS = (
+    "cluster",
+    "topic",
+    "partition",
+    "window_start",
+    "window_end",
+    "samples",
+    "leader",
+    "replicas",
+    "messages_in",
+    "bytes_in",
+    "bytes_out",
+    "size",
+    "avg_record_size",
+    "consumer_groups",
+)
+
+
+def _partition_loads_write(*, cluster: Cluster, loads: list[dict[str, Any]]) -> None:
+    """A new window (the usual case) is inserted by one prepared INSERT executed for
+    every row: building a model instance per row and upserting took most of the time
+    at 200k partitions. A window already stored (a re-run after a crash) is upserted,
+    so none of its rows is lost."""
+    written = set(
+        PartitionLoad.objects.filter(
+            cluster=cluster,
+            window_start__in=[_ms_to_dt(ms) for ms in {r["window_start"] for r in loads}],
+        )
+        .values_list("window_start", flat=True)
+        .distinct()
+    )
+    again = [r for r in loads if _ms_to_dt(r["window_start"]) in written]
+    if again:
+        _partition_loads_upsert(cluster=cluster, loads=again)
+        loads = [r for r in loads if _ms_to_dt(r["window_start"]) not in written]
+    if not loads:
+        return
+    fields = [PartitionLoad._meta.get_field(name) for name in _PARTITION_COLUMNS]
+    replicas_field = PartitionLoad._meta.get_field("replicas")
+    # Datetimes are adapted once per window, not once per row.
+    stamps: dict[int, Any] = {}
+
+    def stamp(ms: int) -> Any:
+        if ms not in stamps:
+            stamps[ms] = fields[3].get_db_prep_save(_ms_to_dt(ms), connection)
+        return stamps[ms]
+
+    params = [
+        (
+            cluster.pk,
+            r["topic"],
+            r["partition"],
+            stamp(r["window_start"]),
+            stamp(r["window_end"]),
+            r["samples"],
+            r["leader"],
+            replicas_field.get_db_prep_save(r["replicas"] or [], connection),
+            r["messages_in"],
+            r["bytes_in"],
+            r["bytes_out"],
+            r["size"],
+            r["avg_record_size"],
+            r["consumer_groups"],
+        )
+        for r in loads
+    ]
+    qn = connection.ops.quote_name
+    sql = "INSERT INTO {} ({}) VALUES ({})".format(
+        qn(PartitionLoad._meta.db_table),
+        ", ".join(qn(f.column) for f in fields),
+        ", ".join(["%s"] * len(fields)),
+    )
+    with connection.cursor() as cursor:
+        cursor.executemany(sql, params)
+
+
+def _partition_loads_upsert(*, cluster: Cluster, loads: list[dict[str, Any]]) -> None:
+    rows = [
         PartitionLoad(
             cluster=cluster,
             topic=r["topic"],
@@ -54,8 +129,23 @@ def aggregation_results_store(
             avg_record_size=r["avg_record_size"],
             consumer_groups=r["consumer_groups"],
         )
-        for r in _one_per_window(result.partition_loads)
+        for r in loads
     ]
+    PartitionLoad.objects.bulk_create(
+        rows,
+        batch_size=2000,
+        update_conflicts=True,
+        unique_fields=["cluster", "window_start", "topic", "partition"],
+        update_fields=list(_PARTITION_COLUMNS[4:]),
+    )
+
+
+def aggregation_results_store(
+    *, cluster: Cluster, run: AggregationRun, topic: str, result: Any
+) -> None:
+    """Write windows, advance the cursor and prune, all in one transaction; then
+    `loads_stored` (from inside it, so receivers defer to its commit)."""
+    partition_loads = _one_per_window(result.partition_loads)
     broker_rows = [
         BrokerLoad(
             cluster=cluster,
@@ -72,25 +162,7 @@ def aggregation_results_store(
         for r in result.broker_loads
     ]
     with transaction.atomic():
-        # A window is written once; re-running after a crash rewrites the same rows.
-        PartitionLoad.objects.bulk_create(
-            partition_rows,
-            batch_size=2000,
-            update_conflicts=True,
-            unique_fields=["cluster", "window_start", "topic", "partition"],
-            update_fields=[
-                "window_end",
-                "samples",
-                "leader",
-                "replicas",
-                "messages_in",
-                "bytes_in",
-                "bytes_out",
-                "size",
-                "avg_record_size",
-                "consumer_groups",
-            ],
-        )
+        _partition_loads_write(cluster=cluster, loads=partition_loads)
         BrokerLoad.objects.bulk_create(
             broker_rows,
             batch_size=2000,
@@ -116,12 +188,18 @@ def aggregation_results_store(
             cursor.finalized_until = _ms_to_dt(result.finalized_until_ms)
         cursor.save()
         metrics_windows_prune(cluster=cluster)
+        if partition_loads or broker_rows:
+            newest = max(
+                [_ms_to_dt(r["window_start"]) for r in partition_loads]
+                + [r.window_start for r in broker_rows]
+            )
+            loads_stored.send_robust(sender=Cluster, cluster=cluster, window_start=newest)
     run.input_rows = result.input_rows
-    run.output_rows = len(partition_rows)
+    run.output_rows = len(partition_loads)
     run.broker_rows = len(broker_rows)
     run.malformed_rows = result.malformed_rows
     run.late_rows = result.late_rows
     run.windows = sorted(
         {r.window_start.isoformat() for r in broker_rows}
-        | {r.window_start.isoformat() for r in partition_rows}
+        | {_ms_to_dt(r["window_start"]).isoformat() for r in partition_loads}
     )

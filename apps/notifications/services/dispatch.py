@@ -4,7 +4,6 @@ The rows are written in the caller's transaction (a sync round, a plan transitio
 so a notification exists exactly when the change it reports does.
 """
 
-
 from ..events import Event, event_payload
 from ..models import Delivery
 from ..queue import delivery_enqueue

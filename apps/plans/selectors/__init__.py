@@ -1,7 +1,7 @@
 """Reads of the plans app, one module per concept; import them from here."""
 
 from .actions import PlanActions, plan_actions_get
-from .audit_scope import cluster_audited_objects
+from .audit_scope import audit_plan_clusters, cluster_audited_objects
 from .exports import plan_export_json, plan_rollback_export_json
 from .fingerprint import (
     PartitionKey,
@@ -38,6 +38,7 @@ __all__ = [
     "ScopedSnapshot",
     "assignment_current",
     "assignment_fingerprint",
+    "audit_plan_clusters",
     "cluster_audited_objects",
     "cluster_health_get",
     "cluster_health_list",

@@ -4,7 +4,7 @@ from dataclasses import dataclass
 
 from apps.clusters.selectors import User
 
-from ..models import ACTIVE_STATES, Plan, PlanState
+from ..models import ACTIVE_STATES, Execution, Plan, PlanState
 
 
 @dataclass(frozen=True)
@@ -16,14 +16,28 @@ class PlanActions:
     execute: bool
     cancel: bool
     rollback: bool
+    # Control of a running plan: pause or resume, throttle and move caps.
+    pause: bool = False
+    resume: bool = False
+    tune: bool = False
 
 
 def plan_actions_get(*, user: User, plan: Plan) -> PlanActions:
     state = plan.state
+    execution = Execution.objects.filter(plan=plan).first()
+    controllable = (
+        state in ACTIVE_STATES
+        and user.has_perm("plans.cancel_plan")
+        and not (execution and execution.cancel_requested)
+    )
+    paused = bool(execution and execution.paused)
     return PlanActions(
         approve=state == PlanState.PROPOSED and user.has_perm("plans.approve_plan"),
         reject=state == PlanState.PROPOSED and user.has_perm("plans.reject_plan"),
         execute=state == PlanState.APPROVED and user.has_perm("plans.approve_plan"),
         cancel=state in ACTIVE_STATES and user.has_perm("plans.cancel_plan"),
         rollback=state == PlanState.COMPLETED and user.has_perm("plans.request_plan"),
+        pause=controllable and not paused,
+        resume=controllable and paused,
+        tune=controllable,
     )

@@ -2,7 +2,9 @@
 
 from dataclasses import dataclass
 
-from ..models import MoveState, Plan, PlanMove
+from django.db.models import Count, Sum
+
+from ..models import Execution, MoveState, Plan, PlanMove
 from .snapshot import policy_or_default
 
 
@@ -18,6 +20,11 @@ class PlanProgress:
     cancel_requested: bool
     leaders_elected: bool
     throttle_applied: bool
+    # Operator controls in effect (the run's own values, else the policy's).
+    paused: bool = False
+    throttle_bytes_per_sec: int = 0
+    max_moves_per_broker: int = 0
+    max_moves_cluster: int = 0
 
     @property
     def percent(self) -> float:
@@ -30,11 +37,18 @@ class PlanProgress:
 def plan_progress(*, plan: Plan) -> PlanProgress:
     counts: dict[str, int] = {}
     bytes_total = bytes_done = 0
-    for move in PlanMove.objects.filter(plan=plan).only("state", "bytes", "bytes_done"):
-        counts[move.state] = counts.get(move.state, 0) + 1
-        bytes_total += move.bytes
-        bytes_done += move.bytes if move.state == MoveState.DONE else move.bytes_done
+    # Summed by the database per state: a plan can hold 100k+ moves.
+    for state, n, total, done in (
+        PlanMove.objects.filter(plan=plan)
+        .values_list("state")
+        .annotate(Count("pk"), Sum("bytes"), Sum("bytes_done"))
+        .order_by("state")
+    ):
+        counts[state] = n
+        bytes_total += total or 0
+        bytes_done += (total if state == MoveState.DONE else done) or 0
     execution = getattr(plan, "execution", None)
+    policy = policy_or_default(cluster=plan.cluster)
     return PlanProgress(
         moves_total=sum(counts.values()),
         moves_by_state=counts,
@@ -46,12 +60,23 @@ def plan_progress(*, plan: Plan) -> PlanProgress:
         cancel_requested=execution.cancel_requested if execution else False,
         leaders_elected=execution.leaders_elected if execution else False,
         throttle_applied=execution.throttle_applied if execution else False,
+        paused=execution.paused if execution else False,
+        throttle_bytes_per_sec=_throttle_in_effect(plan=plan, execution=execution),
+        max_moves_per_broker=(execution and execution.max_moves_per_broker)
+        or policy.max_moves_per_broker,
+        max_moves_cluster=(execution and execution.max_moves_cluster) or policy.max_moves_cluster,
     )
 
 
+def _throttle_in_effect(*, plan: Plan, execution: Execution | None) -> int:
+    if execution is not None and execution.throttle_rate is not None:
+        return int(execution.throttle_rate)
+    return int(policy_or_default(cluster=plan.cluster).throttle_bytes_per_sec)
+
+
 def plan_eta_at_throttle(*, plan: Plan) -> float | None:
-    """Seconds to copy the plan's bytes at the cluster's replication throttle (0: none)."""
-    throttle = policy_or_default(cluster=plan.cluster).throttle_bytes_per_sec
+    """Seconds to copy the plan's bytes at its replication throttle (0: none)."""
+    throttle = _throttle_in_effect(plan=plan, execution=getattr(plan, "execution", None))
     if not throttle:
         return None
     return plan.bytes_to_move / throttle

@@ -3,6 +3,7 @@
 Plans: `creation` (a proposal stored as a plan), `operator_requests` (an operator asks
 for one), `detection` (the periodic balancer asks for one), `decisions` (approve,
 reject, cancel, stale), `execution_start` (an operator re-enqueues an approved plan),
+`execution_control` (pause, resume, throttle and caps of a running plan),
 `rollback`, `transitions` (the audited state change they all use), `planner` (the
 bridge to the engine), `policy`.
 The executor: `runner` (the loop under a `lease`), `step`, `batches`, `throttles`,
@@ -13,8 +14,14 @@ Shared by both: `actors` (the system actors in the audit trail), `permissions`.
 
 from .creation import plan_create, plan_create_from_proposal
 from .decisions import plan_approve, plan_auto_approve, plan_cancel, plan_reject, plan_stale_check
-from .detection import cluster_detect, clusters_due_for_detection
+from .detection import (
+    cluster_detect,
+    cluster_recheck,
+    clusters_due_for_detection,
+    dead_broker_recheck_schedule,
+)
 from .endings import execution_fail
+from .execution_control import execution_pause, execution_resume, execution_tune
 from .execution_start import plan_execution_start
 from .operator_requests import REQUESTABLE_MODES, plan_request
 from .planner import planner_options, planner_run
@@ -28,10 +35,15 @@ __all__ = [
     "POLICY_FIELDS",
     "REQUESTABLE_MODES",
     "cluster_detect",
+    "cluster_recheck",
     "clusters_due_for_detection",
+    "dead_broker_recheck_schedule",
     "execution_fail",
+    "execution_pause",
+    "execution_resume",
     "execution_run",
     "execution_step",
+    "execution_tune",
     "executions_resume",
     "plan_approve",
     "plan_auto_approve",

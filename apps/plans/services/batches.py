@@ -26,10 +26,11 @@ def batch_submit(
     pending: list[PlanMove],
     kafka: KafkaOps,
 ) -> list[PlanMove]:
-    """Send as many pending moves as the per-broker and cluster-wide caps allow."""
+    """Send as many pending moves as the per-broker and cluster-wide caps allow (the
+    operator's for this run, else the policy's)."""
     policy = policy_get(cluster=plan.cluster)
-    per_broker_cap = max(1, policy.max_moves_per_broker)
-    cluster_cap = max(1, policy.max_moves_cluster)
+    per_broker_cap = max(1, execution.max_moves_per_broker or policy.max_moves_per_broker)
+    cluster_cap = max(1, execution.max_moves_cluster or policy.max_moves_cluster)
     load: dict[int, int] = {}
     for m in running:
         for b in _touched(m):

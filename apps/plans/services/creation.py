@@ -4,17 +4,19 @@ proposals it supersedes, then the policy's say on approving it at once."""
 from collections.abc import Iterable
 
 from django.contrib.auth.base_user import AbstractBaseUser
-from django.db import transaction
+from django.db import connection, transaction
 
 from apps.audit.services import Actor, audit_record
 from apps.balancer import engine
 from apps.clusters.models import Cluster
 
 from ..errors import PlanRequestInvalid, PlanStateError
-from ..kafka_ops import PartitionKey
+from ..kafka_ops import KafkaOps, PartitionKey
 from ..models import Plan, PlanMove, PlanState
 from ..selectors import ScopedSnapshot, assignment_fingerprint
 from .decisions import plan_auto_approve
+from .policy import policy_get
+from .sizes import partition_sizes_measure
 from .transitions import plan_summarize, plan_transition
 
 
@@ -88,7 +90,7 @@ def plan_create(
         )
         for move in moves:
             move.plan = plan
-        PlanMove.objects.bulk_create(moves)
+        _moves_insert(moves)
         audit_record(
             actor=actor,
             action="plan.proposed",
@@ -114,6 +116,26 @@ def plan_create(
     return plan
 
 
+def _moves_insert(moves: list[PlanMove]) -> None:
+    """One prepared INSERT executed for every move. bulk_create asks SQLite for the new
+    ids in batches of ~70 rows (its 999-parameter limit): seconds for 100k+ moves, and
+    nothing here needs the ids."""
+    if not moves:
+        return
+    fields = [f for f in PlanMove._meta.concrete_fields if not f.primary_key]
+    qn = connection.ops.quote_name
+    sql = "INSERT INTO {} ({}) VALUES ({})".format(
+        qn(PlanMove._meta.db_table),
+        ", ".join(qn(f.column) for f in fields),
+        ", ".join(["%s"] * len(fields)),
+    )
+    params = [
+        [f.get_db_prep_save(f.pre_save(move, True), connection) for f in fields] for move in moves
+    ]
+    with connection.cursor() as cursor:
+        cursor.executemany(sql, params)
+
+
 def plan_create_from_proposal(
     *,
     cluster: Cluster,
@@ -127,19 +149,36 @@ def plan_create_from_proposal(
     requested_by: AbstractBaseUser | None = None,
     request_reason: str = "",
     client_address: str | None = None,
+    kafka: KafkaOps | None = None,
 ) -> Plan:
     """`plan_create` for what the engine proposed on a snapshot: the starting
-    assignment and sizes come from the snapshot, the report from the proposal."""
-    before, sizes, sizes_known = {}, {}, True
+    assignment and sizes come from the snapshot, the report from the proposal.
+
+    A moved partition no window measured yet (a new topic) takes its size from
+    its replicas' logs now, when the policy auto-approves by size: that rule
+    needs every size to decide.
+    """
+    before, sizes = {}, {}
     for p in scoped.snapshot["partitions"]:
         key = (p["topic"], p["partition"])
         before[key] = p["replicas"]
-        if "load" in p:
-            sizes[key] = int(p["load"].get("size", 0))
-        else:
-            sizes_known = False
+        if "load" in p and p["load"].get("size") is not None:
+            sizes[key] = int(p["load"]["size"])
+    copied = [
+        (e["topic"], e["partition"])
+        for e in proposal.plan.get("partitions", [])
+        if set(e["replicas"]) - set(before.get((e["topic"], e["partition"]), []))
+    ]
+    unmeasured = [k for k in copied if k not in sizes]
     report = dict(proposal.report)
-    report["sizes_known"] = sizes_known
+    if unmeasured and policy_get(cluster=cluster).auto_approve_max_bytes is not None:
+        live = partition_sizes_measure(cluster=cluster, keys=unmeasured, kafka=kafka)
+        sizes.update(live)
+        report["sizes_from_logs"] = sorted(f"{t}-{p}" for t, p in live)
+        unmeasured = [k for k in unmeasured if k not in live]
+    report["sizes_known"] = not unmeasured
+    # The loads it was planned from; none: counts only (no window stored yet).
+    report["loads_window"] = scoped.snapshot.get("window")
     report["unplaceable"] = scoped.unplaceable
     return plan_create(
         cluster=cluster,

@@ -40,9 +40,14 @@ def plan_approve(
     user: AbstractBaseUser,
     reason: str = "",
     confirm_data_loss: bool = False,
+    throttle_rate: int | None = None,
     client_address: str | None = None,
 ) -> Plan:
+    """Approve and enqueue the execution; `throttle_rate` (bytes/s, 0: none) replaces
+    the policy's throttle for this run."""
     permission_require(user=user, perm="plans.approve_plan", what="approve plans")
+    if throttle_rate is not None and throttle_rate < 0:
+        raise PlanRequestInvalid("the throttle is a number of bytes per second, 0 or more")
     if plan.state != PlanState.PROPOSED:
         raise PlanStateError(f"plan #{plan.pk} is {plan.state}; only a proposed plan is approved")
     policy = policy_get(cluster=plan.cluster)
@@ -61,20 +66,32 @@ def plan_approve(
             )
     if plan_stale_check(plan=plan, actor=user):
         raise PlanStale(f"plan #{plan.pk} is stale: the cluster changed since it was proposed")
-    plan_transition(
-        plan=plan,
-        to=PlanState.APPROVED,
-        actor=user,
-        action="plan.approved",
-        reason=reason,
-        client_address=client_address,
-        fields={
-            "decided_by": user,
-            "decided_at": timezone.now(),
-            "decision_reason": reason,
-            "data_loss_confirmed_by": user if plan.data_loss_partitions else None,
-        },
-    )
+    with transaction.atomic():
+        plan_transition(
+            plan=plan,
+            to=PlanState.APPROVED,
+            actor=user,
+            action="plan.approved",
+            reason=reason,
+            client_address=client_address,
+            fields={
+                "decided_by": user,
+                "decided_at": timezone.now(),
+                "decision_reason": reason,
+                "data_loss_confirmed_by": user if plan.data_loss_partitions else None,
+            },
+        )
+        if throttle_rate is not None:
+            Execution.objects.update_or_create(plan=plan, defaults={"throttle_rate": throttle_rate})
+            audit_record(
+                actor=user,
+                action="execution.tuned",
+                obj=plan,
+                before={"throttle_rate": None},
+                after={"throttle_rate": throttle_rate},
+                reason="throttle chosen at approval",
+                client_address=client_address,
+            )
     if plan.data_loss_partitions:
         audit_record(
             actor=user,

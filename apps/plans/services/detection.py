@@ -6,20 +6,29 @@ Triggers, in order of precedence:
  2. an alive broker holds no managed replica (a new, empty broker: load moves onto it);
  3. a goal is violated beyond its threshold (full rebalance).
 While a dead broker is still within its grace delay nothing is proposed: a broker
-that is merely restarting should not cause data to be copied.
+that is merely restarting should not cause data to be copied. Self-healing does not
+wait for the next periodic round either: when a sync sees a broker die, and whenever a
+round finds one still within its grace, a re-check (sync, then detect) is scheduled
+for the moment the grace ends.
+
+It also runs as soon as new loads are stored (plans.receivers); a round never
+proposes from loads older than the newest stored window.
 """
 
 import logging
-import math
 from datetime import datetime, timedelta
 
 from django.conf import settings
+from django.db import transaction
 from django.utils import timezone
 
 from apps.clusters.models import Cluster
+from apps.clusters.services import cluster_sync
+from apps.metrics.selectors import latest_window_start
 
 from ..errors import PlanRequestInvalid
 from ..models import ACTIVE_STATES, ClusterPolicy, Plan, PlanMode, PlanOrigin
+from ..queue import recheck_schedule
 from ..selectors import plan_open_get, snapshot_build
 from .actors import DETECTOR
 from .creation import plan_create_from_proposal
@@ -54,10 +63,32 @@ def _sync_fresh(cluster: Cluster, now: datetime) -> bool:
 
 
 def cluster_detect(*, cluster: Cluster, now: datetime | None = None) -> Plan | None:
-    """One detection round. Returns the open proposal afterwards (new or kept), or None."""
+    """One detection round. Returns the open proposal afterwards (new or kept), or None.
+
+    One round per cluster at a time (the policy row is locked for the round): the
+    tick and a new window arriving together would otherwise both propose.
+    """
     now = now or timezone.now()
     policy = policy_get(cluster=cluster)
-    ClusterPolicy.objects.filter(pk=policy.pk).update(last_detection_at=now)
+    with transaction.atomic():
+        ClusterPolicy.objects.select_for_update().filter(pk=policy.pk).update(last_detection_at=now)
+        return _cluster_detect_locked(cluster=cluster, policy=policy, now=now)
+
+
+def _loads_outdated(*, cluster: Cluster, snapshot: dict) -> bool:
+    """A window newer than the snapshot's was stored meanwhile: its own detection comes."""
+    newest = latest_window_start(cluster=cluster)
+    window = snapshot.get("window")
+    if newest is None:
+        return False
+    if window is None:
+        return True
+    return newest.strftime("%Y-%m-%dT%H:%M:%SZ") > window["start"]
+
+
+def _cluster_detect_locked(
+    *, cluster: Cluster, policy: ClusterPolicy, now: datetime
+) -> Plan | None:
     if not policy.detection_enabled:
         return None
     cluster.refresh_from_db()
@@ -86,12 +117,18 @@ def cluster_detect(*, cluster: Cluster, now: datetime | None = None) -> Plan | N
     if dead:
         overdue = [b for b in dead if now - _dead_since(brokers[b]) >= grace]
         if not overdue:
+            # Look again the moment the first grace ends, not at the next round.
+            ends = min(_dead_since(brokers[b]) for b in dead) + grace
+            recheck_schedule(cluster_id=cluster.pk, at=ends + RECHECK_MARGIN)
             return open_plan
         under = sum(1 for p in snapshot["partitions"] if set(p["replicas"]) & set(dead))
         mode = PlanMode.FIX_OFFLINE
+        # last_seen is the last sync that saw it answer: it died after that, so the
+        # time since is an upper bound of how long it has been down.
         trigger = (
             "; ".join(
-                f"broker {b} dead for {int((now - _dead_since(brokers[b])).total_seconds())} s "
+                f"broker {b} down: last seen alive "
+                f"{int((now - _dead_since(brokers[b])).total_seconds())} s ago "
                 f"(grace {policy.dead_broker_grace} s)"
                 for b in overdue
             )
@@ -112,14 +149,30 @@ def cluster_detect(*, cluster: Cluster, now: datetime | None = None) -> Plan | N
         logger.warning("detection on %s: %s", cluster.name, exc)
         return open_plan
     if mode == PlanMode.FULL:
-        violated = _violated_goals(proposal.report, policy)
+        window = snapshot.get("window")
+        violated = _violated_goals(proposal.report)
+        if window is None:
+            # Before the first window every load reads zero: judge no traffic goal.
+            violated = [v for v in violated if not _is_traffic_goal(v)]
         if not violated:
+            _violation_remember(policy=policy, window_start=None)
             return open_plan
-        trigger = "goals violated: " + ", ".join(violated)
+        if all(_is_traffic_goal(v) for v in violated) and not _violation_persists(
+            policy=policy, window=window
+        ):
+            return open_plan  # one slide's spike: wait for the next window to confirm it
+        trigger = "goals violated: " + "; ".join(violated)
+        proposal = _towards_target(scoped=scoped, policy=policy, judged=proposal)
+        if window is None:
+            trigger += "; no load window yet: counts only, traffic goals not judged"
     if not proposal.plan["partitions"]:
+        return open_plan
+    if _loads_outdated(cluster=cluster, snapshot=snapshot):
+        logger.info("detection on %s dropped: newer loads were stored meanwhile", cluster.name)
         return open_plan
     if open_plan is not None and open_plan.reassignment == proposal.plan:
         return open_plan  # same proposal as before: keep it, don't churn the audit trail
+    _violation_remember(policy=policy, window_start=None)
     return plan_create_from_proposal(
         cluster=cluster,
         scoped=scoped,
@@ -132,53 +185,111 @@ def cluster_detect(*, cluster: Cluster, now: datetime | None = None) -> Plan | N
     )
 
 
+def cluster_recheck(*, cluster: Cluster) -> Plan | None:
+    """A scheduled re-check: sync, so the decision is made on what Kafka says now (the
+    broker may be back), then detect."""
+    if not cluster_sync(cluster=cluster):
+        logger.info("re-check of %s: sync failed, the periodic round looks again", cluster.name)
+        return None
+    return cluster_detect(cluster=cluster)
+
+
+def dead_broker_recheck_schedule(*, cluster: Cluster, node_id: int, at: datetime) -> None:
+    """A sync saw broker `node_id` stop answering at `at`: re-check when its grace ends."""
+    policy = policy_get(cluster=cluster)
+    if not policy.detection_enabled:
+        return
+    broker = cluster.brokers.filter(node_id=node_id).first()
+    since = _dead_since(broker) if broker is not None else None
+    recheck_schedule(
+        cluster_id=cluster.pk,
+        at=(since or at) + timedelta(seconds=policy.dead_broker_grace) + RECHECK_MARGIN,
+    )
+
+
+# Past the grace by this much, so the re-check finds the broker overdue, not a hair short.
+RECHECK_MARGIN = timedelta(seconds=1)
+
+
+def _towards_target(*, scoped, policy: ClusterPolicy, judged):
+    """Judged at the threshold, planned towards the tighter target, so the result does
+    not sit just inside the threshold. Kept only if it still mends what was violated
+    (a target out of reach can leave the engine unable to improve anything)."""
+    if float(policy.balance_target) >= float(policy.balance_threshold):
+        return judged
+    try:
+        aimed = planner_run(scoped=scoped, policy=policy, mode=PlanMode.FULL, aim_at_target=True)
+    except PlanRequestInvalid:
+        return judged
+    return aimed if aimed.plan["partitions"] and _violated_goals(aimed.report) else judged
+
+
+# Goals judged on measured traffic, which a short spike can violate for one window.
+TRAFFIC_GOALS = ("disk-distribution", "network-in-distribution", "network-out-distribution")
+
+
+def _is_traffic_goal(violation: str) -> bool:
+    # "network-in-distribution: broker 3 above the band ..." -> the goal's name
+    return violation.split(":", 1)[0].split(" ", 1)[0] in TRAFFIC_GOALS
+
+
+def _violation_remember(*, policy: ClusterPolicy, window_start: datetime | None) -> None:
+    if policy.violation_window_start != window_start:
+        ClusterPolicy.objects.filter(pk=policy.pk).update(violation_window_start=window_start)
+        policy.violation_window_start = window_start
+
+
+def _violation_persists(*, policy: ClusterPolicy, window: dict | None) -> bool:
+    """True when the previous slide's window already showed a traffic violation.
+
+    The first window showing one is remembered; a later window one slide on
+    confirms it. A gap (windows not judged in between) starts over.
+    """
+    if window is None:
+        return False
+    current = datetime.fromisoformat(window["start"].replace("Z", "+00:00"))
+    seen = policy.violation_window_start
+    slide = timedelta(seconds=settings.METRICS_WINDOW_SLIDE_SECONDS)
+    if seen is not None and seen < current <= seen + slide:
+        return True
+    if seen is None or current != seen:
+        _violation_remember(policy=policy, window_start=current)
+    return False
+
+
 def _dead_since(broker) -> datetime:
     # last_seen is when a sync last saw it alive; a broker never seen counts from first_seen.
     return broker.last_seen or broker.first_seen
 
 
-# Balance figures of the report (BALANCING.md §4) and the goal each one measures.
-RESOURCE_GOALS = {
-    "replicas": "replica-distribution",
-    "leaders": "leader-distribution",
-    "disk": "disk-distribution",
-    "network_in": "network-in-distribution",
-    "network_out": "network-out-distribution",
-}
-COUNT_RESOURCES = ("replicas", "leaders")
+# Every goal the engine judges may propose a full rebalance, but these two: leader bytes
+# in follow the traffic of the last window and per-topic counts are a tie-break, so a
+# plan for either alone would churn. They are still optimised when a plan is made.
+QUIET_GOALS = frozenset({"leader-bytes-in-distribution", "topic-replica-distribution"})
 
 
-def _violated_goals(report: dict, policy: ClusterPolicy) -> list[str]:
-    """Goals the cluster violates *as it is* (not after earlier goals moved things), and
-    only those the plan improves: a violation no plan can reduce is not worth proposing."""
-    enabled = set(policy.goals or [])
-    thresholds = policy.goal_thresholds or {}
+def _violated_goals(report: dict) -> list[str]:
+    """Goals the cluster violates *as it is* (the engine's judgement before anything
+    moves, BALANCING.md §8), and only those the plan improves: a violation no plan can
+    reduce is not worth proposing. Each is said with its worst broker and side."""
     out = []
     for goal in report.get("goals", []):
-        # Hard goals are measured before anything moves.
-        if goal.get("hard") and goal.get("violation_before", 0) > goal.get("violation_after", 0):
-            out.append(goal["name"])
-    for resource, figures in (report.get("balance") or {}).items():
-        goal = RESOURCE_GOALS.get(resource)
-        if goal is None or (enabled and goal not in enabled):
+        start, end = goal["start"], goal["end"]
+        if goal["name"] in QUIET_GOALS or not start["violated"]:
             continue
-        t = float(thresholds.get(goal, policy.balance_threshold))
-        ideal = float(figures.get("ideal") or 0.0)
-        if ideal <= 0:
+        if end["violation"] >= start["violation"] * (1 - 1e-9):
             continue
-        if resource in COUNT_RESOURCES:
-            # Counts: balanced within floor/ceil of the ideal, widened by the threshold.
-            hi = max(math.ceil(ideal - 1e-9), math.floor(ideal * t + 1e-9)) / ideal
-            lo = min(math.floor(ideal + 1e-9), math.ceil(ideal * (2.0 - t) - 1e-9)) / ideal
-        else:
-            hi, lo = t, 2.0 - t
-        before_hi, after_hi = figures["before"], figures["after"]
-        before_lo, after_lo = figures.get("min_before", 1.0), figures.get("min_after", 1.0)
-        too_high = before_hi > hi + 1e-9 and after_hi < before_hi - 1e-9
-        too_low = before_lo < lo - 1e-9 and after_lo > before_lo + 1e-9
-        if too_high or too_low:
-            out.append(f"{goal} (max {before_hi:.2f} x mean, threshold {t:g})")
+        worst = start["offenders"][0]["text"] if start["offenders"] else "violated"
+        more = start["offenders_total"] - 1
+        extra = f" (+{more} more)" if more > 0 else ""
+        threshold = f", threshold {goal['threshold']:g}" if goal.get("threshold") else ""
+        out.append(f"{goal['name']}: {worst}{extra}{threshold}")
     return out
 
 
-__all__ = ["clusters_due_for_detection", "cluster_detect"]
+__all__ = [
+    "cluster_detect",
+    "cluster_recheck",
+    "clusters_due_for_detection",
+    "dead_broker_recheck_schedule",
+]

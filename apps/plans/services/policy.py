@@ -20,6 +20,7 @@ POLICY_FIELDS = (
     "dead_broker_grace",
     "goals",
     "balance_threshold",
+    "balance_target",
     "goal_thresholds",
     "topics_include",
     "topics_exclude",
@@ -53,6 +54,8 @@ def policy_validate(*, values: dict[str, Any]) -> None:
             )
     if values.get("balance_threshold", 1.1) < 1.0:
         raise PlanRequestInvalid("balance_threshold: must be >= 1.0")
+    if values.get("balance_target", 1.05) < 1.0:
+        raise PlanRequestInvalid("balance_target: must be >= 1.0")
     for field in ("topics_include", "topics_exclude"):
         patterns = values.get(field, [])
         if not isinstance(patterns, list) or not all(isinstance(p, str) and p for p in patterns):

@@ -10,7 +10,7 @@ from django.conf import settings
 from django.db import InterfaceError, OperationalError, connection
 from django.db.models import F
 
-from ..kafka_ops import KafkaOpError, KafkaOps, kafka_ops_resolve
+from ..kafka_ops import KafkaOpError, KafkaOpNotAuthorized, KafkaOps, kafka_ops_resolve
 from ..models import Execution, Plan
 from .endings import execution_fail
 from .lease import lease_release, lease_take
@@ -32,7 +32,8 @@ def execution_run(
     """Step the plan until it is finished (or `max_seconds` pass), holding the lease.
 
     Kafka errors are retried; after MAX_CONSECUTIVE_ERRORS in a row the plan fails
-    (in-flight moves cancelled, throttles removed)."""
+    (in-flight moves cancelled, throttles removed). A missing ACL fails it at once,
+    naming the operation and resource."""
     owner = uuid.uuid4().hex
     if not lease_take(plan=plan, owner=owner):
         logger.info("plan %s is being executed by another worker", plan.pk)
@@ -52,6 +53,11 @@ def execution_run(
                 try:
                     finished = execution_step(plan=plan, kafka=kafka)
                     Execution.objects.filter(plan=plan).update(consecutive_errors=0)
+                except KafkaOpNotAuthorized as exc:
+                    # A missing ACL stays missing: say which at once instead of retrying.
+                    logger.warning("plan %s: %s", plan.pk, exc)
+                    execution_fail(plan=plan, error=str(exc), kafka=kafka)
+                    finished = True
                 except KafkaOpError as exc:
                     finished = _step_error(plan=plan, error=str(exc), kafka=kafka)
                 if finished:

@@ -27,7 +27,7 @@ from .doomed import doomed_moves_fail
 from .endings import execution_cancel, execution_finish
 from .leaders import data_loss_leaders_elect, preferred_leaders_elect
 from .progress import progress_update, replica_sizes_get
-from .throttles import throttles_remove, throttles_set
+from .throttles import throttles_remove, throttles_retune, throttles_set
 from .transitions import plan_transition
 
 
@@ -59,9 +59,11 @@ def execution_step(*, plan: Plan, kafka: KafkaOps | None = None) -> bool:
     # A move that can't finish (dead target, no progress) is cancelled and failed now.
     doomed_moves_fail(plan=plan, execution=execution, moves=moves, in_flight=in_flight, kafka=kafka)
 
+    throttles_retune(plan=plan, execution=execution, kafka=kafka)
     running = [m for m in moves if m.state == MoveState.IN_PROGRESS]
     pending = [m for m in moves if m.state == MoveState.PENDING]
-    if pending and not any(m.state == MoveState.FAILED for m in moves):
+    # Paused: nothing new is sent; what is in flight finishes.
+    if pending and not execution.paused and not any(m.state == MoveState.FAILED for m in moves):
         if not execution.throttle_applied and any(not m.leader_only for m in pending):
             throttles_set(plan=plan, execution=execution, moves=moves, kafka=kafka)
         batch_submit(plan=plan, execution=execution, running=running, pending=pending, kafka=kafka)

@@ -20,11 +20,46 @@ from .policy import policy_get
 logger = logging.getLogger(__name__)
 
 
+def throttle_rate_wanted(*, plan: Plan, execution: Execution) -> int:
+    """Bytes/s this run should copy at: the operator's choice for it, else the policy's."""
+    if execution.throttle_rate is not None:
+        return int(execution.throttle_rate)
+    return int(policy_get(cluster=plan.cluster).throttle_bytes_per_sec)
+
+
+def throttles_retune(*, plan: Plan, execution: Execution, kafka: KafkaOps) -> None:
+    """Apply an operator's new rate to the throttles already set (0: delete them; the
+    next batch sets them again if the rate goes back up)."""
+    if not execution.throttle_applied or execution.throttle_rate is None:
+        return
+    recorded = dict(execution.throttle or {})
+    rate = int(execution.throttle_rate)
+    if recorded.get("rate") == rate:
+        return
+    if rate <= 0:
+        throttles_remove(plan=plan, execution=execution, kafka=kafka)
+        return
+    alive = kafka.brokers_alive()
+    brokers = [int(b) for b in recorded.get("brokers", []) if int(b) in alive]
+    kafka.configs_write({b: {k: str(rate) for k in BROKER_THROTTLE_KEYS} for b in brokers}, {})
+    before = recorded.get("rate")
+    execution.throttle = {**recorded, "rate": rate}
+    execution.save(update_fields=["throttle", "updated_at"])
+    audit_record(
+        actor=EXECUTOR,
+        action="execution.throttle_changed",
+        obj=plan,
+        before={"rate": before},
+        after={"rate": rate, "brokers": brokers},
+    )
+
+
 def throttles_set(
     *, plan: Plan, execution: Execution, moves: list[PlanMove], kafka: KafkaOps
 ) -> None:
-    """Throttle the policy's rate on the brokers and replicas the data moves touch."""
-    rate = int(policy_get(cluster=plan.cluster).throttle_bytes_per_sec)
+    """Throttle the run's rate (the operator's, else the policy's) on the brokers and
+    replicas the data moves touch."""
+    rate = throttle_rate_wanted(plan=plan, execution=execution)
     if rate <= 0:
         return
     data_moves = [m for m in moves if not m.leader_only and m.state != MoveState.DONE]

@@ -38,6 +38,8 @@ SOFT_GOALS = (
     "leader-bytes-in-distribution",
 )
 ALL_GOALS = HARD_GOALS + SOFT_GOALS
+# Goals the final leadership pass runs again, by reordering replica lists only.
+LEADERSHIP_GOALS = ("leader-distribution", "leader-bytes-in-distribution")
 
 
 def make_goal(name: str, options: PlannerOptions) -> Goal:
@@ -83,12 +85,28 @@ def build_goals(soft: tuple[str, ...] | list[str], options: PlannerOptions) -> l
     return [make_goal(n, options) for n in names]
 
 
+def build_leadership_pass(options: PlannerOptions) -> list[BandGoal]:
+    """The leadership goals every mode ends with (BALANCING.md §5), in the requested
+    order; none that a request choosing its soft goals left out."""
+    names = options.goals if options.goals is not None else LEADERSHIP_GOALS
+    goals = []
+    for name in names:
+        if name in LEADERSHIP_GOALS:
+            g = make_goal(name, options)
+            assert isinstance(g, BandGoal)
+            g.leadership_only = True
+            goals.append(g)
+    return goals
+
+
 __all__ = [
+    "LEADERSHIP_GOALS",
     "ALL_GOALS",
     "HARD_GOALS",
     "SOFT_GOALS",
     "BandGoal",
     "Goal",
     "build_goals",
+    "build_leadership_pass",
     "make_goal",
 ]

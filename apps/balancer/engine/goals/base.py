@@ -11,6 +11,10 @@ band, or at least not move it further out (Cruise Control's acceptance rule).
  2. replica moves, candidates ordered by most load per byte moved, each sent to
     the least utilised broker that every registered constraint accepts;
  3. swaps, when a move alone would break a constraint (e.g. a replica-count band).
+
+`Goal.judge` is the one place a goal's violation is judged for readers outside the
+engine (BALANCING.md §8 "goals[].start/end"): which brokers are out of the band, on
+which side, by how much.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ SWAP_SOURCES = 64  # heaviest candidates of a source tried in swaps
 SWAP_DESTS = 12  # least utilised brokers tried as swap partners
 SWAP_PARTNERS = 6  # partner replicas tried per candidate
 SWAP_FAILS = 200  # rejected swaps after which a pair of brokers is given up
+MAX_OFFENDERS = 10  # worst offenders listed per goal in a judgement
 
 
 def tolerance(x: np.ndarray) -> np.ndarray:
@@ -58,13 +63,81 @@ class Goal:
     def describe(self) -> dict:
         return {"name": self.name, "hard": self.hard, "threshold": self.threshold}
 
+    def judge(self, model: ClusterModel) -> dict:
+        """The goal's violation on the model as it stands: violated or not, how much
+        (the `violation` measure) and the worst offenders, worst first."""
+        v = self.violation(model)
+        return judgement(v, [], 0)
+
+
+def judgement(violation: float, offenders: list[dict], total: int) -> dict:
+    return {
+        "violated": violation > 0,
+        "violation": violation,
+        "offenders": offenders,
+        "offenders_total": total,
+    }
+
+
+def _finite(x: float) -> float | None:
+    return float(x) if math.isfinite(x) else None
+
+
+def band_text(lo: float | None, hi: float | None, fmt: str) -> str:
+    if lo is None and hi is None:
+        return "band unbounded"
+    if lo is None:
+        return f"band up to {hi:{fmt}}"
+    if hi is None:
+        return f"band from {lo:{fmt}}"
+    return f"band {lo:{fmt}}\u2013{hi:{fmt}}"
+
+
+def broker_offender(
+    *,
+    broker: int,
+    who: str = "",
+    side: str,
+    value: float,
+    lo: float,
+    hi: float,
+    scale: float | None,
+    scale_name: str,
+) -> dict:
+    """One broker out of its band. With a scale (the broker's fair share, or its
+    capacity) the value and band are also given as multiples of it."""
+    out: dict = {
+        "broker": broker,
+        "side": side,
+        "value": float(value),
+        "band": [_finite(lo), _finite(hi)],
+    }
+    if scale is not None and scale > 0 and math.isfinite(scale):
+        ratio = value / scale
+        rlo, rhi = _finite(lo / scale), _finite(hi / scale)
+        out.update({"ratio": ratio, "ratio_of": scale_name, "band_ratio": [rlo, rhi]})
+        what = f"{ratio:.2f} \u00d7 {scale_name}, {band_text(rlo, rhi, '.2f')}"
+    else:
+        what = f"{value:g}, {band_text(_finite(lo), _finite(hi), 'g')}"
+    out["text"] = f"{who or f'broker {broker}'} {side} the band: {what}"
+    return out
+
+
+def count_bands(
+    totals: np.ndarray, n: int, threshold: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Band of counts (one per row of `totals`) spread over n brokers: always within
+    floor/ceil of the ideal, widened by the threshold. Returns (ideal, lo, hi)."""
+    ideal = np.asarray(totals, dtype=np.float64) / max(n, 1)
+    hi = np.maximum(np.ceil(ideal - 1e-9), np.floor(ideal * threshold + 1e-9))
+    lo = np.minimum(np.floor(ideal + 1e-9), np.ceil(ideal * (2.0 - threshold) - 1e-9))
+    return ideal, np.maximum(lo, 0.0), hi
+
 
 def count_band(total: float, n: int, threshold: float) -> tuple[float, float]:
-    """Band of a count: always within floor/ceil of the ideal, widened by threshold."""
-    ideal = total / n if n else 0.0
-    hi = max(math.ceil(ideal - 1e-9), math.floor(ideal * threshold + 1e-9))
-    lo = min(math.floor(ideal + 1e-9), math.ceil(ideal * (2.0 - threshold) - 1e-9))
-    return float(max(lo, 0)), float(hi)
+    """`count_bands` for a single count: (lo, hi)."""
+    _, lo, hi = count_bands(np.array([total]), n, threshold)
+    return float(lo[0]), float(hi[0])
 
 
 class BandGoal(Goal):
@@ -75,6 +148,8 @@ class BandGoal(Goal):
     def __init__(self) -> None:
         self._lo: np.ndarray | None = None
         self._hi: np.ndarray | None = None
+        # the final leadership pass: reorder replica lists only, never copy data
+        self.leadership_only = False
 
     # subclasses return the band for usable brokers; unusable ones get (-inf, inf)
     def band(self, model: ClusterModel) -> tuple[np.ndarray, np.ndarray]:
@@ -94,13 +169,44 @@ class BandGoal(Goal):
             self.prepare(model)
         model.tighten(self.measure, None if self.hard else self._lo, self._hi)
 
-    def violation(self, model: ClusterModel) -> float:
+    def scale(self, model: ClusterModel) -> tuple[np.ndarray, str] | None:
+        """Per broker, what a judgement states values relative to: its fair share of
+        the total ("mean") for balance goals, its capacity for capacity goals."""
+        return None
+
+    def _outside(self, model: ClusterModel) -> tuple[np.ndarray, ...]:
         lo, hi = self._band(model)
         x = model.load[:, self.measure]
         u = model.usable
-        over = np.maximum(x - hi - tolerance(hi), 0.0)
-        under = np.maximum(lo - x - tolerance(lo), 0.0)
-        return float((over[u] + under[u]).sum())
+        over = np.where(u, np.maximum(x - hi - tolerance(hi), 0.0), 0.0)
+        under = np.where(u, np.maximum(lo - x - tolerance(lo), 0.0), 0.0)
+        return x, lo, hi, over, under
+
+    def violation(self, model: ClusterModel) -> float:
+        _, _, _, over, under = self._outside(model)
+        return float((over + under).sum())
+
+    def judge(self, model: ClusterModel) -> dict:
+        x, lo, hi, over, under = self._outside(model)
+        bad = np.flatnonzero((over > 0) | (under > 0))
+        # worst first, in utilisation units so brokers of different capacity compare
+        dist = (over + under)[bad] / model.norm[bad, self.measure]
+        bad = bad[np.lexsort((bad, -dist))]
+        sc = self.scale(model)
+        ids = model.snap.broker_ids
+        offenders = [
+            broker_offender(
+                broker=int(ids[b]),
+                side="above" if over[b] > 0 else "below",
+                value=float(x[b]),
+                lo=float(lo[b]),
+                hi=float(hi[b]),
+                scale=None if sc is None else float(sc[0][b]),
+                scale_name="" if sc is None else sc[1],
+            )
+            for b in bad[:MAX_OFFENDERS].tolist()
+        ]
+        return judgement(float((over + under).sum()), offenders, int(bad.shape[0]))
 
     # ------------------------------------------------------------ optimisation
     def optimize(self, model: ClusterModel) -> None:
@@ -109,7 +215,7 @@ class BandGoal(Goal):
         lo, hi = self._lo, self._hi
         assert lo is not None and hi is not None
         can_lead = self.measure in LEADER_MEASURES and bool(model.leader_dest.any())
-        can_move = bool(model.movable.any())
+        can_move = bool(model.movable.any()) and not self.leadership_only
         for _ in range(MAX_ROUNDS):
             if not self._out_of_band(model, lo, hi):
                 return
@@ -140,8 +246,8 @@ class BandGoal(Goal):
     def _candidate_order(
         self, model: ClusterModel, ps: np.ndarray, w: np.ndarray, s: int
     ) -> np.ndarray:
-        # most load per byte moved first
-        return np.argsort(-(w / (model.size[ps] + 1.0)), kind="stable")
+        # most load per byte the move adds to the plan first
+        return np.argsort(-(w / (model.move_cost(ps, s) + 1.0)), kind="stable")
 
     def _dest_score(
         self, model: ClusterModel, p: int, after: np.ndarray, norm: np.ndarray
@@ -153,8 +259,14 @@ class BandGoal(Goal):
         """Leadership candidates: most of this measure per unit of network out moved
         along with it (network out itself: largest first)."""
         if self.measure == NW_OUT:
-            return np.argsort(-w, kind="stable")
-        return np.argsort(-(w / (model.lout[ps] + 1.0)), kind="stable")
+            order = np.argsort(-w, kind="stable")
+        else:
+            order = np.argsort(-(w / (model.lout[ps] + 1.0)), kind="stable")
+        if self.leadership_only:
+            # partitions the plan lists anyway first: a reorder there adds no entry
+            untouched = ~(model.assign[ps] != model.initial[ps]).any(axis=1)
+            order = order[np.argsort(untouched[order], kind="stable")]
+        return order
 
     def _leaders(self, model: ClusterModel, lo: np.ndarray, hi: np.ndarray) -> int:
         """Move leadership off brokers above the band, then onto brokers below it."""
@@ -184,10 +296,19 @@ class BandGoal(Goal):
                     fails += 1
                     continue
                 best_k, best = -1, math.inf
+                if self.leadership_only:
+                    # where the band is out of reach, still level: b may end past
+                    # the band while it ends no higher than s (the spread strictly
+                    # narrows, so no leadership goes back and forth)
+                    keep = (load[s, j] - wi) / norm[s]
                 for k in range(1, model.rf_l[p]):
                     b = int(assign[p, k])
                     after = load[b, j] + wi
-                    if after > hi[b] or not model.leader_move_ok(p, k):
+                    cap = hi[b]
+                    if self.leadership_only:
+                        level = keep * norm[b]
+                        cap = max(cap, level + tolerance(level))
+                    if after > cap or not model.leader_move_ok(p, k):
                         continue
                     score = after / norm[b]
                     if score < best:
@@ -451,3 +572,7 @@ class CountBandGoal(BandGoal):
         lo, hi = count_band(total, model.n_usable, self.threshold)
         b = model.n_brokers
         return np.full(b, lo), np.full(b, hi)
+
+    def scale(self, model: ClusterModel) -> tuple[np.ndarray, str] | None:
+        total = float(model.load[model.usable, self.measure].sum())
+        return np.full(model.n_brokers, total / max(model.n_usable, 1)), "mean"

@@ -27,5 +27,9 @@ class CapacityGoal(BandGoal):
         hi = np.where(np.isfinite(cap), cap * self.capacity_threshold, np.inf)
         return np.full(model.n_brokers, -np.inf), hi
 
+    def scale(self, model: ClusterModel) -> tuple[np.ndarray, str] | None:
+        cap = model.snap.capacity[:, self.measure]
+        return np.where(np.isfinite(cap) & (cap > 0), cap, np.nan), "capacity"
+
     def describe(self) -> dict:
         return {**super().describe(), "capacity_threshold": self.capacity_threshold}

@@ -16,7 +16,7 @@ import math
 import numpy as np
 
 from ..model import NW_OUT, ClusterModel
-from .base import Goal
+from .base import MAX_OFFENDERS, Goal, judgement
 
 
 class DeadBrokersGoal(Goal):
@@ -29,6 +29,28 @@ class DeadBrokersGoal(Goal):
     def violation(self, model: ClusterModel) -> float:
         cells = model.assign >= 0
         return float((~model.usable[model.assign[cells]]).sum())
+
+    def judge(self, model: ClusterModel) -> dict:
+        cells = model.assign >= 0
+        held = np.bincount(model.assign[cells], minlength=model.n_brokers)
+        bad = np.flatnonzero(~model.usable & (held > 0))
+        bad = bad[np.lexsort((bad, -held[bad]))]
+        ids = model.snap.broker_ids
+        offenders = []
+        for b in bad[:MAX_OFFENDERS].tolist():
+            why = "dead" if not model.alive[b] else "being removed"
+            n = int(held[b])
+            offenders.append(
+                {
+                    "broker": int(ids[b]),
+                    "side": "above",
+                    "value": float(n),
+                    "band": [None, 0.0],
+                    "text": f"broker {int(ids[b])} ({why}) holds {n} replica"
+                    f"{'s' if n != 1 else ''}, band up to 0",
+                }
+            )
+        return judgement(float(held[bad].sum()), offenders, int(bad.shape[0]))
 
     def optimize(self, model: ClusterModel) -> None:
         if not model.movable.any():

@@ -8,7 +8,7 @@ import numpy as np
 
 from ..model import LEADER_BYTES_IN, ClusterModel
 from .base import BandGoal
-from .resource_distribution import utilisation_band
+from .resource_distribution import fair_share, utilisation_band
 
 
 class LeaderBytesInDistributionGoal(BandGoal):
@@ -22,3 +22,6 @@ class LeaderBytesInDistributionGoal(BandGoal):
 
     def band(self, model: ClusterModel) -> tuple[np.ndarray, np.ndarray]:
         return utilisation_band(model, self.measure, self.threshold)
+
+    def scale(self, model: ClusterModel) -> tuple[np.ndarray, str] | None:
+        return fair_share(model, self.measure), "mean"

@@ -17,4 +17,4 @@ class LeaderDistributionGoal(CountBandGoal):
     def _candidate_order(
         self, model: ClusterModel, ps: np.ndarray, w: np.ndarray, s: int
     ) -> np.ndarray:
-        return np.argsort(model.size[ps], kind="stable")
+        return np.argsort(model.move_cost(ps, s), kind="stable")

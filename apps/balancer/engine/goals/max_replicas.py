@@ -24,7 +24,8 @@ class MaxReplicasGoal(BandGoal):
     def _candidate_order(
         self, model: ClusterModel, ps: np.ndarray, w: np.ndarray, s: int
     ) -> np.ndarray:
-        return np.argsort(model.size[ps], kind="stable")  # smallest replicas: fewest bytes
+        # fewest bytes added to the plan first
+        return np.argsort(model.move_cost(ps, s), kind="stable")
 
     def describe(self) -> dict:
         return {**super().describe(), "max_replicas_per_broker": self.max_replicas}

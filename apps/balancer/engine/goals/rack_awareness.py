@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..model import ClusterModel, rack_violations
-from .base import Goal
+from .base import MAX_OFFENDERS, Goal, judgement
 
 
 def partition_violations(model: ClusterModel) -> np.ndarray:
@@ -25,6 +25,25 @@ class RackAwarenessGoal(Goal):
 
     def violation(self, model: ClusterModel) -> float:
         return float(partition_violations(model).sum())
+
+    def judge(self, model: ClusterModel) -> dict:
+        v = partition_violations(model)
+        bad = np.flatnonzero(v > 0)
+        bad = bad[np.lexsort((bad, -v[bad]))]
+        offenders = []
+        for p in bad[:MAX_OFFENDERS].tolist():
+            n, m = int(v[p]), model.rack_max_l[p]
+            offenders.append(
+                {
+                    "partition": model.snap.partition_name(p),
+                    "side": "above",
+                    "value": float(n),
+                    "band": [None, 0.0],
+                    "text": f"partition {model.snap.partition_name(p)} has {n} replica"
+                    f"{'s' if n != 1 else ''} too many on one rack (limit {m} per rack)",
+                }
+            )
+        return judgement(float(v.sum()), offenders, int(bad.shape[0]))
 
     def optimize(self, model: ClusterModel) -> None:
         if not model.movable.any():

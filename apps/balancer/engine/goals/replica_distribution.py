@@ -15,12 +15,14 @@ class ReplicaDistributionGoal(CountBandGoal):
     def _candidate_order(
         self, model: ClusterModel, ps: np.ndarray, w: np.ndarray, s: int
     ) -> np.ndarray:
-        # smallest replicas (fewest bytes) first, but replicas of topics crowded on this
-        # broker before the others: the same move then serves per-topic balance too
+        # replicas of topics crowded on this broker first (the same move then serves
+        # per-topic balance too), then those an earlier move put here (moving them on
+        # adds no bytes to the plan), smallest first
         t = model.topic[ps]
         total = model.topic_count[t][:, model.usable].sum(axis=1)
         crowded = model.topic_count[t, s] >= 2.0 * total / max(model.n_usable, 1) + 1.0
-        return np.lexsort((model.size[ps], ~crowded))
+        cost = model.move_cost(ps, s)
+        return np.lexsort((cost, cost > 0, ~crowded))
 
     def _dest_score(
         self, model: ClusterModel, p: int, after: np.ndarray, norm: np.ndarray

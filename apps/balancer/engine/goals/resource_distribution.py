@@ -14,14 +14,21 @@ from .base import BandGoal
 from .capacity import RESOURCE_NAMES
 
 
-def utilisation_band(
-    model: ClusterModel, measure: int, threshold: float
-) -> tuple[np.ndarray, np.ndarray]:
+def fair_share(model: ClusterModel, measure: int) -> np.ndarray:
+    """Per broker, the load it would carry at the ideal utilisation: total load /
+    total capacity x its capacity (or total / brokers without capacities)."""
     norm = model.norm[:, measure]
     u = model.usable
     total = float(model.load[u, measure].sum())
     ideal = total / float(norm[u].sum()) if u.any() else 0.0
-    return (2.0 - threshold) * ideal * norm, threshold * ideal * norm
+    return ideal * norm
+
+
+def utilisation_band(
+    model: ClusterModel, measure: int, threshold: float
+) -> tuple[np.ndarray, np.ndarray]:
+    share = fair_share(model, measure)
+    return (2.0 - threshold) * share, threshold * share
 
 
 class ResourceDistributionGoal(BandGoal):
@@ -36,3 +43,6 @@ class ResourceDistributionGoal(BandGoal):
 
     def band(self, model: ClusterModel) -> tuple[np.ndarray, np.ndarray]:
         return utilisation_band(model, self.measure, self.threshold)
+
+    def scale(self, model: ClusterModel) -> tuple[np.ndarray, str] | None:
+        return fair_share(model, self.measure), "mean"

@@ -11,7 +11,15 @@ from __future__ import annotations
 import numpy as np
 
 from ..model import ClusterModel
-from .base import MAX_FAILS, MAX_ROUNDS, Goal
+from .base import (
+    MAX_FAILS,
+    MAX_OFFENDERS,
+    MAX_ROUNDS,
+    Goal,
+    broker_offender,
+    count_bands,
+    judgement,
+)
 
 FILL_SOURCES = 8  # brokers with most replicas of the topic tried per short broker
 FILL_TRIES = 4  # replicas tried per source
@@ -32,12 +40,9 @@ class TopicReplicaDistributionGoal(Goal):
         self._hi: np.ndarray | None = None
 
     def bands(self, model: ClusterModel) -> tuple[np.ndarray, np.ndarray]:
-        total = model.topic_count[:, model.usable].sum(axis=1).astype(np.float64)
-        ideal = total / max(model.n_usable, 1)
-        t = self.threshold
-        hi = np.maximum(np.ceil(ideal - 1e-9), np.floor(ideal * t + 1e-9))
-        lo = np.minimum(np.floor(ideal + 1e-9), np.ceil(ideal * (2.0 - t) - 1e-9))
-        return np.maximum(lo, 0).astype(np.int64), hi.astype(np.int64)
+        total = model.topic_count[:, model.usable].sum(axis=1)
+        _, lo, hi = count_bands(total, model.n_usable, self.threshold)
+        return lo.astype(np.int64), hi.astype(np.int64)
 
     def prepare(self, model: ClusterModel) -> None:
         self._lo, self._hi = self.bands(model)
@@ -53,6 +58,34 @@ class TopicReplicaDistributionGoal(Goal):
         over = np.maximum(tc - hi[:, None], 0).sum()
         under = np.maximum(lo[:, None] - tc, 0).sum()
         return float(over + under)
+
+    def judge(self, model: ClusterModel) -> dict:
+        lo, hi = self.bands(model)
+        usable = np.flatnonzero(model.usable)
+        tc = model.topic_count[:, usable]
+        over = np.maximum(tc - hi[:, None], 0)
+        under = np.maximum(lo[:, None] - tc, 0)
+        t_bad, b_bad = np.nonzero((over + under) > 0)
+        dist = (over + under)[t_bad, b_bad]
+        order = np.lexsort((b_bad, t_bad, -dist))[:MAX_OFFENDERS]
+        ideal = tc.sum(axis=1) / max(model.n_usable, 1)
+        ids = model.snap.broker_ids
+        offenders = []
+        for i in order.tolist():
+            t, c = int(t_bad[i]), int(b_bad[i])
+            topic = model.snap.topics[t]
+            entry = broker_offender(
+                broker=int(ids[usable[c]]),
+                who=f"broker {int(ids[usable[c]])} (topic {topic})",
+                side="above" if over[t, c] > 0 else "below",
+                value=float(tc[t, c]),
+                lo=float(lo[t]),
+                hi=float(hi[t]),
+                scale=float(ideal[t]),
+                scale_name="mean",
+            )
+            offenders.append({"topic": topic, **entry})
+        return judgement(float((over + under).sum()), offenders, int(t_bad.shape[0]))
 
     def _index(self, model: ClusterModel) -> tuple[np.ndarray, np.ndarray]:
         b = model.n_brokers
@@ -72,8 +105,8 @@ class TopicReplicaDistributionGoal(Goal):
         ps, ks = cells // model.K, cells % model.K
         ok = model.movable[ps, ks] & ~model.frozen[ps] & (model.assign[ps, ks] == b)
         ps, ks = ps[ok], ks[ok]
-        # a count goal: move the smallest replicas (fewest bytes) first
-        order_s = np.argsort(model.size[ps], kind="stable")
+        # a count goal: fewest bytes added to the plan first
+        order_s = np.argsort(model.move_cost(ps, b), kind="stable")
         return ps[order_s], ks[order_s]
 
     def optimize(self, model: ClusterModel) -> None:

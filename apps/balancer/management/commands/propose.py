@@ -2,7 +2,8 @@
 
 Needs no database, Kafka, Redis or Spark: it reads a snapshot, writes the plan (and
 optionally the report) and prints a one-screen summary. On any error it exits
-non-zero with one line on stderr and leaves no plan file behind.
+non-zero with one line on stderr and leaves no plan file behind: 2 for a usage error
+(an unknown mode, a malformed option), as command-line tools do, 1 for anything else.
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ from apps.balancer.engine.options import (
     DEFAULT_CAPACITY_THRESHOLD,
     DEFAULT_MAX_REPLICAS_PER_BROKER,
 )
+
+USAGE_ERROR = 2  # the exit status of a malformed command line, as argparse's
 
 
 def _human_bytes(n: float) -> str:
@@ -112,7 +115,8 @@ class Command(BaseCommand):
                 number = float(value)
             except ValueError:
                 raise CommandError(
-                    f"--threshold expects VALUE or GOAL=VALUE, got {item!r}"
+                    f"--threshold expects VALUE or GOAL=VALUE, got {item!r}",
+                    returncode=USAGE_ERROR,
                 ) from None
             if sep:
                 per_goal[name.strip()] = number
@@ -143,7 +147,8 @@ class Command(BaseCommand):
                 out.append(int(item))
             except ValueError:
                 raise CommandError(
-                    f"--brokers expects comma-separated broker ids, got {item!r}"
+                    f"--brokers expects comma-separated broker ids, got {item!r}",
+                    returncode=USAGE_ERROR,
                 ) from None
         return out
 
@@ -170,6 +175,11 @@ class Command(BaseCommand):
         for target in filter(None, (output, report_path)):
             if not target.parent.is_dir():
                 raise CommandError(f"directory {target.parent} does not exist")
+        if opts["mode"] not in MODES:
+            raise CommandError(
+                f"unknown mode {opts['mode']!r} (known: {', '.join(MODES)})",
+                returncode=USAGE_ERROR,
+            )
         options = self._options(opts)
         brokers = self._brokers(opts["brokers"])
         data = self._read_snapshot(Path(opts["snapshot"]))

@@ -9,6 +9,7 @@ from apps.clusters.kafka_clients import admin_client_create
 from apps.clusters.models import Cluster
 from apps.clusters.traffic import (
     TrafficError,
+    demo_topic_configs,
     rate_parse,
     skew_weights,
     topic_ensure,
@@ -43,6 +44,19 @@ class Command(BaseCommand):
             "--duration", type=float, default=None, help="seconds; default: until interrupted"
         )
         parser.add_argument("--seed", type=int, default=0)
+        parser.add_argument(
+            "--retention-bytes",
+            type=int,
+            default=24 * 1024 * 1024,
+            help="bytes the topic keeps per partition (default 24 MiB: 16 partitions x RF 2 "
+            "stay under ~2 GB on disk however long it runs)",
+        )
+        parser.add_argument(
+            "--retention-ms",
+            type=int,
+            default=3_600_000,
+            help="how long the topic keeps a record (default 1 h)",
+        )
 
     def handle(self, *args, **options) -> None:
         try:
@@ -52,6 +66,8 @@ class Command(BaseCommand):
             raise CommandError(str(exc)) from exc
         if options["partitions"] < 1 or options["replication_factor"] < 1:
             raise CommandError("partitions and replication factor must be at least 1")
+        if options["retention_bytes"] < 1024 * 1024 or options["retention_ms"] < 60_000:
+            raise CommandError("retention must be at least 1 MiB and 60000 ms")
 
         connection = self._connection(options)
         admin = admin_client_create(connection=connection)
@@ -62,6 +78,10 @@ class Command(BaseCommand):
                 partitions=options["partitions"],
                 replication_factor=options["replication_factor"],
                 timeout=settings.KAFKA_REQUEST_TIMEOUT,
+                configs=demo_topic_configs(
+                    retention_bytes=options["retention_bytes"],
+                    retention_ms=options["retention_ms"],
+                ),
             )
         except KafkaException as exc:
             raise CommandError(f"cannot create topic {options['topic']}: {exc.args[0]}") from exc

@@ -9,49 +9,70 @@
   const CONFIG = { displaylogo: false, responsive: true };
   const ROW_PX = 18; // one topic row; 500 topics scroll inside their box
 
+  /* One unit system everywhere (IEC, as the pages' tables): the unit that suits the
+   * largest value, and the divisor that expresses values in it. */
+  const IEC = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
+  function iecUnit(values) {
+    let max = 0;
+    for (const v of values) if (v > max) max = v;
+    let i = 0;
+    while (max >= 1024 && i < IEC.length - 1) {
+      max /= 1024;
+      i += 1;
+    }
+    return { unit: IEC[i], div: Math.pow(1024, i) };
+  }
+  function scaled(values, div) {
+    return values.map((v) => (v === null || v === undefined ? v : v / div));
+  }
+
   function escapeHtml(text) {
     return String(text).replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]);
   }
 
-  /* Heatmap: brokers (columns) x topics (rows). opts: el, apiUrl, partitionsUrl,
-   * metricSelect, filterInput, internalInput, cellPanel. Returns {reload()}. */
+  /* Heatmap: brokers (columns) x one page of topics (rows), the heaviest first, the
+   * rest summed into one "other topics" row; search, sort and paging on the server.
+   * opts: el, apiUrl, partitionsUrl, metricSelect, filterInput, internalInput,
+   * sortSelect, prevButton, nextButton, cellPanel. Returns {reload()}. */
+  const OTHER = "(other topics)";
   function heatmapInit(opts) {
     const el = opts.el;
+    const limit = 50;
     let data = null;
-
-    function visibleRows() {
-      const needle = (opts.filterInput.value || "").trim().toLowerCase();
-      const rows = [];
-      data.topics.forEach((topic, i) => {
-        if (!needle || topic.toLowerCase().includes(needle)) rows.push(i);
-      });
-      return rows;
-    }
+    let offset = 0;
 
     function draw() {
       if (!data) return;
-      const rows = visibleRows();
+      const rows = data.topics.map((t, i) => i);
+      const ys = data.topics.slice();
+      const zs = data.z.slice();
+      if (data.other_topics) {
+        ys.push(OTHER + " ×" + data.other_topics);
+        zs.push(data.other);
+      }
       const x = data.brokers.map(String);
       const ticks = data.brokers.map((b, i) => (data.broker_alive[i] ? String(b) : b + " ✕ dead"));
       const counts = data.unit !== "B/s";
+      const iec = counts ? { unit: "", div: 1 } : iecUnit(data.z.flat());
+      const unit = counts ? data.unit : iec.unit + "/s";
       const trace = {
         type: "heatmap",
         x: x,
-        y: rows.map((i) => data.topics[i]),
-        z: rows.map((i) => data.z[i]),
+        y: ys,
+        z: zs.map((row) => scaled(row, iec.div)),
         colorscale: counts ? "Viridis" : "Cividis",
         // Scale from 0, so a colour means the same amount whatever the filter shows.
         zauto: false,
         zmin: 0,
-        zmax: Math.max(1, ...data.z.map((row) => Math.max(0, ...row))),
+        // The "other topics" row is a sum of many: it does not set the scale.
+        zmax: Math.max(counts ? 1 : 1 / iec.div, ...data.z.map((row) => Math.max(0, ...row) / iec.div)),
         xgap: 1,
         ygap: 1,
-        colorbar: { title: { text: data.unit }, thickness: 12 },
-        hovertemplate:
-          "broker %{x}<br>topic %{y}<br>%{z" + (counts ? "" : ":.3s") + "} " + data.unit + "<extra></extra>",
+        colorbar: { title: { text: unit }, thickness: 12 },
+        hovertemplate: "broker %{x}<br>topic %{y}<br>%{z" + (counts ? "" : ":.3~f") + "} " + unit + "<extra></extra>",
       };
       const layout = {
-        height: Math.max(260, rows.length * ROW_PX + 140),
+        height: Math.max(260, ys.length * ROW_PX + 140),
         margin: { l: 200, r: 20, t: 60, b: 20 },
         xaxis: { type: "category", side: "top", title: { text: "broker" }, tickvals: x, ticktext: ticks },
         yaxis: { type: "category", autorange: "reversed", automargin: true },
@@ -62,19 +83,32 @@
       el.dataset.brokers = data.brokers.join(",");
       el.dataset.dead = data.brokers.filter((b, i) => !data.broker_alive[i]).join(",");
       el.dataset.topics = String(rows.length);
+      el.dataset.topicsTotal = String(data.topics_total);
       el.dataset.renders = String(Number(el.dataset.renders || 0) + 1);
       const note = document.getElementById("heatmap-note");
+      if (opts.prevButton) opts.prevButton.disabled = data.offset === 0;
+      if (opts.nextButton) opts.nextButton.disabled = data.offset + rows.length >= data.topics_total;
+      const span = data.topics_total
+        ? ` · topics ${data.offset + 1}–${data.offset + rows.length} of ${data.topics_total}`
+        : " · no topic matches";
       if (note) {
-        note.textContent = data.window_end
+        note.textContent = (data.window_end
           ? data.label + ", window ending " + new Date(data.window_end).toLocaleTimeString()
           : counts
             ? data.label + " per broker and topic"
-            : data.label + ": no traffic measured yet";
+            : data.label + ": no traffic measured yet") + span;
       }
     }
 
     async function reload() {
-      const params = new URLSearchParams({ metric: opts.metricSelect.value, internal: opts.internalInput.checked ? "true" : "false" });
+      const params = new URLSearchParams({
+        metric: opts.metricSelect.value,
+        internal: opts.internalInput.checked ? "true" : "false",
+        search: (opts.filterInput.value || "").trim(),
+        sort: opts.sortSelect ? opts.sortSelect.value : "load",
+        limit: String(limit),
+        offset: String(offset),
+      });
       data = await Live.fetchJson(opts.apiUrl + "?" + params);
       draw();
     }
@@ -98,14 +132,31 @@
       panel.hidden = false;
     }
 
-    opts.metricSelect.addEventListener("change", reload);
-    opts.internalInput.addEventListener("change", reload);
-    opts.filterInput.addEventListener("input", draw);
     const run = Live.coalesce(reload);
+    function fromStart() {
+      offset = 0;
+      run();
+    }
+    opts.metricSelect.addEventListener("change", fromStart);
+    opts.internalInput.addEventListener("change", fromStart);
+    opts.filterInput.addEventListener("input", fromStart);
+    if (opts.sortSelect) opts.sortSelect.addEventListener("change", fromStart);
+    if (opts.prevButton) {
+      opts.prevButton.addEventListener("click", () => {
+        offset = Math.max(0, offset - limit);
+        run();
+      });
+    }
+    if (opts.nextButton) {
+      opts.nextButton.addEventListener("click", () => {
+        offset += limit;
+        run();
+      });
+    }
     run().then(() => {
       el.on("plotly_click", (ev) => {
         const point = ev.points && ev.points[0];
-        if (point) cellShow(point.y, point.x).catch((err) => console.warn(err));
+        if (point && !String(point.y).startsWith(OTHER)) cellShow(point.y, point.x).catch((err) => console.warn(err));
       });
     });
     return { reload: run, cellShow: cellShow };
@@ -121,20 +172,23 @@
       opts.emptyNote.hidden = data.windows.length > 0;
       if (opts.box) opts.box.hidden = data.windows.length === 0;
       for (const [measure, el] of Object.entries(opts.targets)) {
+        const isBytes = units[measure] === "B/s";
+        const iec = isBytes ? iecUnit(brokers.flatMap((b) => data.series[b][measure])) : { div: 1 };
+        const unit = isBytes ? iec.unit + "/s" : units[measure];
         const traces = brokers.map((b, i) => ({
           type: "scatter",
           mode: data.windows.length > 1 ? "lines" : "markers",
           name: "broker " + b,
           x: data.windows,
-          y: data.series[b][measure],
+          y: scaled(data.series[b][measure], iec.div),
           line: { color: OKABE_ITO[i % OKABE_ITO.length], dash: DASHES[Math.floor(i / OKABE_ITO.length) % DASHES.length], width: 2 },
-          hovertemplate: "broker " + b + ": %{y:.3s} " + units[measure] + "<extra></extra>",
+          hovertemplate: "broker " + b + ": %{y:.3~f} " + unit + "<extra></extra>",
         }));
         const layout = {
           height: 260,
           margin: { l: 70, r: 10, t: 30, b: 40 },
-          title: { text: el.dataset.title + " (" + units[measure] + ")", font: { size: 14 } },
-          yaxis: { rangemode: "tozero", tickformat: ".2s" },
+          title: { text: el.dataset.title + " (" + unit + ")", font: { size: 14 } },
+          yaxis: { rangemode: "tozero" },
           legend: { orientation: "h" },
           paper_bgcolor: "rgba(0,0,0,0)",
         };
@@ -148,5 +202,33 @@
     return { reload: run };
   }
 
-  window.Charts = { heatmapInit, trafficInit, escapeHtml };
+  /* Before / after bars of per-broker loads (plan and what-if pages): byte measures in
+   * the IEC unit that suits them, the title naming it. */
+  function loadBars(el, brokers, before, after) {
+    const m = el.dataset.measure;
+    const bytes = m === "network_in" || m === "network_out" || m === "disk";
+    const iec = bytes ? iecUnit(before[m].concat(after[m])) : { unit: "", div: 1 };
+    const unit = bytes ? iec.unit + (m === "disk" ? "" : "/s") : "";
+    const x = brokers.map(String);
+    const hover = "broker %{x}: %{y" + (bytes ? ":.3~f" : "") + "} " + unit;
+    Plotly.react(
+      el,
+      [
+        { type: "bar", name: "before", x: x, y: scaled(before[m], iec.div), marker: { color: "#0072B2" }, hovertemplate: hover + "<extra>before</extra>" },
+        { type: "bar", name: "after", x: x, y: scaled(after[m], iec.div), marker: { color: "#E69F00" }, hovertemplate: hover + "<extra>after</extra>" },
+      ],
+      {
+        barmode: "group",
+        height: 240,
+        title: { text: el.dataset.title + (unit ? " (" + unit + ")" : ""), font: { size: 14 } },
+        margin: { l: 55, r: 10, t: 30, b: 35 },
+        xaxis: { type: "category", title: { text: "broker" } },
+        legend: { orientation: "h" },
+        paper_bgcolor: "rgba(0,0,0,0)",
+      },
+      CONFIG,
+    );
+  }
+
+  window.Charts = { heatmapInit, trafficInit, loadBars, iecUnit, escapeHtml };
 })();

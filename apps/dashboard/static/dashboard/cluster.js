@@ -10,6 +10,9 @@
     metricSelect: document.getElementById("heatmap-metric"),
     filterInput: document.getElementById("heatmap-filter"),
     internalInput: document.getElementById("heatmap-internal"),
+    sortSelect: document.getElementById("heatmap-sort"),
+    prevButton: document.getElementById("heatmap-prev"),
+    nextButton: document.getElementById("heatmap-next"),
     cellPanel: document.getElementById("cell-partitions"),
   });
   const traffic = Charts.trafficInit({

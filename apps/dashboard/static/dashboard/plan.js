@@ -14,6 +14,10 @@
     e.preventDefault();
     const body = {};
     new FormData(form).forEach((value, key) => (body[key] = value));
+    // An empty number field means "leave as it is": not sent.
+    form.querySelectorAll("input[type=number]").forEach((input) => {
+      if (input.value === "") delete body[input.name];
+    });
     form.querySelectorAll("input[type=checkbox]").forEach((box) => (body[box.name] = box.checked));
     const button = form.querySelector("button");
     button.disabled = true;
@@ -66,34 +70,19 @@
   }
 
   // --- before / after bars -----------------------------------------------------
-  const loadsScript = document.getElementById("plan-loads");
-  if (loadsScript) {
-    const loads = JSON.parse(loadsScript.textContent);
-    const x = loads.brokers.map(String);
-    document.querySelectorAll(".bars .plot").forEach((el) => {
-      const m = el.dataset.measure;
-      const bytes = m === "network_in" || m === "network_out" || m === "disk";
-      const fmt = bytes ? ":.3s" : "";
-      Plotly.newPlot(
-        el,
-        [
-          { type: "bar", name: "before", x: x, y: loads.before[m], marker: { color: "#0072B2" }, hovertemplate: "broker %{x}: %{y" + fmt + "}<extra>before</extra>" },
-          { type: "bar", name: "after", x: x, y: loads.after[m], marker: { color: "#E69F00" }, hovertemplate: "broker %{x}: %{y" + fmt + "}<extra>after</extra>" },
-        ],
-        {
-          barmode: "group",
-          height: 240,
-          title: { text: el.dataset.title, font: { size: 14 } },
-          margin: { l: 55, r: 10, t: 30, b: 35 },
-          xaxis: { type: "category", title: { text: "broker" } },
-          yaxis: { tickformat: bytes ? ".2s" : "" },
-          legend: { orientation: "h" },
-          paper_bgcolor: "rgba(0,0,0,0)",
-        },
-        { displaylogo: false, responsive: true },
-      );
-    });
+  // Fetched after the page: they model the whole cluster, seconds at 200k partitions.
+  async function barsDraw(box) {
+    const loads = await Live.fetchJson(box.dataset.url);
+    if (!loads.brokers) {
+      box.hidden = true;
+      document.getElementById("plan-loads-empty").hidden = false;
+      return;
+    }
+    document.querySelectorAll(".bars .plot").forEach((el) => Charts.loadBars(el, loads.brokers, loads.before, loads.after));
+    box.dataset.drawn = "true";
   }
+  const bars = document.getElementById("plan-loads");
+  if (bars) barsDraw(bars).catch((err) => console.warn(err));
 
   // --- moves table: sorted and filtered by the API -------------------------------
   function movesTable() {

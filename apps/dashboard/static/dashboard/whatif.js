@@ -35,28 +35,9 @@
     document.querySelector("#whatif-balance tbody").innerHTML = Object.entries(result.report.balance)
       .map(([name, b]) => `<tr><td>${esc(name)}</td><td>${ratio(b.before)}</td><td>${ratio(b.after)}</td><td>${ratio(b.lower_bound)}</td></tr>`)
       .join("");
-    const x = result.loads.brokers.map(String);
-    document.querySelectorAll("#whatif-result .plot").forEach((el) => {
-      const m = el.dataset.measure;
-      Plotly.react(
-        el,
-        [
-          { type: "bar", name: "before", x: x, y: result.loads.before[m], marker: { color: "#0072B2" } },
-          { type: "bar", name: "after", x: x, y: result.loads.after[m], marker: { color: "#E69F00" } },
-        ],
-        {
-          barmode: "group",
-          height: 240,
-          title: { text: el.dataset.title, font: { size: 14 } },
-          margin: { l: 55, r: 10, t: 30, b: 35 },
-          xaxis: { type: "category", title: { text: "broker" } },
-          yaxis: { tickformat: ".2s" },
-          legend: { orientation: "h" },
-          paper_bgcolor: "rgba(0,0,0,0)",
-        },
-        { displaylogo: false, responsive: true },
-      );
-    });
+    document.querySelectorAll("#whatif-result .plot").forEach((el) =>
+      Charts.loadBars(el, result.loads.brokers, result.loads.before, result.loads.after),
+    );
     const moves = result.report.moves || [];
     document.querySelector("#whatif-moves tbody").innerHTML =
       moves

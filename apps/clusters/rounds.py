@@ -1,0 +1,85 @@
+"""At most one round of a kind (sync, sample, aggregation) in flight per cluster.
+
+A round takes a lease on its `ClusterRound` row by compare-and-set; a round due while
+the previous one still holds the lease is skipped and counted, never overlapped. The
+lease expires by itself (CLUSTER_ROUND_LEASE_SECONDS), so a killed worker blocks the
+cluster's rounds for that long at most.
+"""
+
+import logging
+import secrets
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import timedelta
+
+from django.conf import settings
+from django.db.models import F, Q
+from django.utils import timezone
+
+from .models import Cluster, ClusterRound
+
+logger = logging.getLogger(__name__)
+
+
+def _round_row(*, cluster: Cluster, kind: str) -> ClusterRound:
+    row, _ = ClusterRound.objects.get_or_create(cluster=cluster, kind=kind)
+    return row
+
+
+def round_skip_record(*, cluster: Cluster, kind: str) -> None:
+    """Count a round that did not start because the previous one still ran."""
+    row = _round_row(cluster=cluster, kind=kind)
+    ClusterRound.objects.filter(pk=row.pk).update(
+        skipped=F("skipped") + 1, last_skipped_at=timezone.now()
+    )
+    logger.info("cluster %s: %s round skipped, the previous one still runs", cluster.name, kind)
+
+
+@contextmanager
+def round_lease(*, cluster: Cluster, kind: str) -> Iterator[ClusterRound | None]:
+    """Yield the round's row when this round may run, None when one is in flight."""
+    row = _round_row(cluster=cluster, kind=kind)
+    now = timezone.now()
+    token = secrets.token_hex(16)
+    taken = (
+        ClusterRound.objects.filter(pk=row.pk)
+        .filter(Q(lease_until__isnull=True) | Q(lease_until__lte=now))
+        .update(
+            lease_token=token,
+            lease_until=now + timedelta(seconds=settings.CLUSTER_ROUND_LEASE_SECONDS),
+        )
+    )
+    if not taken:
+        round_skip_record(cluster=cluster, kind=kind)
+        yield None
+        return
+    row.refresh_from_db()
+    try:
+        yield row
+    finally:
+        ClusterRound.objects.filter(pk=row.pk, lease_token=token).update(
+            lease_token="", lease_until=None
+        )
+
+
+def round_outcome_record(*, row: ClusterRound, error: str) -> bool:
+    """Remember how the round ended; True when that differs from the last round's.
+
+    Callers log only on a change: one warning when a cluster starts failing, one
+    line when it recovers, nothing per round in between.
+    """
+    # Failing or not is the state; a new wording of the same failure is no change.
+    changed = bool(row.last_error) != bool(error)
+    if row.last_error != error:
+        row.last_error = error
+        ClusterRound.objects.filter(pk=row.pk).update(last_error=error)
+    return changed
+
+
+def round_degraded_record(*, row: ClusterRound, degraded: str) -> bool:
+    """Like round_outcome_record, for what a good round had to do without."""
+    changed = bool(row.last_degraded) != bool(degraded)
+    if row.last_degraded != degraded:
+        row.last_degraded = degraded
+        ClusterRound.objects.filter(pk=row.pk).update(last_degraded=degraded)
+    return changed

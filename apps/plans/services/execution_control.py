@@ -1,0 +1,122 @@
+"""Operator control of a running execution: pause (no new batch; what is in flight
+finishes), resume, and change its throttle and concurrency while it runs.
+
+Each change is a row on the execution, written with its audit event in one
+transaction; the executor applies it on its next step (Kafka is never called from
+the request path). Whoever may cancel an execution may control it.
+"""
+
+from typing import Any
+
+from django.contrib.auth.base_user import AbstractBaseUser
+from django.db import transaction
+
+from apps.audit.services import audit_record
+
+from ..errors import PlanRequestInvalid, PlanStateError
+from ..models import ACTIVE_STATES, Execution, Plan
+from .permissions import permission_require
+
+CONTROL_PERMISSION = "plans.cancel_plan"
+TUNABLE = ("throttle_rate", "max_moves_per_broker", "max_moves_cluster")
+
+
+def _execution_locked(*, plan: Plan, what: str) -> Execution:
+    """The plan's execution row, locked; refuses a plan that is not approved or running."""
+    plan.refresh_from_db()
+    if plan.state not in ACTIVE_STATES:
+        raise PlanStateError(f"plan #{plan.pk} is {plan.state}; only a running plan can {what}")
+    execution, _ = Execution.objects.get_or_create(plan=plan)
+    execution = Execution.objects.select_for_update().get(pk=execution.pk)
+    if execution.cancel_requested:
+        raise PlanStateError(f"plan #{plan.pk} is being cancelled")
+    return execution
+
+
+def _paused_set(
+    *,
+    plan: Plan,
+    user: AbstractBaseUser,
+    paused: bool,
+    reason: str,
+    client_address: str | None,
+) -> Plan:
+    verb = "be paused" if paused else "be resumed"
+    permission_require(user=user, perm=CONTROL_PERMISSION, what="pause or resume executions")
+    with transaction.atomic():
+        execution = _execution_locked(plan=plan, what=verb)
+        if execution.paused == paused:
+            raise PlanStateError(f"plan #{plan.pk} is already {'paused' if paused else 'running'}")
+        execution.paused = paused
+        execution.save(update_fields=["paused", "updated_at"])
+        audit_record(
+            actor=user,
+            action="execution.paused" if paused else "execution.resumed",
+            obj=plan,
+            before={"paused": not paused},
+            after={"paused": paused},
+            reason=reason,
+            client_address=client_address,
+        )
+    return plan
+
+
+def execution_pause(
+    *, plan: Plan, user: AbstractBaseUser, reason: str = "", client_address: str | None = None
+) -> Plan:
+    """No new batch is sent until resumed; moves in flight finish."""
+    return _paused_set(
+        plan=plan, user=user, paused=True, reason=reason, client_address=client_address
+    )
+
+
+def execution_resume(
+    *, plan: Plan, user: AbstractBaseUser, reason: str = "", client_address: str | None = None
+) -> Plan:
+    return _paused_set(
+        plan=plan, user=user, paused=False, reason=reason, client_address=client_address
+    )
+
+
+def execution_tune(
+    *,
+    plan: Plan,
+    user: AbstractBaseUser,
+    throttle_rate: int | None = None,
+    max_moves_per_broker: int | None = None,
+    max_moves_cluster: int | None = None,
+    reason: str = "",
+    client_address: str | None = None,
+) -> Plan:
+    """Change the replication throttle (bytes/s, 0: none) or the move caps of a running
+    plan; values not given stay as they are."""
+    permission_require(user=user, perm=CONTROL_PERMISSION, what="change a running execution")
+    wanted = {
+        "throttle_rate": throttle_rate,
+        "max_moves_per_broker": max_moves_per_broker,
+        "max_moves_cluster": max_moves_cluster,
+    }
+    changes = {k: v for k, v in wanted.items() if v is not None}
+    if not changes:
+        raise PlanRequestInvalid("give a throttle or a move cap to change")
+    if changes.get("throttle_rate", 0) < 0:
+        raise PlanRequestInvalid("the throttle is a number of bytes per second, 0 or more")
+    for key in ("max_moves_per_broker", "max_moves_cluster"):
+        if key in changes and changes[key] < 1:
+            raise PlanRequestInvalid(f"{key.replace('_', ' ')} must be at least 1")
+    with transaction.atomic():
+        execution = _execution_locked(plan=plan, what="be changed")
+        before: dict[str, Any] = {k: getattr(execution, k) for k in changes}
+        for key, value in changes.items():
+            setattr(execution, key, value)
+        execution.save(update_fields=[*changes, "updated_at"])
+        audit_record(
+            actor=user,
+            action="execution.tuned",
+            obj=plan,
+            before=before,
+            after=changes,
+            reason=reason,
+            client_address=client_address,
+        )
+    return plan

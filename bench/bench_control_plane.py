@@ -1,0 +1,385 @@
+"""Benchmark: the control plane around the planner on a large synthetic cluster.
+
+Builds a cluster of B brokers, T topics and P partitions (RF 3, 6 racks) through the
+project's own services, without Kafka: the sync's apply service, the metrics storage
+service, the snapshot selector, one detection round and the dashboard pages (Django's
+test client, so server time only). Prints, each timed in this one run:
+
+- a calibration loop (pure Python, fixed work: compare runs on a noisy machine by it);
+- sync rounds: first (everything new), unchanged, 5 % of leaders moved (with queries);
+- one window of partition and broker loads stored;
+- the planner snapshot built;
+- one detection round, and the planner's own part of it;
+- server time and bytes of the clusters overview, the cluster page, its heatmap and
+  the plan page of the proposal detection made.
+
+    .venv/bin/python bench/bench_control_plane.py --brokers 100 --topics 2000 --partitions 50000
+    .venv/bin/python bench/bench_control_plane.py --brokers 270 --topics 8000 --partitions 200000
+    .venv/bin/python bench/bench_control_plane.py ... --database postgres
+
+SQLite is a scratch file; PostgreSQL is DATABASE_URL when set, else a throwaway server
+on PG_TEST_PORT (default 25432) started and removed by this script.
+
+Wall time follows the machine's load; CPU time (this process: Django, SQLite) is steadier.
+
+Targets (issue 14, at 270 brokers / 8,000 topics / 200k partitions): sync unchanged
+<= 1 s, 5 % leaders moved <= 2 s, window stored <= 2 s, snapshot <= 1.5 s, detection
+<= planner + 3 s, every page <= 300 ms and <= 300 KB.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import random
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from types import SimpleNamespace
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+RACKS = 6
+RF = 3
+
+
+def calibrate() -> float:
+    """A fixed amount of dict/list work, like the services do; seconds taken."""
+    start = time.perf_counter()
+    total = 0
+    for i in range(300_000):
+        d = {"a": i, "b": [i, i + 1, i + 2]}
+        total += len(d["b"]) + (d["a"] & 7)
+    assert total
+    return time.perf_counter() - start
+
+
+def topology_generate(*, brokers: int, topics: int, partitions: int, seed: int = 42):
+    """Topics with heavy-tailed partition counts (each >= 1), rack-aware RF 3 replicas."""
+    rng = random.Random(seed)
+    weights = [1.0 / (i + 1) ** 0.9 for i in range(topics)]
+    scale = (partitions - topics) / sum(weights)
+    counts = [1 + int(w * scale) for w in weights]
+    counts[0] += partitions - sum(counts)
+    by_rack: dict[int, list[int]] = {}
+    for b in range(1, brokers + 1):
+        by_rack.setdefault(b % RACKS, []).append(b)
+    racks = list(by_rack)
+    out = []
+    for t, count in enumerate(counts):
+        parts = []
+        for i in range(count):
+            chosen = rng.sample(racks, RF)
+            replicas = [rng.choice(by_rack[r]) for r in chosen]
+            parts.append((i, replicas))
+        out.append((f"topic-{t:05d}", parts))
+    return out
+
+
+def state_make(topology, *, brokers: int, moved: float = 0.0, seed: int = 7):
+    """A ClusterState as a sync would read it; `moved` is the share of leaders moved."""
+    from apps.clusters.services import BrokerState, ClusterState, PartitionState, TopicState
+
+    rng = random.Random(seed)
+    topic_states = []
+    for name, parts in topology:
+        ps = []
+        for index, replicas in parts:
+            leader = replicas[0]
+            if moved and rng.random() < moved:
+                leader = replicas[1]
+            ps.append(PartitionState(index=index, leader=leader, replicas=replicas, isr=replicas))
+        topic_states.append(TopicState(name=name, internal=False, partitions=ps))
+    return ClusterState(
+        cluster_id="bench",
+        controller_id=1,
+        brokers=[
+            BrokerState(node_id=b, host="127.0.0.1", port=9000 + b, rack=f"r{b % RACKS}")
+            for b in range(1, brokers + 1)
+        ],
+        topics=topic_states,
+    )
+
+
+def window_make(topology, *, window_start_ms: int, window_ms: int = 60_000, seed: int = 11):
+    """One aggregation result: a load per partition and per broker (BALANCING.md §3)."""
+    rng = random.Random(seed)
+    loads, per_broker = [], {}
+    for name, parts in topology:
+        rate = rng.lognormvariate(6, 2)
+        for index, replicas in parts:
+            bytes_in = rate * rng.uniform(0.5, 1.5) * 500
+            size = int(bytes_in * 3600 * rng.uniform(1, 48))
+            loads.append(
+                {
+                    "topic": name,
+                    "partition": index,
+                    "window_start": window_start_ms,
+                    "window_end": window_start_ms + window_ms,
+                    "samples": 6,
+                    "leader": replicas[0],
+                    "replicas": replicas,
+                    "messages_in": bytes_in / 500,
+                    "bytes_in": bytes_in,
+                    "bytes_out": bytes_in * 2,
+                    "size": size,
+                    "avg_record_size": 500.0,
+                    "consumer_groups": 2,
+                }
+            )
+            for k, b in enumerate(replicas):
+                acc = per_broker.setdefault(
+                    b, {"in": 0.0, "out": 0.0, "disk": 0, "replicas": 0, "leaders": 0, "t": {}}
+                )
+                acc["in"] += bytes_in
+                acc["disk"] += size
+                acc["replicas"] += 1
+                acc["t"][name] = acc["t"].get(name, 0) + 1
+                if k == 0:
+                    acc["out"] += bytes_in * 2 + bytes_in * (len(replicas) - 1)
+                    acc["leaders"] += 1
+    broker_loads = [
+        {
+            "broker": b,
+            "window_start": window_start_ms,
+            "window_end": window_start_ms + window_ms,
+            "network_in": a["in"],
+            "network_out": a["out"],
+            "disk": a["disk"],
+            "replicas": a["replicas"],
+            "leaders": a["leaders"],
+            "topic_replicas": a["t"],
+        }
+        for b, a in sorted(per_broker.items())
+    ]
+    return SimpleNamespace(
+        partition_loads=loads,
+        broker_loads=broker_loads,
+        next_offsets={0: 1},
+        finalized_until_ms=window_start_ms + window_ms,
+        input_rows=len(loads) * 6,
+        malformed_rows=0,
+        late_rows=0,
+    )
+
+
+@contextlib.contextmanager
+def database(kind: str):
+    """Set DATABASE_URL for a scratch SQLite file or a (throwaway) PostgreSQL."""
+    scratch = Path(tempfile.mkdtemp(prefix="bench-control-plane-"))
+    try:
+        if kind == "sqlite":
+            os.environ["DATABASE_URL"] = f"sqlite:///{scratch / 'bench.sqlite3'}"
+            yield
+        elif os.environ.get("DATABASE_URL", "").startswith("postgres"):
+            yield
+        else:
+            yield from _postgres(scratch)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _postgres(scratch: Path):
+    found = sorted(Path("/usr/lib/postgresql").glob("*/bin"))
+    if not found:
+        sys.exit("bench: PostgreSQL is not installed (apt-get install -y postgresql)")
+    bin_dir, port = found[-1], os.environ.get("PG_TEST_PORT", "25432")
+    data = scratch / "pg"
+    data.mkdir()
+    run_as: list[str] = []
+    if os.getuid() == 0:  # PostgreSQL refuses to run as root
+        shutil.chown(scratch, "postgres")
+        shutil.chown(data, "postgres")
+        run_as = ["runuser", "-u", "postgres", "--"]
+    subprocess.run(
+        [*run_as, str(bin_dir / "initdb"), "-D", str(data), "-U", "balancer", "--auth=trust"],
+        check=True,
+        capture_output=True,
+    )
+    options = f"-p {port} -k {data} -c listen_addresses=127.0.0.1 -c fsync=off"
+    ctl = [*run_as, str(bin_dir / "pg_ctl"), "-D", str(data)]
+    subprocess.run(
+        [*ctl, "-w", "-l", str(data / "log"), "-o", options, "start"],
+        check=True,
+        capture_output=True,
+    )
+    os.environ["DATABASE_URL"] = f"postgres://balancer@127.0.0.1:{port}/balancer"
+    try:
+        yield
+    finally:
+        subprocess.run([*ctl, "-m", "immediate", "stop"], capture_output=True)
+
+
+class QueryCounter:
+    def __init__(self) -> None:
+        self.count = 0
+
+    def __call__(self, execute, sql, params, many, context):
+        self.count += 1
+        return execute(sql, params, many, context)
+
+
+def timed(label: str, fn, *, queries: bool = False):
+    from django.db import connection
+
+    counter = QueryCounter()
+    start, cpu = time.perf_counter(), time.process_time()
+    with connection.execute_wrapper(counter):
+        result = fn()
+    elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
+    extra = f"  ({counter.count} queries)" if queries else ""
+    print(f"  {label:<44} {elapsed:8.3f} s  cpu {cpu:7.3f} s{extra}", flush=True)
+    return elapsed, result
+
+
+def page(client, label: str, url: str) -> tuple[float, int]:
+    start, cpu = time.perf_counter(), time.process_time()
+    response = client.get(url)
+    body = b"".join(response.streaming_content) if response.streaming else response.content
+    elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
+    if response.status_code != 200:
+        raise SystemExit(f"{url}: HTTP {response.status_code}")
+    print(
+        f"  {label:<44} {elapsed:8.3f} s  cpu {cpu:7.3f} s  {len(body) / 1024:8.1f} KB", flush=True
+    )
+    return elapsed, len(body)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--brokers", type=int, default=100)
+    parser.add_argument("--topics", type=int, default=2000)
+    parser.add_argument("--partitions", type=int, default=50_000)
+    parser.add_argument("--database", choices=("sqlite", "postgres"), default="sqlite")
+    parser.add_argument("--skip-detection", action="store_true", help="no planner run")
+    args = parser.parse_args()
+    if args.partitions < args.topics:
+        parser.error("--partitions must be at least --topics")
+
+    with database(args.database):
+        run(args)
+
+
+def run(args: argparse.Namespace) -> None:
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "balancer_site.settings")
+    # No Redis or Celery worker: signals' pushes go nowhere, tasks run in-process.
+    os.environ["CELERY_TASK_ALWAYS_EAGER"] = "1"
+    import django
+
+    django.setup()
+    from django.conf import settings
+
+    settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+    settings.ALLOWED_HOSTS = ["*"]
+    from django.contrib.auth import get_user_model
+    from django.core.management import call_command
+    from django.test import Client
+    from django.utils import timezone
+
+    call_command("migrate", verbosity=0)
+    from apps.clusters.models import Cluster
+    from apps.clusters.services import cluster_state_apply
+    from apps.metrics.models import AggregationRun
+    from apps.metrics.selectors import cluster_snapshot_build
+    from apps.metrics.services import aggregation_results_store
+    from apps.plans.models import Plan
+    from apps.plans.services import detection
+
+    engine = settings.DATABASES["default"]["ENGINE"].rsplit(".", 1)[-1]
+    print(
+        f"{args.brokers} brokers, {args.topics} topics, {args.partitions} partitions "
+        f"(RF {RF}), {engine}",
+        flush=True,
+    )
+    calibration = [calibrate()]
+    print(f"  {'calibration loop':<44} {calibration[0]:8.3f} s", flush=True)
+    print(f"  {'(wall and CPU time of this process; the machine is shared)':<44}", flush=True)
+    topology = topology_generate(
+        brokers=args.brokers, topics=args.topics, partitions=args.partitions
+    )
+    unchanged = state_make(topology, brokers=args.brokers)
+    moved = state_make(topology, brokers=args.brokers, moved=0.05)
+    cluster = Cluster.objects.create(name="bench", bootstrap_servers="127.0.0.1:9")
+    figures: dict[str, float] = {}
+
+    def apply(state):
+        return lambda: cluster_state_apply(cluster=cluster, state=state, now=timezone.now())
+
+    figures["sync_first"], _ = timed("sync round, first (all new)", apply(unchanged), queries=True)
+    figures["sync_unchanged"], _ = timed("sync round, unchanged", apply(unchanged), queries=True)
+    figures["sync_moved"], _ = timed("sync round, 5 % leaders moved", apply(moved), queries=True)
+    timed("sync round, leaders back", apply(unchanged), queries=True)
+
+    window_ms = settings.METRICS_WINDOW_SECONDS * 1000
+    start_ms = (int(time.time() * 1000) // window_ms - 2) * window_ms
+    result = window_make(topology, window_start_ms=start_ms, window_ms=window_ms)
+
+    def store():
+        run_row = AggregationRun.objects.create(cluster=cluster, started_at=timezone.now())
+        aggregation_results_store(cluster=cluster, run=run_row, topic="metrics", result=result)
+        AggregationRun.objects.filter(pk=run_row.pk).update(status="succeeded")
+
+    figures["window"], _ = timed("one window of loads stored", store, queries=True)
+    figures["snapshot"], snapshot = timed(
+        "snapshot build", lambda: cluster_snapshot_build(cluster=cluster)
+    )
+    del snapshot
+
+    if not args.skip_detection:
+        planner_seconds = []
+        real_planner = detection.planner_run
+
+        planner_cpu = []
+
+        def planner_timed(**kwargs):
+            start, cpu = time.perf_counter(), time.process_time()
+            try:
+                return real_planner(**kwargs)
+            finally:
+                planner_seconds.append(time.perf_counter() - start)
+                planner_cpu.append(time.process_time() - cpu)
+
+        detection.planner_run = planner_timed
+        # Detection plans only on a fresh model; the rounds above may have taken long.
+        Cluster.objects.filter(pk=cluster.pk).update(last_synced_at=timezone.now())
+        cluster.refresh_from_db()
+        figures["detection"], _ = timed(
+            "detection round", lambda: detection.cluster_detect(cluster=cluster)
+        )
+        detection.planner_run = real_planner
+        planner = sum(planner_seconds)
+        print(
+            f"  {'  of which planner':<44} {planner:8.3f} s  cpu {sum(planner_cpu):7.3f} s"
+            f"  (rest {figures['detection'] - planner:.3f} s wall)",
+            flush=True,
+        )
+
+    user = get_user_model().objects.create_superuser("bench", "bench@example.com", "x")
+    client = Client()
+    client.force_login(user)
+    page(client, "clusters overview", "/")
+    figures["cluster_page"], _ = page(client, "cluster page", "/clusters/bench/")
+    page(client, "heatmap API (replicas)", "/api/clusters/bench/heatmap/?metric=replicas")
+    page(client, "heatmap API (network_in)", "/api/clusters/bench/heatmap/?metric=network_in")
+    plan = Plan.objects.filter(cluster=cluster).order_by("-pk").first()
+    if plan is not None:
+        moves = plan.moves.count()
+        page(client, f"plan page ({moves} moves)", f"/clusters/bench/plans/{plan.pk}/")
+        page(client, "plan moves API (first page)", f"/api/plans/{plan.pk}/moves/")
+        page(
+            client, "plan bars (fetched after the page)", f"/clusters/bench/plans/{plan.pk}/loads/"
+        )
+    calibration.append(calibrate())
+    print(f"  {'calibration loop (again)':<44} {calibration[1]:8.3f} s", flush=True)
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"  {'peak RSS':<44} {rss:8.0f} MiB", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,75 @@
+"""Partitions no window measured yet take their size from their logs at proposal time."""
+
+import pytest
+
+from apps.plans.kafka_ops import KafkaOpError
+from apps.plans.models import ClusterPolicy, PlanMode, PlanState
+from apps.plans.services import cluster_detect, policy_get
+from apps.plans.services import sizes as sizes_module
+
+from .fakes import FakeKafka
+
+pytestmark = pytest.mark.django_db
+
+# Beside a balanced topic, all six partitions of a new topic on broker 1 (RF 1);
+# nothing measured yet.
+NEW_TOPIC = {
+    **{("orders", i): [[1, 2], [2, 3], [3, 1]][i % 3] for i in range(6)},
+    **{("fresh", i): [1] for i in range(6)},
+}
+
+
+def auto_approve_up_to(cluster, max_bytes: int) -> None:
+    policy = policy_get(cluster=cluster)
+    ClusterPolicy.objects.filter(pk=policy.pk).update(auto_approve_max_bytes=max_bytes)
+
+
+def kafka_with(monkeypatch, kafka) -> None:
+    monkeypatch.setattr(sizes_module, "kafka_ops_resolve", lambda **_kw: kafka)
+
+
+def test_it_sizes_new_partitions_from_their_logs_so_auto_approval_decides(
+    cluster, apply_state, monkeypatch
+):
+    apply_state(cluster, NEW_TOPIC)
+    auto_approve_up_to(cluster, 10_000_000)
+    kafka_with(monkeypatch, FakeKafka(assignment=NEW_TOPIC, sizes=dict.fromkeys(NEW_TOPIC, 1_000)))
+
+    plan = cluster_detect(cluster=cluster)
+
+    assert plan is not None and plan.mode == PlanMode.FULL
+    plan.refresh_from_db()
+    assert plan.report["sizes_known"] is True
+    assert plan.bytes_to_move == 1_000 * plan.moves.count() > 0
+    assert plan.state == PlanState.APPROVED and plan.decided_by_policy
+
+
+def test_it_refuses_auto_approval_when_new_partitions_are_too_big(
+    cluster, apply_state, monkeypatch
+):
+    apply_state(cluster, NEW_TOPIC)
+    auto_approve_up_to(cluster, 10_000_000)
+    kafka_with(
+        monkeypatch, FakeKafka(assignment=NEW_TOPIC, sizes=dict.fromkeys(NEW_TOPIC, 50_000_000))
+    )
+
+    plan = cluster_detect(cluster=cluster)
+
+    assert plan.report["sizes_known"] is True
+    assert plan.state == PlanState.PROPOSED
+
+
+def test_it_leaves_sizes_unknown_when_kafka_cannot_tell(cluster, apply_state, monkeypatch):
+    apply_state(cluster, NEW_TOPIC)
+    auto_approve_up_to(cluster, 10_000_000)
+
+    class Unreachable(FakeKafka):
+        def replica_sizes(self):
+            raise KafkaOpError("DescribeLogDirs failed: timed out")
+
+    kafka_with(monkeypatch, Unreachable(assignment=NEW_TOPIC))
+
+    plan = cluster_detect(cluster=cluster)
+
+    assert plan.report["sizes_known"] is False
+    assert plan.state == PlanState.PROPOSED

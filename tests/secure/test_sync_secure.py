@@ -1,0 +1,35 @@
+"""Sync and the kafka-python admin APIs on the secured dev cluster, as the balancer."""
+
+import uuid
+
+import pytest
+from confluent_kafka.admin import NewTopic
+
+from apps.clusters import kafka_python_adapter
+from apps.clusters.models import Partition
+from apps.clusters.services import cluster_sync
+from apps.plans.kafka_ops import LiveKafka
+
+pytestmark = [pytest.mark.django_db, pytest.mark.integration]
+
+
+def test_it_syncs_and_lists_reassignments_and_log_dirs(secured, super_admin):
+    topic = f"it-secure-{uuid.uuid4().hex[:8]}"
+    super_admin.create_topics([NewTopic(topic, num_partitions=2, replication_factor=2)])[
+        topic
+    ].result(30)
+    try:
+        assert cluster_sync(cluster=secured), secured.last_sync_error
+        assert Partition.objects.filter(topic__name=topic).count() == 2
+        assert set(secured.brokers.values_list("node_id", flat=True)) == {1, 2, 3}
+        secured.refresh_from_db()
+        assert secured.access_warning == ""
+
+        in_flight = kafka_python_adapter.reassignments_list(
+            connection=secured.connection, partitions=[(topic, 0), (topic, 1)]
+        )
+        assert in_flight == {}
+        sizes = LiveKafka(cluster=secured).replica_sizes()
+        assert {(t, p) for t, p, _broker in sizes if t == topic} == {(topic, 0), (topic, 1)}
+    finally:
+        super_admin.delete_topics([topic])[topic].result(30)
