@@ -83,6 +83,20 @@ class Site:
             timeout=180,
         )
 
+    def shell(self, code: str) -> str:
+        """Run `code` in `manage.py shell` with the site's settings (its database, its
+        Celery broker): what one of its processes would do."""
+        done = subprocess.run(
+            [sys.executable, "manage.py", "shell", "-c", code],
+            cwd=ROOT,
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
+        return done.stdout
+
     def daphne_start(self) -> None:
         self.daphne = self._spawn(
             "daphne",

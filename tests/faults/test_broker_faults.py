@@ -7,6 +7,7 @@ import pytest
 from plans import live
 from support.polling import wait_until
 
+from apps.clusters.kafka_clients import admin_client_create
 from apps.clusters.services import cluster_sync
 from apps.plans.models import MoveState, PlanMode, PlanState
 from apps.plans.services import cluster_detect, execution_run, execution_step, executions_resume
@@ -34,6 +35,13 @@ def _heal(cluster, timeout: float):
     return execution_run(plan=plan, poll_interval=0.5, max_seconds=120)
 
 
+def fresh_admin(bootstrap: str):
+    """An admin client made after the broker was fenced: one made before may keep
+    sending controller-bound requests (configs, deletions) to the dead broker it learnt
+    as the controller, as the executor's did (LiveKafka renews its own)."""
+    return admin_client_create(bootstrap_servers=bootstrap)
+
+
 def _broker_back_and_throttles_gone(kafka_cluster, admin, topic, plan, broker: int) -> None:
     """The dead broker's throttle rate outlived it: the resume sweep deletes it once the
     broker is back (here: one step of the finished plan, as the sweep enqueues it)."""
@@ -56,6 +64,7 @@ def test_it_ends_the_plan_when_its_target_broker_dies_and_heals_the_cluster(
         kafka_cluster.stop_broker(3, kill=True)
 
         plan = execution_run(plan=plan, poll_interval=0.5, max_seconds=120)
+        admin = fresh_admin(bootstrap)
         ended = plan.finished_at.timestamp() - killed
         assert plan.state == PlanState.FAILED, plan.error
         assert "target broker 3 dead" in plan.error
@@ -109,6 +118,7 @@ def test_it_finishes_the_plan_when_a_source_broker_dies(
         kafka_cluster.stop_broker(2, kill=True)
 
         plan = execution_run(plan=plan, poll_interval=0.5, max_seconds=150)
+        admin = fresh_admin(bootstrap)
         assert plan.state == PlanState.COMPLETED, plan.error
         recovered = plan.finished_at.timestamp() - killed
         assert not live.in_flight(bootstrap, [topic])

@@ -3,46 +3,25 @@ the same database resumes the plan and nothing is sent twice, with acks=all traf
 the plan's topic alongside. The worker is tests/plans/worker_process.py, on its own
 SQLite file, as a restarted Celery worker would share the real database."""
 
-import json
 import os
 import signal
-import subprocess
-import sys
 import time
-import uuid
-from pathlib import Path
 
 import pytest
 from plans import live
 from support.polling import wait_until
 
 from .traffic import Traffic
+from .worker import (
+    ON_ONE_AND_TWO,
+    worker_env,
+    worker_process,
+    worker_report,
+    worker_start_until_in_flight,
+    worker_topic,
+)
 
 pytestmark = [pytest.mark.django_db, pytest.mark.integration]
-
-REPO = Path(__file__).resolve().parents[2]
-WORKER = REPO / "tests" / "plans" / "worker_process.py"
-# Six partitions on brokers 1 and 2; the plan gives each a copy on broker 3.
-ON_ONE_AND_TWO = [[1, 2], [2, 1]] * 3
-
-
-def _process(args: list[str], env: dict) -> subprocess.Popen:
-    return subprocess.Popen(
-        [sys.executable, str(WORKER), *args],
-        cwd=REPO,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-
-
-def _report(env: dict) -> dict:
-    """worker_process.py's report of the plan in its database."""
-    process = _process(["report"], env)
-    out, _ = process.communicate(timeout=60)
-    assert process.returncode == 0, out
-    return json.loads(out.strip().splitlines()[-1])
 
 
 def test_it_resumes_a_killed_worker_and_sends_nothing_twice(
@@ -50,42 +29,13 @@ def test_it_resumes_a_killed_worker_and_sends_nothing_twice(
 ):
     fault_row["fault"] = "executing worker SIGKILLed"
     bootstrap = kafka_cluster.bootstrap_servers
-    topic = live.topic_name("exec")
-    topics.append(topic)
-    live.topic_create(admin, topic, assignment=ON_ONE_AND_TWO)
-    live.fill(bootstrap, topic, 6, 1024 * 1024)
-    # Every partition gets a copy on broker 3: 5 per batch (the per-broker cap), then 1.
-    plan_json = json.dumps(
-        {
-            "version": 1,
-            "partitions": [
-                {"topic": topic, "partition": p, "replicas": [3, r[0]]}
-                for p, r in enumerate(ON_ONE_AND_TWO)
-            ],
-        }
-    )
-    env = {
-        **os.environ,
-        "DATABASE_URL": f"sqlite:///{tmp_path / 'worker.sqlite3'}",
-        "CELERY_TASK_ALWAYS_EAGER": "1",
-        "EXECUTOR_LEASE_SECONDS": "3",
-        "EXECUTOR_POLL_INTERVAL": "0.5",
-        "LOG_LEVEL": "WARNING",
-    }
+    topic, plan_json = worker_topic(admin, topics, bootstrap, "exec")
+    env = worker_env(f"sqlite:///{tmp_path / 'worker.sqlite3'}", lease_seconds=3)
     traffic = Traffic.start(bootstrap, topic, len(ON_ONE_AND_TWO))
     try:
-        worker = _process(
-            ["start", f"it-plans-{uuid.uuid4().hex[:6]}", bootstrap, topic, plan_json], env
-        )
+        # Started, and the fault strikes once its first batch is in flight (400 kB/s).
+        worker = worker_start_until_in_flight(bootstrap, topic, plan_json, env)
         try:
-            # Kill it as soon as Kafka has its first batch in flight (throttled to 400 kB/s).
-            wait_until(
-                lambda: live.in_flight(bootstrap, [topic]) or worker.poll() is not None,
-                60,
-                0.2,
-                what="first batch in flight",
-            )
-            assert worker.poll() is None, worker.stdout.read()
             os.kill(worker.pid, signal.SIGKILL)
             killed = time.monotonic()
             worker.wait(10)
@@ -97,13 +47,13 @@ def test_it_resumes_a_killed_worker_and_sends_nothing_twice(
         wait_until(lambda: live.throttles_found(admin, [1, 2, 3], [topic]), 10, what="throttles")
 
         # The resume sweep skips a plan under a live lease: wait out the dead worker's.
-        lease_until = _report(env)["lease_until"] or 0
+        lease_until = worker_report(env)["lease_until"] or 0
         wait_until(lambda: time.time() > lease_until, 10, 0.1, what="the dead worker's lease")
-        resumed = _process(["resume"], env)
+        resumed = worker_process(["resume"], env)
         out, _ = resumed.communicate(timeout=180)
         recovered = time.monotonic() - killed
         assert resumed.returncode == 0, out
-        report = _report(env)
+        report = worker_report(env)
 
         assert report["state"] == "completed", report
         assert report["runs"] == 2 and report["leaders_elected"]

@@ -509,3 +509,49 @@ def test_it_cancels_a_move_that_makes_no_progress(plan, kafka, settings):
     plan.refresh_from_db()
     assert plan.state == PlanState.FAILED and "no progress for 90 s" in plan.error
     assert not kafka.in_flight and not kafka.throttles_left()
+
+
+def test_it_rides_out_a_database_restart_and_sends_nothing_twice(plan, kafka, monkeypatch):
+    from django.db import OperationalError
+
+    from apps.plans.services import runner
+
+    real_step, calls = runner.execution_step, []
+
+    def step_with_outage(**kwargs):
+        calls.append(1)
+        if len(calls) in (2, 3):  # the database restarts after the first batch was sent
+            raise OperationalError("server closed the connection unexpectedly")
+        return real_step(**kwargs)
+
+    monkeypatch.setattr(runner, "execution_step", step_with_outage)
+    result = execution_run(plan=plan, kafka=kafka, poll_interval=0, sleep=lambda s: None)
+
+    assert result.state == PlanState.COMPLETED
+    sent = [key for call in kafka.alter_calls for key, target in call.items() if target]
+    assert sorted(sent) == sorted(AFTER) and Execution.objects.get(plan=plan).runs == 1
+
+
+def test_it_leaves_a_dead_brokers_rate_to_the_plan_running_when_it_returns(plan, kafka, settings):
+    settings.EXECUTOR_DEAD_TARGET_GRACE = 0
+    kafka.ticks = 1000
+    execution_step(plan=plan, kafka=kafka)
+    kafka.alive = {1, 2}
+    assert execution_step(plan=plan, kafka=kafka) is True  # failed; broker 3's rate left
+    # Broker 3 is back and another plan now throttles it.
+    kafka.alive = {1, 2, 3}
+    other = Plan.objects.create(
+        cluster=plan.cluster,
+        origin=PlanOrigin.OPERATOR,
+        mode=PlanMode.ADD_BROKERS,
+        state=PlanState.EXECUTING,
+        fingerprint="x",
+        reassignment={"version": 1, "partitions": []},
+        rollback_reassignment={"version": 1, "partitions": []},
+    )
+    Execution.objects.create(plan=other, throttle={"brokers": [3]}, throttle_applied=True)
+
+    execution_step(plan=plan, kafka=kafka)  # the resume sweep's retry
+
+    assert kafka.broker_configs[3]["follower.replication.throttled.rate"] == "1000000"
+    assert not Execution.objects.get(plan=plan).throttle_applied

@@ -7,6 +7,7 @@ import uuid
 from collections.abc import Callable
 
 from django.conf import settings
+from django.db import InterfaceError, OperationalError, connection
 from django.db.models import F
 
 from ..kafka_ops import KafkaOpError, KafkaOpNotAuthorized, KafkaOps, kafka_ops_resolve
@@ -41,28 +42,48 @@ def execution_run(
     kafka = kafka_ops_resolve(cluster=plan.cluster, kafka=kafka)
     poll = float(settings.EXECUTOR_POLL_INTERVAL if poll_interval is None else poll_interval)
     deadline = None if max_seconds is None else time.monotonic() + max_seconds
+    db_down_since: float | None = None
     try:
         while True:
             try:
-                finished = execution_step(plan=plan, kafka=kafka)
-                Execution.objects.filter(plan=plan).update(consecutive_errors=0)
-            except KafkaOpNotAuthorized as exc:
-                # A missing ACL stays missing: say which at once instead of retrying.
-                logger.warning("plan %s: %s", plan.pk, exc)
-                execution_fail(plan=plan, error=str(exc), kafka=kafka)
-                finished = True
-            except KafkaOpError as exc:
-                finished = _step_error(plan=plan, error=str(exc), kafka=kafka)
-            if finished:
-                break
-            if deadline is not None and time.monotonic() > deadline:
-                break
-            if not lease_take(plan=plan, owner=owner):
-                logger.warning("plan %s: lease lost, another worker carries on", plan.pk)
-                break
+                if db_down_since is not None and not lease_take(plan=plan, owner=owner):
+                    logger.warning("plan %s: lease taken while the database was away", plan.pk)
+                    break
+                db_down_since = None
+                try:
+                    finished = execution_step(plan=plan, kafka=kafka)
+                    Execution.objects.filter(plan=plan).update(consecutive_errors=0)
+                except KafkaOpNotAuthorized as exc:
+                    # A missing ACL stays missing: say which at once instead of retrying.
+                    logger.warning("plan %s: %s", plan.pk, exc)
+                    execution_fail(plan=plan, error=str(exc), kafka=kafka)
+                    finished = True
+                except KafkaOpError as exc:
+                    finished = _step_error(plan=plan, error=str(exc), kafka=kafka)
+                if finished:
+                    break
+                if deadline is not None and time.monotonic() > deadline:
+                    break
+                if not lease_take(plan=plan, owner=owner):
+                    logger.warning("plan %s: lease lost, another worker carries on", plan.pk)
+                    break
+            except (OperationalError, InterfaceError) as exc:
+                # The database went away (restart, failover): nothing more is sent until it
+                # answers (a batch is committed before it is sent), then the next step
+                # reconciles with Kafka, under the lease taken again. Away longer than a
+                # lease: give up; the resume sweep hands the plan to a worker later.
+                db_down_since = db_down_since or time.monotonic()
+                if time.monotonic() - db_down_since > float(settings.EXECUTOR_LEASE_SECONDS):
+                    raise
+                logger.warning("plan %s: database unavailable, retrying: %s", plan.pk, exc)
+                if not connection.in_atomic_block:
+                    connection.close()  # broken: the next query opens a new one
             sleep(poll)
     finally:
-        lease_release(plan=plan, owner=owner)
+        try:
+            lease_release(plan=plan, owner=owner)
+        except (OperationalError, InterfaceError):
+            pass  # the lease lapses on its own
     plan.refresh_from_db()
     return plan
 

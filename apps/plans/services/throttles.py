@@ -13,7 +13,7 @@ import logging
 from apps.audit.services import audit_record
 
 from ..kafka_ops import BROKER_THROTTLE_KEYS, TOPIC_THROTTLE_KEYS, KafkaOps
-from ..models import Execution, MoveState, Plan, PlanMove
+from ..models import ACTIVE_STATES, Execution, MoveState, Plan, PlanMove
 from .actors import EXECUTOR
 from .policy import policy_get
 
@@ -112,6 +112,19 @@ def throttles_remove(*, plan: Plan, execution: Execution, kafka: KafkaOps) -> No
     recorded = execution.throttle or {}
     alive = kafka.brokers_alive()
     brokers = [int(b) for b in recorded.get("brokers", [])]
+    if plan.state not in ACTIVE_STATES:
+        # A finished plan's leftover (a broker that was dead) must not delete the rate a
+        # running plan has set on that broker since: that plan deletes it when it ends.
+        owned = {
+            int(b)
+            for other in Execution.objects.filter(
+                plan__cluster_id=plan.cluster_id,
+                plan__state__in=ACTIVE_STATES,
+                throttle_applied=True,
+            ).exclude(pk=execution.pk)
+            for b in (other.throttle or {}).get("brokers", [])
+        }
+        brokers = [b for b in brokers if b not in owned]
     # A dead broker can't be reached, and its dynamic rate outlives it (it is in the
     # cluster metadata): it stays recorded, and the resume sweep deletes it once the
     # broker is back.
@@ -123,7 +136,10 @@ def throttles_remove(*, plan: Plan, execution: Execution, kafka: KafkaOps) -> No
         t: dict.fromkeys(TOPIC_THROTTLE_KEYS) for t in recorded.get("topics", [])
     }
     if not broker_values and not topic_values:
-        return  # only dead brokers left: try again at the next sweep
+        if not skipped:  # everything left was handed over to a running plan
+            execution.throttle_applied = False
+            execution.save(update_fields=["throttle_applied", "updated_at"])
+        return  # else only dead brokers left: try again at the next sweep
     kafka.configs_write(broker_values, topic_values)
     if skipped:
         execution.throttle = {**recorded, "brokers": skipped, "topics": []}
