@@ -37,6 +37,7 @@ def test_it_samples_and_aggregates_the_traffic(
     settings,
 ):
     settings.METRICS_WINDOW_SECONDS = WINDOW_S
+    settings.METRICS_WINDOW_SLIDE_SECONDS = WINDOW_S  # tumbling, as the windows this test reads
     producer = Producer({**secure_cluster.admin_config(), "linger.ms": 20})
     # Samples through two whole windows and into the next, so those two are final.
     until = (int(time.time()) // WINDOW_S + 3) * WINDOW_S
