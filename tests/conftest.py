@@ -62,6 +62,22 @@ def kafka39_cluster() -> Iterator[DevCluster]:
 
 
 @pytest.fixture(scope="session")
+def spark() -> Iterator:
+    """ONE local SparkSession for the whole test session (local[2] with the Kafka source,
+    UI off, few shuffle partitions). Tests must not stop it: a SparkSession is a
+    process-wide singleton, so a second "session" would be this one."""
+    from spark_jobs.session import spark_session_build
+
+    session = spark_session_build(
+        app_name="kafka-balancer-tests",
+        master="local[2]",
+        extra_conf={"spark.sql.shuffle.partitions": "2", "spark.driver.memory": "1g"},
+    )
+    yield session
+    session.stop()
+
+
+@pytest.fixture(scope="session")
 def redis_server() -> Iterator[str]:
     """URL of a Redis answering PING (REDIS_URL, default redis://127.0.0.1:6379/0).
 

@@ -23,19 +23,6 @@ OBSERVE_S = float(os.environ.get("LOOP_OBSERVE_SECONDS", "30"))
 
 
 @pytest.fixture
-def spark() -> Iterator:
-    from spark_jobs.session import spark_session_build
-
-    session = spark_session_build(
-        app_name="kafka-balancer-loop",
-        master="local[2]",
-        extra_conf={"spark.sql.shuffle.partitions": "2", "spark.driver.memory": "1g"},
-    )
-    yield session
-    session.stop()
-
-
-@pytest.fixture
 def skew_topic(kafka_cluster) -> Iterator[str]:
     topic = f"loop-{uuid.uuid4().hex[:8]}"
     yield topic

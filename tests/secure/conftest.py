@@ -10,7 +10,6 @@ from collections.abc import Iterator
 import pytest
 from confluent_kafka.admin import AdminClient
 from dev_cluster.secure import ADMIN_USER, BALANCER_USER, SecureDevCluster
-from metrics.conftest import spark  # noqa: F401 - the session's one SparkSession, shared
 
 from apps.clusters.connection import ConnectionSettings
 from apps.clusters.kafka_python_adapter import reassignments_alter, reassignments_list
