@@ -103,14 +103,20 @@ class Sampler(threading.Thread):
         return total
 
     def run(self) -> None:
+        import psutil
+
         start = {name: sum(p.cpu_times()[:2]) for name, p in self.procs.items()}
+        last = dict(start)
         began = time.monotonic()
         while not self.stopped.wait(self.every):
             for name, proc in self.procs.items():
-                self.rss[name].append(self._tree_rss(proc))
+                try:
+                    last[name] = sum(proc.cpu_times()[:2])
+                    self.rss[name].append(self._tree_rss(proc))
+                except psutil.NoSuchProcess:  # Locust ends just before we stop sampling
+                    continue
         elapsed = time.monotonic() - began
-        for name, proc in self.procs.items():
-            self.cpu[name] = (sum(proc.cpu_times()[:2]) - start[name]) / elapsed
+        self.cpu = {name: (last[name] - start[name]) / elapsed for name in self.procs}
 
 
 def probes_publish(*, cluster_id: int, stop: threading.Event) -> int:
@@ -266,7 +272,6 @@ def _bench(args, scratch: Path, cluster_dev) -> int:  # noqa: C901, PLR0915 - on
             time.sleep(0.5)
         print(f"plan #{plan.pk} executing; load: {args.clients} websockets, {args.rps} req/s")
 
-        sampler = Sampler({"daphne": daphne.pid, "celery worker": worker.pid})
         stop_probes = threading.Event()
         probes: list[int] = []
         prober = threading.Thread(
@@ -283,7 +288,6 @@ def _bench(args, scratch: Path, cluster_dev) -> int:  # noqa: C901, PLR0915 - on
             "LOAD_RPS": str(args.rps),
         }
         users = args.clients + args.rps
-        sampler.start()
         prober.start()
         began = time.monotonic()
         locust = subprocess.Popen(
@@ -297,6 +301,9 @@ def _bench(args, scratch: Path, cluster_dev) -> int:  # noqa: C901, PLR0915 - on
             stderr=open(scratch / "locust.log", "ab"),  # noqa: SIM115 - short-lived
             start_new_session=True,
         )
+        # Locust's own CPU too: a saturated client would inflate the latencies it measures.
+        sampler = Sampler({"daphne": daphne.pid, "celery worker": worker.pid, "locust": locust.pid})
+        sampler.start()
         locust.wait(timeout=args.seconds + 90)
         ran = time.monotonic() - began
         sampler.stopped.set()
