@@ -225,6 +225,7 @@ def _bench(args, scratch: Path, cluster_dev) -> int:  # noqa: C901, PLR0915 - on
     topic = live.topic_name("load")
     base = f"http://127.0.0.1:{args.port}"
     daphne = worker = locust = None
+    finished = False
     try:
         daphne = spawn(
             "daphne",
@@ -324,6 +325,7 @@ def _bench(args, scratch: Path, cluster_dev) -> int:  # noqa: C901, PLR0915 - on
             f"plan #{plan.pk} {plan.state} during the run: {copied / 1e6:.1f} MB copied, "
             f"{done}/{plan.moves.count()} moves ended",
         )
+        finished = True
         if plan.state != PlanState.EXECUTING:
             print("warning: the plan ended before the load did: raise the data or lower --throttle")
             return 1
@@ -336,7 +338,10 @@ def _bench(args, scratch: Path, cluster_dev) -> int:  # noqa: C901, PLR0915 - on
         _end(daphne)
         for log in logs:
             log.close()
-        shutil.rmtree(scratch, ignore_errors=True)
+        if finished:
+            shutil.rmtree(scratch, ignore_errors=True)
+        else:  # the logs say why
+            print(f"logs of Daphne, the worker and Locust kept in {scratch}")
 
 
 def failures_read(path: Path) -> list[str]:
