@@ -150,7 +150,7 @@ def main() -> int:
     parser.add_argument("--rps", type=int, default=50, help="API requests per second")
     parser.add_argument("--seconds", type=int, default=120)
     parser.add_argument("--port", type=int, default=int(os.environ.get("LOAD_PORT", "18321")))
-    parser.add_argument("--throttle", type=int, default=50_000, help="plan throttle, bytes/s")
+    parser.add_argument("--throttle", type=int, default=20_000, help="plan throttle, bytes/s")
     args = parser.parse_args()
     if not (0 < args.clients <= 1000 and 0 < args.rps <= 500 and 0 < args.seconds <= 600):
         parser.error("bounded: clients 1-1000, rps 1-500, seconds 1-600")
@@ -239,9 +239,10 @@ def _bench(args, scratch: Path, cluster_dev) -> int:  # noqa: C901, PLR0915 - on
         )
         _wait_up(base + "/accounts/login/", daphne)
 
-        # Enough data that broker 3 copies it for the whole run and a minute more (with
-        # room: the leaders' and the follower's throttles together let ~2x through).
-        per_partition = 3 * args.throttle * (args.seconds + 60) // len(TARGETS)
+        # Enough data that broker 3 copies it for the whole run and a minute more, with
+        # room: at 50 kB/s the dev cluster copied 27 MB within the 2-minute run (the
+        # leaders' and the follower's throttles together let through ~4x the setting).
+        per_partition = 8 * args.throttle * (args.seconds + 60) // len(TARGETS)
         print(
             f"setup: topic {topic}, 4 x {per_partition / 1e6:.1f} MB moving onto broker 3 "
             f"at {args.throttle / 1e3:.0f} kB/s"
@@ -291,6 +292,7 @@ def _bench(args, scratch: Path, cluster_dev) -> int:  # noqa: C901, PLR0915 - on
         users = args.clients + args.rps
         prober.start()
         began = time.monotonic()
+        load_began = time.time()
         locust = subprocess.Popen(
             [sys.executable, "-m", "locust", "-f", str(LOCUSTFILE), "--headless"]
             + ["-u", str(users), "-r", str(max(10, users // 5)), "-t", f"{args.seconds}s"]
@@ -327,7 +329,9 @@ def _bench(args, scratch: Path, cluster_dev) -> int:  # noqa: C901, PLR0915 - on
         )
         finished = True
         if plan.state != PlanState.EXECUTING:
-            print("warning: the plan ended before the load did: raise the data or lower --throttle")
+            ended = plan.finished_at.timestamp() - load_began if plan.finished_at else None
+            at = f"{ended:.0f} s into the load" if ended is not None else "during the load"
+            print(f"warning: the plan ended {at}: raise the data or lower --throttle")
             return 1
         return 0
     finally:
