@@ -153,15 +153,15 @@ def _cluster_detect_locked(
         violated = _violated_goals(proposal.report)
         if window is None:
             # Before the first window every load reads zero: judge no traffic goal.
-            violated = [v for v in violated if not _is_traffic_goal(v)]
+            violated = {g: v for g, v in violated.items() if g not in TRAFFIC_GOALS}
         if not violated:
             _violation_remember(policy=policy, window_start=None)
             return open_plan
-        if all(_is_traffic_goal(v) for v in violated) and not _violation_persists(
+        if all(g in TRAFFIC_GOALS for g in violated) and not _violation_persists(
             policy=policy, window=window
         ):
             return open_plan  # one slide's spike: wait for the next window to confirm it
-        trigger = "goals violated: " + "; ".join(violated)
+        trigger = "goals violated: " + "; ".join(violated.values())
         proposal = _towards_target(scoped=scoped, policy=policy, judged=proposal)
         if window is None:
             trigger += "; no load window yet: counts only, traffic goals not judged"
@@ -228,11 +228,6 @@ def _towards_target(*, scoped, policy: ClusterPolicy, judged):
 TRAFFIC_GOALS = ("disk-distribution", "network-in-distribution", "network-out-distribution")
 
 
-def _is_traffic_goal(violation: str) -> bool:
-    # "network-in-distribution: broker 3 above the band ..." -> the goal's name
-    return violation.split(":", 1)[0].split(" ", 1)[0] in TRAFFIC_GOALS
-
-
 def _violation_remember(*, policy: ClusterPolicy, window_start: datetime | None) -> None:
     if policy.violation_window_start != window_start:
         ClusterPolicy.objects.filter(pk=policy.pk).update(violation_window_start=window_start)
@@ -269,11 +264,12 @@ def _dead_since(broker) -> datetime:
 QUIET_GOALS = frozenset({"leader-bytes-in-distribution", "topic-replica-distribution"})
 
 
-def _violated_goals(report: dict) -> list[str]:
+def _violated_goals(report: dict) -> dict[str, str]:
     """Goals the cluster violates *as it is* (the engine's judgement before anything
     moves, BALANCING.md §8), and only those the plan improves: a violation no plan can
-    reduce is not worth proposing. Each is said with its worst broker and side."""
-    out = []
+    reduce is not worth proposing: goal name -> the goal said with its worst broker and
+    side."""
+    out = {}
     for goal in report.get("goals", []):
         start, end = goal["start"], goal["end"]
         if goal["name"] in QUIET_GOALS or not start["violated"]:
@@ -284,7 +280,7 @@ def _violated_goals(report: dict) -> list[str]:
         more = start["offenders_total"] - 1
         extra = f" (+{more} more)" if more > 0 else ""
         threshold = f", threshold {goal['threshold']:g}" if goal.get("threshold") else ""
-        out.append(f"{goal['name']}: {worst}{extra}{threshold}")
+        out[goal["name"]] = f"{goal['name']}: {worst}{extra}{threshold}"
     return out
 
 
