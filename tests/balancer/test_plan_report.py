@@ -81,6 +81,7 @@ def test_it_reports_figures_movement_goals_and_time() -> None:
         "replica_moves",
         "bytes_moved",
         "leadership_moves",
+        "given_back",
     }
     assert len(r["moves"]) == len(pr.plan["partitions"]) == r["movement"]["partitions_changed"]
     for m in r["moves"]:

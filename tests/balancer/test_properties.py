@@ -310,3 +310,24 @@ def test_it_plans_the_net_difference_of_all_moves(snap: dict, data) -> None:
     )
     gross = sum(g["replica_moves"] for g in pr.report["goals"])
     assert gross >= len(added)
+
+
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(snap=clusters(), data=st.data())
+def test_it_gives_back_moves_without_losing_balance(snap: dict, data) -> None:
+    mode, ids, options = draw_request(snap, data)
+    try:
+        pr = propose(snap, mode=mode, brokers=ids, options=options)
+    except PlanError:
+        return
+    with mock.patch.object(optimizer, "trim", lambda model: 0):
+        untrimmed = propose(snap, mode=mode, brokers=ids, options=options)
+    moved, was = pr.report["movement"], untrimmed.report["movement"]
+    assert moved["bytes_moved"] <= was["bytes_moved"]
+    assert moved["replica_moves"] == was["replica_moves"] - moved["given_back"]
+    for name, fig in pr.report["balance"].items():
+        before = untrimmed.report["balance"][name]
+        assert fig["after"] <= before["after"] + EPS, name
+        assert fig["min_after"] >= before["min_after"] - EPS, name
+    for g, g0 in zip(pr.report["goals"], untrimmed.report["goals"], strict=True):
+        assert g["violation_final"] <= g0["violation_final"] * (1 + 1e-9) + EPS, g["name"]

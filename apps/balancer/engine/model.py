@@ -207,6 +207,7 @@ class ClusterModel:
         self.data_loss_skipped: list[int] = []
         self.data_loss_healed: list[int] = []
         self.unfixable: dict[int, str] = {}
+        self.trimmed = 0  # replica moves the final movement pass gave back (trim.py)
 
     # ---------------------------------------------------------------- helpers
     def members(self, p: int) -> list[int]:

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 from .goals import Goal
 from .model import ClusterModel
+from .trim import trim
 
 
 def run(model: ClusterModel, goals: Sequence[Goal], leadership: Sequence[Goal] = ()) -> list[dict]:
@@ -78,6 +79,7 @@ def run(model: ClusterModel, goals: Sequence[Goal], leadership: Sequence[Goal] =
         st["leadership_moves"] = c.leader_moves
         st["leadership_pass_moves"] = c.leader_moves - moves_before
         st["seconds"] = round(st["seconds"] + time.perf_counter() - t0, 4)
+    model.trimmed = trim(model)
     # measured again at the end: a goal satisfied in its turn must still be satisfied
     for g, st, first in zip([*goals, *extra], stats, start, strict=True):
         end = g.judge(model)

@@ -58,7 +58,7 @@ def build_report(
             "allow_data_loss": options.allow_data_loss,
         },
         "balance": balance,
-        "movement": movement(snap, model.assign),
+        "movement": {**movement(snap, model.assign), "given_back": model.trimmed},
         "goals": goal_stats,
         "unmet_hard_goals": unmet_hard_goals(goal_stats),
         "data_loss": {
