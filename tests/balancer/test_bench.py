@@ -41,3 +41,18 @@ def test_it_balances_100_brokers_and_150k_replicas_within_target() -> None:
     res = module.run_one("small", 1.05, "full")
     # How long it takes is the bench's figure to print (bench/README.md), not a test.
     check_targets(module, res)
+
+
+def test_it_levels_network_out_on_five_brokers_with_one_come_back_empty() -> None:
+    path = BENCH.parent / "bench_planner_small_cluster.py"
+    spec = importlib.util.spec_from_file_location("bench_planner_small_cluster", path)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    for seed in range(4):
+        for partitions in (60, 240):
+            res = module.run_case(seed, partitions)
+            before, after, _ = res["balance"]["network_out"]
+            assert before > 1.25  # broker 5 starts empty: the others carry 5/4 at least
+            assert after <= module.CC_NETWORK_OUT, (seed, partitions, after)
+            assert res["movement"]["replica_moves"] > 0
