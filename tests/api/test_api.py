@@ -21,7 +21,8 @@ from rest_framework.test import APIClient
 
 from apps.audit.models import AuditEvent
 from apps.balancer.engine import propose
-from apps.plans.models import Plan, PlanState
+from apps.clusters.models import Cluster
+from apps.plans.models import ClusterPolicy, Plan, PlanState
 
 pytestmark = pytest.mark.django_db
 
@@ -409,6 +410,27 @@ def test_it_simulates_draining_a_broker(as_role, cluster):
         .json()
     )
     assert body["mode"] == "remove-brokers" and body["loads"]["after"]["replicas"][2] == 0
+
+
+def test_it_drains_one_of_three_brokers_once_the_rf_3_metrics_topic_is_excluded(as_role, db):
+    # the balancer's own topic at RF 3 on 3 brokers: no drain can keep 3 replicas
+    cluster_make("small", {**SKEWED, **{("__balancer_metrics", i): [1, 2, 3] for i in range(2)}})
+    client = as_role("viewer")
+    refused = client.post("/api/clusters/small/what-if/", {"remove_brokers": [3]}, format="json")
+    assert refused.status_code == 400
+    reason = str(refused.json())
+    assert "__balancer_metrics-0 has 3 replicas but only 2" in reason
+    assert "not counting those being removed" in reason
+    ClusterPolicy.objects.create(
+        cluster=Cluster.objects.get(name="small"), topics_exclude=["__balancer_metrics"]
+    )
+    body = client.post(
+        "/api/clusters/small/what-if/", {"remove_brokers": [3]}, format="json"
+    ).json()
+    assert body["mode"] == "remove-brokers" and body["loads"]["after"]["replicas"][2] == 0
+    drained = {(e["topic"], e["partition"]) for e in body["plan"]["partitions"]}
+    assert drained == {("audit-log", 0), ("audit-log", 1)}
+    assert not Plan.objects.exists()
 
 
 @pytest.mark.parametrize(
