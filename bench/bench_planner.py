@@ -154,8 +154,10 @@ def run_one(size: str, threshold: float, mode: str) -> dict:
     cpu = time.process_time() - c0
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     r = proposal.report
+    total_bytes = sum(p["load"]["size"] * len(p["replicas"]) for p in snap["partitions"])
     return {
         "min_count_moves": min_count_moves(snap, threshold),
+        "bytes_share": r["movement"]["bytes_moved"] / total_bytes if total_bytes else 0.0,
         "size": size,
         "brokers": spec["brokers"],
         "partitions": spec["partitions"],
@@ -212,7 +214,8 @@ def print_result(res: dict) -> None:
             mark = "ok" if ok else "MISSED"
         print(f"{name:<12} {b['before']:>8.3f} {b['after']:>8.3f} {b['lower_bound']:>8.3f}  {mark}")
     print(
-        f"replica moves {m['replica_moves']:,}, bytes moved {m['bytes_moved'] / 1e12:.2f} TB, "
+        f"replica moves {m['replica_moves']:,} ({m.get('given_back', 0):,} given back), "
+        f"bytes moved {m['bytes_moved'] / 1e12:.2f} TB ({res['bytes_share']:.2%} of all), "
         f"leadership moves {m['leadership_moves']:,}, "
         f"partitions changed {m['partitions_changed']:,}"
     )

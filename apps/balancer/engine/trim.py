@@ -86,11 +86,15 @@ def _round(model: ClusterModel) -> int:
     ok &= (cells.vec <= model.slack[cells.on] + TOL).all(axis=1)
     given = 0
     reasons = model.reasons
+    room, usable = model.room, model.usable
     for i in np.flatnonzero(ok).tolist():
         p, k = int(cells.p[i]), int(cells.k[i])
         now = model.members(p)
+        vec = cells.vec[i]
         for home in model.initial[p, : model.rf_l[p]].tolist():
-            if home not in now and model.usable[home] and model.move_ok_to(p, k, home):
+            if home in now or not usable[home] or (vec > room[home]).any():
+                continue  # the cheap refusals first; move_ok_to checks everything
+            if model.move_ok_to(p, k, home):
                 model.move_replica(p, k, home, GOAL)
                 given += 1
                 # a give-back is no reason for a change: the goals that made it stay
