@@ -24,6 +24,7 @@ from pathlib import Path
 
 import pytest
 import redis
+from support.migrated import sqlite_migrated
 from support.polling import wait_until
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -70,7 +71,7 @@ def stack(tmp_path, kafka_cluster, redis_server) -> Iterator[dict]:
         "PYTHONPATH": str(REPO),
     }
     manage = [sys.executable, str(REPO / "manage.py")]
-    subprocess.run([*manage, "migrate", "--noinput"], env=env, check=True, capture_output=True)
+    sqlite_migrated(tmp_path / "db.sqlite3")
     register = (
         "from apps.clusters.services import cluster_register as r;"
         f"r(name='healthy', bootstrap_servers='{kafka_cluster.bootstrap_servers}');"
