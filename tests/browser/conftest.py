@@ -29,6 +29,7 @@ import pytest
 from django.db import connections
 from django.db.utils import load_backend
 from django.test import override_settings
+from support.migrated import sqlite_migrated
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = "/usr/bin/chromium"
@@ -86,14 +87,7 @@ def site(redis_server: str, django_db_blocker) -> Iterator[LiveSite]:
         "DJANGO_DEBUG": "1",
         "DJANGO_ALLOWED_HOSTS": "127.0.0.1,localhost",
     }
-    subprocess.run(
-        [sys.executable, "manage.py", "migrate", "--noinput"],
-        cwd=ROOT,
-        env=env,
-        check=True,
-        capture_output=True,
-        timeout=120,
-    )
+    sqlite_migrated(database)
     port = _free_port()
     log = open(workdir / "daphne.log", "wb")  # noqa: SIM115 - closed below
     daphne = subprocess.Popen(

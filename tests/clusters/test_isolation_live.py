@@ -2,8 +2,11 @@
 real workers (the queues and the worker options of scripts/run): the healthy cluster
 still syncs every CLUSTER_SYNC_INTERVAL and the queues do not grow.
 
-The issue's figure is for 3 minutes; the suite runs ISOLATION_TEST_SECONDS (default 60):
-    ISOLATION_TEST_SECONDS=180 .venv/bin/python -m pytest \\
+The issue's figure is for 3 minutes at the product's 10 s interval; the suite runs
+ISOLATION_TEST_SECONDS (default 30) at ISOLATION_TEST_INTERVAL (default 5 s: the same six
+rounds in half the time; an unreachable connect still hangs KAFKA_CONNECT_TIMEOUT, 5 s,
+longer than the 2 s tolerance, so a healthy sync held up by one still fails the test):
+    ISOLATION_TEST_SECONDS=180 ISOLATION_TEST_INTERVAL=10 .venv/bin/python -m pytest \\
         tests/clusters/test_isolation_live.py -q -s
 prints the sync intervals and queue lengths it saw.
 """
@@ -24,14 +27,15 @@ from pathlib import Path
 
 import pytest
 import redis
+from support.migrated import sqlite_migrated
 from support.polling import wait_until
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 REPO = Path(__file__).resolve().parents[2]
 CELERY = [str(REPO / ".venv" / "bin" / "celery"), "-A", "balancer_site"]
-DURATION = float(os.environ.get("ISOLATION_TEST_SECONDS", "60"))
-INTERVAL = 10.0
+DURATION = float(os.environ.get("ISOLATION_TEST_SECONDS", "30"))
+INTERVAL = float(os.environ.get("ISOLATION_TEST_INTERVAL", "5"))
 QUEUES = ("clusters", "celery")
 # Unroutable (TEST-NET-1, RFC 5737): connects hang until the connect timeout.
 UNROUTABLE = "192.0.2.1:9092"
@@ -70,7 +74,7 @@ def stack(tmp_path, kafka_cluster, redis_server) -> Iterator[dict]:
         "PYTHONPATH": str(REPO),
     }
     manage = [sys.executable, str(REPO / "manage.py")]
-    subprocess.run([*manage, "migrate", "--noinput"], env=env, check=True, capture_output=True)
+    sqlite_migrated(tmp_path / "db.sqlite3")
     register = (
         "from apps.clusters.services import cluster_register as r;"
         f"r(name='healthy', bootstrap_servers='{kafka_cluster.bootstrap_servers}');"

@@ -21,6 +21,7 @@ from typing import Any
 from browser.conftest import _free_port, _wait_until_up
 from django.db import connections
 from django.db.utils import load_backend
+from support.migrated import sqlite_migrated
 
 ROOT = Path(__file__).resolve().parents[2]
 REDIS_DB = 12  # ours alone: the dev server uses 0, the browser tests 11
@@ -74,14 +75,7 @@ class Site:
         )
 
     def migrate(self) -> None:
-        subprocess.run(
-            [sys.executable, "manage.py", "migrate", "--noinput"],
-            cwd=ROOT,
-            env=self.env,
-            check=True,
-            capture_output=True,
-            timeout=180,
-        )
+        sqlite_migrated(self.database)
 
     def shell(self, code: str) -> str:
         """Run `code` in `manage.py shell` with the site's settings (its database, its

@@ -1,6 +1,7 @@
 """Brokers dying under a running plan (scenario.py), on the real dev cluster, with
 acks=all traffic alongside."""
 
+import os
 import time
 
 import pytest
@@ -17,6 +18,12 @@ from .scenario import GRACE, PLACEMENT, TARGETS, plan_onto_broker_3, step_until_
 from .traffic import Traffic
 
 pytestmark = [pytest.mark.django_db, pytest.mark.integration]
+
+# EXECUTOR_DEAD_TARGET_GRACE for the target-broker case. The product's default is 20 s;
+# the suite shortens the wait (not what is checked): a dead broker is fenced after the
+# dev cluster's 6 s session timeout, then seen dead for this long. docs/faults.md's
+# figures are measured with FAULTS_DEAD_TARGET_GRACE=20.
+DEAD_TARGET_GRACE = float(os.environ.get("FAULTS_DEAD_TARGET_GRACE", "8"))
 
 
 def _heal(cluster, timeout: float):
@@ -52,9 +59,10 @@ def _broker_back_and_throttles_gone(kafka_cluster, admin, topic, plan, broker: i
 
 
 def test_it_ends_the_plan_when_its_target_broker_dies_and_heals_the_cluster(
-    kafka_cluster, restore_brokers, admin, topics, admin_user, fault_row, capsys
+    kafka_cluster, restore_brokers, admin, topics, admin_user, fault_row, capsys, settings
 ):
     fault_row["fault"] = "target broker SIGKILLed mid-move"
+    settings.EXECUTOR_DEAD_TARGET_GRACE = DEAD_TARGET_GRACE
     bootstrap = kafka_cluster.bootstrap_servers
     topic, cluster, plan = plan_onto_broker_3(kafka_cluster, admin, topics, admin_user)
     traffic = Traffic.start(bootstrap, topic, len(PLACEMENT))
@@ -68,6 +76,8 @@ def test_it_ends_the_plan_when_its_target_broker_dies_and_heals_the_cluster(
         ended = plan.finished_at.timestamp() - killed
         assert plan.state == PlanState.FAILED, plan.error
         assert "target broker 3 dead" in plan.error
+        # Not before the grace: the first sighting comes after the kill.
+        assert ended >= DEAD_TARGET_GRACE, ended
         with capsys.disabled():
             print(f"\nplan #{plan.pk} ended {ended:.1f} s after broker 3 was killed: {plan.error}")
         # Kafka holds no reassignment (certainly none to the dead broker), no throttle.
@@ -94,7 +104,8 @@ def test_it_ends_the_plan_when_its_target_broker_dies_and_heals_the_cluster(
     fault_row.update(
         counts,
         recover_s=round(recovered, 1),
-        recovery=f"kill → self-healing plan completed (the plan ended {ended:.1f} s after)",
+        recovery=f"kill → self-healing plan completed (the plan ended {ended:.1f} s after; "
+        f"dead-target grace {DEAD_TARGET_GRACE:g} s)",
     )
     with capsys.disabled():
         print(f"healed {recovered:.1f} s after the kill; traffic: {counts}")

@@ -7,6 +7,7 @@ import uuid
 
 from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
+
 from support.polling import wait_until
 
 
