@@ -194,7 +194,9 @@ def test_it_takes_the_logs_over_an_older_window_of_loads(cluster, admin_member, 
     plan = plan_request(cluster=cluster, user=admin_member, mode="add-brokers", brokers=[3])
 
     assert plan.report["loads_window"] is not None  # planned on the window's loads
-    assert plan.bytes_to_move == copied_partitions(plan) * SIZE * 14 // 10
+    # The logs now, and the window's 10 B/s written to each while the copy runs.
+    written = 10.0 * copied_partitions(plan) * plan.duration_estimate_seconds
+    assert plan.bytes_to_move == copied_partitions(plan) * SIZE * 14 // 10 + int(written)
 
 
 def _written(cluster, rate: float) -> None:
@@ -236,3 +238,21 @@ def test_it_times_a_throttled_copy_by_what_the_writes_leave_of_the_throttle(
     )
 
     assert estimate == pytest.approx(seconds)
+
+
+def test_it_counts_what_is_written_while_the_new_replicas_copy(cluster, admin_member, kafka):
+    # 3 MB now and 250 kB/s written for the 6 s the copy takes: the new replica copies 4.5 MB.
+    _written(cluster, 250_000.0)
+    move = PlanMove(
+        topic="orders", partition=0, replicas_before=[1, 2], replicas_after=[1, 3], bytes=3_000_000
+    )
+    assert estimate_module.bytes_forecast(cluster=cluster, moves=[move], seconds=6.0) == 4_500_000
+    assert estimate_module.bytes_forecast(cluster=cluster, moves=[move], seconds=None) == 3_000_000
+
+    # Approval stores the forecast: the logs now plus the writes over the copy time.
+    plan = plan_request(cluster=cluster, user=admin_member, mode="add-brokers", brokers=[3])
+    plan_approve(plan=plan, user=admin_member, throttle_rate=1_000_000)
+    plan.refresh_from_db()
+    moved = list(plan.moves.filter(topic="orders", partition=0))
+    written = 250_000 * sum(len(m.added) for m in moved) * plan.duration_estimate_seconds
+    assert plan.bytes_to_move == copied_partitions(plan) * SIZE + int(written)

@@ -61,6 +61,18 @@ def duration_estimate(
     return copy + (last["overhead"] if last is not None else 0.0)
 
 
+def bytes_forecast(*, cluster: Cluster, moves: list[PlanMove], seconds: float | None) -> int:
+    """Bytes the copy moves: what the logs hold now, plus what is written to the moved
+    partitions while their new replicas catch up (they copy that too), at the newest
+    measured window's rates for the expected `seconds`."""
+    total = sum(m.bytes for m in moves)
+    if not seconds:
+        return total
+    rates = _write_rates(cluster=cluster)
+    written = sum(rates.get((m.topic, m.partition), 0.0) * len(m.added) for m in moves)
+    return total + int(written * seconds)
+
+
 def plan_estimate(
     *, plan: Plan, kafka: KafkaOps | None = None, throttle_rate: int | None = None
 ) -> Plan:
@@ -78,10 +90,12 @@ def plan_estimate(
         throttle_rate = chosen.first()
     if throttle_rate is None:
         throttle_rate = policy_get(cluster=plan.cluster).throttle_bytes_per_sec
-    plan.bytes_to_move = sum(m.bytes for m in moves)
     plan.bytes_estimated_at = timezone.now()
     plan.duration_estimate_seconds = duration_estimate(
         cluster=plan.cluster, moves=moves, throttle_rate=throttle_rate
+    )
+    plan.bytes_to_move = bytes_forecast(
+        cluster=plan.cluster, moves=moves, seconds=plan.duration_estimate_seconds
     )
     with transaction.atomic():
         PlanMove.objects.bulk_update(moves, ["bytes"])
