@@ -70,6 +70,8 @@ def world(site) -> dict:
 
 def opened(sign_in, site, path: str, user: str = "anna"):
     page = sign_in(user, PASSWORD, width=WIDTH)
+    # Plotly is 3.5 MB of script: on a loaded machine a page takes more than 30 s.
+    page.set_default_timeout(90_000)
     page.goto(site.url(path))
     return page
 
@@ -93,6 +95,9 @@ def test_it_draws_the_what_if_charts_side_by_side_within_the_window(site, world,
 def test_it_keeps_the_clusters_overview_and_its_nav_bar_within_the_window(site, world, sign_in):
     page = opened(sign_in, site, "/")
     page.wait_for_selector('tr[data-cluster="payments-eu-west-1"]')
+    assert "Broker transport failure" in page.text_content(
+        'tr[data-sync-error="payments-eu-west-1"]'
+    )
     assert page.evaluate(OVERFLOW_JS) <= 0
     widths = page.evaluate(
         "() => ({bar: document.querySelector('.topbar').getBoundingClientRect().right,"
