@@ -64,17 +64,25 @@ def test_it_estimates_bytes_from_the_replicas_logs_at_proposal(cluster, admin_me
     assert plan.report["sizes_known"] and plan.report["sizes_from_logs"]
 
 
-def test_it_re_estimates_at_approval_and_times_it_at_the_chosen_throttle(
+def test_it_re_estimates_when_the_executor_starts_at_the_chosen_throttle(
     cluster, admin_member, kafka
 ):
     plan = plan_request(cluster=cluster, user=admin_member, mode="add-brokers", brokers=[3])
     proposed_at = plan.bytes_estimated_at
     kafka.sizes = dict.fromkeys(SKEWED, 3 * SIZE)  # the logs grew since
+    kafka.fail_next = 1  # the approval's request does not read Kafka: this stays unspent
 
     plan_approve(plan=plan, user=admin_member, throttle_rate=500_000)
 
     plan.refresh_from_db()
-    assert plan.state == PlanState.APPROVED
+    assert plan.state == PlanState.APPROVED and kafka.fail_next == 1
+    assert plan.bytes_to_move == copied_partitions(plan) * SIZE  # the proposal's
+    kafka.fail_next = 0
+
+    execution_step(plan=plan, kafka=kafka)  # the start reads the logs
+
+    plan.refresh_from_db()
+    assert plan.state == PlanState.EXECUTING
     assert plan.bytes_to_move == copied_partitions(plan) * 3 * SIZE
     assert plan.bytes_estimated_at > proposed_at
     assert plan.duration_estimate_seconds == pytest.approx(plan.bytes_to_move / 500_000)
@@ -98,6 +106,7 @@ def test_it_shows_what_was_copied_and_how_far_off_the_estimate_was(
 ):
     plan = plan_request(cluster=cluster, user=admin_member, mode="add-brokers", brokers=[3])
     plan_approve(plan=plan, user=admin_member)
+    execution_step(plan=plan, kafka=kafka)  # started: estimated from the logs
     kafka.sizes = {k: SIZE * 11 // 10 for k in SKEWED}  # 10 % written while it ran
 
     run_to_end(plan, kafka)
@@ -249,9 +258,11 @@ def test_it_counts_what_is_written_while_the_new_replicas_copy(cluster, admin_me
     assert estimate_module.bytes_forecast(cluster=cluster, moves=[move], seconds=6.0) == 4_500_000
     assert estimate_module.bytes_forecast(cluster=cluster, moves=[move], seconds=None) == 3_000_000
 
-    # Approval stores the forecast: the logs now plus the writes over the copy time.
+    # The executor's start stores the forecast: the logs now plus the writes over the
+    # copy time at the throttle chosen at approval.
     plan = plan_request(cluster=cluster, user=admin_member, mode="add-brokers", brokers=[3])
     plan_approve(plan=plan, user=admin_member, throttle_rate=1_000_000)
+    execution_step(plan=plan, kafka=kafka)
     plan.refresh_from_db()
     moved = list(plan.moves.filter(topic="orders", partition=0))
     written = 250_000 * sum(len(m.added) for m in moved) * plan.duration_estimate_seconds

@@ -74,16 +74,23 @@ def bytes_forecast(*, cluster: Cluster, moves: list[PlanMove], seconds: float | 
 
 
 def plan_estimate(
-    *, plan: Plan, kafka: KafkaOps | None = None, throttle_rate: int | None = None
+    *,
+    plan: Plan,
+    kafka: KafkaOps | None = None,
+    throttle_rate: int | None = None,
+    sizes: ReplicaSizes | None = None,
+    moves: list[PlanMove] | None = None,
 ) -> Plan:
-    """Re-estimate `plan` from its replicas' log sizes now (one DescribeLogDirs per
-    broker). An unreachable cluster keeps the earlier byte counts, re-timed."""
-    moves = list(plan.moves.all())
-    try:
-        sizes = kafka_ops_resolve(cluster=plan.cluster, kafka=kafka).replica_sizes()
-    except KafkaOpError as exc:
-        logger.warning("plan #%s not re-estimated: %s", plan.pk, exc)
-        return plan
+    """Re-estimate `plan` from its replicas' log sizes now: `sizes` if the caller read
+    them (the executor's start does), else one DescribeLogDirs per broker. An
+    unreachable cluster keeps the earlier estimate. Sets (and saves) each move's bytes."""
+    moves = list(plan.moves.all()) if moves is None else moves
+    if sizes is None:
+        try:
+            sizes = kafka_ops_resolve(cluster=plan.cluster, kafka=kafka).replica_sizes()
+        except KafkaOpError as exc:
+            logger.warning("plan #%s not re-estimated: %s", plan.pk, exc)
+            return plan
     move_bytes_from_logs(moves=moves, sizes=sizes)
     if throttle_rate is None:
         chosen = Execution.objects.filter(plan=plan).values_list("throttle_rate", flat=True)
