@@ -156,7 +156,6 @@ def test_it_shows_an_approval_live_in_another_browser(site, world, sign_in):
     approver.goto(url)
     approver.wait_for_selector("#moves tbody tr")
     approver.wait_for_selector(".bars .plot .main-svg")
-    screenshot(approver, "plan")
     approver.fill('form[data-action="approve"] input[name="reason"]', "balanced enough")
     approver.click("#approve-button")
     approver.wait_for_selector('#plan-state-badge[data-state="approved"]')

@@ -68,12 +68,14 @@ def cluster_apply(cluster: Cluster, assignment: dict[Key, list[int]], alive=(1, 
 def loads_make(
     cluster: Cluster,
     start: datetime,
-    loads: dict[Key, tuple[float, float, float]],
+    loads: dict[Key, tuple[float | None, float | None, float | None]],
     assignment: dict[Key, list[int]] | None = None,
     seconds: int = 60,
 ) -> None:
     """One window: (bytes_in, bytes_out, messages_in) per partition, and broker loads by
-    the load model (bytes in on every replica, out plus replication on the leader)."""
+    the load model (bytes in on every replica, out plus replication on the leader).
+    None: not measured in the window (the broker loads count it as zero, as the
+    aggregation does)."""
     assignment = assignment or SKEWED
     end = start + timedelta(seconds=seconds)
     brokers: dict[int, dict[str, float]] = {}
@@ -91,8 +93,9 @@ def loads_make(
             messages_in=msgs,
             bytes_in=b_in,
             bytes_out=b_out,
-            size=int(b_in * 3600),
+            size=int((b_in or 0) * 3600),
         )
+        b_in, b_out = b_in or 0.0, b_out or 0.0
         for position, b in enumerate(replicas):
             row = brokers.setdefault(b, {"in": 0.0, "out": 0.0, "disk": 0})
             row["in"] += b_in

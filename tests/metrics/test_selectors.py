@@ -126,3 +126,20 @@ def test_a_dead_broker_shows_no_traffic_after_it_last_answered(cluster):
     traffic = broker_traffic_series(cluster=cluster, windows=3)
     assert traffic.series[2]["network_in"] == [100.0, 0.0, 0.0]
     assert traffic.series[1]["network_in"] == [100.0, 100.0, 100.0]
+
+
+def test_it_leaves_a_window_nothing_was_measured_in_out_of_the_traffic_series(cluster):
+    # The first window collected has one sample, so no rate: the aggregation still writes
+    # broker loads for it (summed from nothing, 0), and the chart must not drop to 0 there.
+    start = timezone.now().replace(second=0, microsecond=0) - timedelta(minutes=5)
+    loads_make(cluster, start, {("orders", 0): (None, None, None)})
+    loads_make(cluster, start + timedelta(minutes=1), {("orders", 0): (100.0, 50.0, 10.0)})
+
+    traffic = broker_traffic_series(cluster=cluster, windows=5)
+    assert len(traffic.windows) == 2
+    assert traffic.series[1] == {
+        "network_in": [None, 100.0],
+        "network_out": [None, 150.0],  # 50 out plus 100 replicated to broker 2
+        "messages_in": [None, 10.0],
+    }
+    assert traffic.series[2]["network_in"] == [None, 100.0]

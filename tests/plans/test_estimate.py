@@ -7,9 +7,10 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
+from apps.metrics.models import PartitionLoad
 from apps.metrics.services.runs import aggregation_run_start
 from apps.metrics.services.storage import aggregation_results_store
-from apps.plans.models import Plan, PlanState
+from apps.plans.models import Plan, PlanMove, PlanState
 from apps.plans.selectors import plan_estimate_check
 from apps.plans.services import estimate as estimate_module
 from apps.plans.services import (
@@ -63,17 +64,25 @@ def test_it_estimates_bytes_from_the_replicas_logs_at_proposal(cluster, admin_me
     assert plan.report["sizes_known"] and plan.report["sizes_from_logs"]
 
 
-def test_it_re_estimates_at_approval_and_times_it_at_the_chosen_throttle(
+def test_it_re_estimates_when_the_executor_starts_at_the_chosen_throttle(
     cluster, admin_member, kafka
 ):
     plan = plan_request(cluster=cluster, user=admin_member, mode="add-brokers", brokers=[3])
     proposed_at = plan.bytes_estimated_at
     kafka.sizes = dict.fromkeys(SKEWED, 3 * SIZE)  # the logs grew since
+    kafka.fail_next = 1  # the approval's request does not read Kafka: this stays unspent
 
     plan_approve(plan=plan, user=admin_member, throttle_rate=500_000)
 
     plan.refresh_from_db()
-    assert plan.state == PlanState.APPROVED
+    assert plan.state == PlanState.APPROVED and kafka.fail_next == 1
+    assert plan.bytes_to_move == copied_partitions(plan) * SIZE  # the proposal's
+    kafka.fail_next = 0
+
+    execution_step(plan=plan, kafka=kafka)  # the start reads the logs
+
+    plan.refresh_from_db()
+    assert plan.state == PlanState.EXECUTING
     assert plan.bytes_to_move == copied_partitions(plan) * 3 * SIZE
     assert plan.bytes_estimated_at > proposed_at
     assert plan.duration_estimate_seconds == pytest.approx(plan.bytes_to_move / 500_000)
@@ -97,6 +106,7 @@ def test_it_shows_what_was_copied_and_how_far_off_the_estimate_was(
 ):
     plan = plan_request(cluster=cluster, user=admin_member, mode="add-brokers", brokers=[3])
     plan_approve(plan=plan, user=admin_member)
+    execution_step(plan=plan, kafka=kafka)  # started: estimated from the logs
     kafka.sizes = {k: SIZE * 11 // 10 for k in SKEWED}  # 10 % written while it ran
 
     run_to_end(plan, kafka)
@@ -193,4 +203,67 @@ def test_it_takes_the_logs_over_an_older_window_of_loads(cluster, admin_member, 
     plan = plan_request(cluster=cluster, user=admin_member, mode="add-brokers", brokers=[3])
 
     assert plan.report["loads_window"] is not None  # planned on the window's loads
-    assert plan.bytes_to_move == copied_partitions(plan) * SIZE * 14 // 10
+    # The logs now, and the window's 10 B/s written to each while the copy runs.
+    written = 10.0 * copied_partitions(plan) * plan.duration_estimate_seconds
+    assert plan.bytes_to_move == copied_partitions(plan) * SIZE * 14 // 10 + int(written)
+
+
+def _written(cluster, rate: float) -> None:
+    start = timezone.now().replace(second=0, microsecond=0) - timedelta(minutes=2)
+    PartitionLoad.objects.create(
+        cluster=cluster,
+        topic="orders",
+        partition=0,
+        window_start=start,
+        window_end=start + timedelta(minutes=1),
+        samples=6,
+        bytes_in=rate,
+    )
+
+
+@pytest.mark.parametrize(
+    "written, seconds",
+    [
+        (None, 3.0),  # nothing measured: 3 MB at 1 MB/s
+        # The leader feeds its follower 2 and the new replica 3 250 kB/s each meanwhile:
+        # 500 kB/s of the throttle is left for the 3 MB (the demo's copy ran 2.4 x
+        # longer than the throttle alone said, for this reason).
+        (250_000.0, 6.0),
+        # Writes faster than the throttle: timed at a tenth of it, not forever.
+        (2_000_000.0, 30.0),
+    ],
+)
+def test_it_times_a_throttled_copy_by_what_the_writes_leave_of_the_throttle(
+    cluster, written, seconds
+):
+    if written is not None:
+        _written(cluster, written)
+    move = PlanMove(
+        topic="orders", partition=0, replicas_before=[1, 2], replicas_after=[1, 3], bytes=3_000_000
+    )
+
+    estimate = estimate_module.duration_estimate(
+        cluster=cluster, moves=[move], throttle_rate=1_000_000
+    )
+
+    assert estimate == pytest.approx(seconds)
+
+
+def test_it_counts_what_is_written_while_the_new_replicas_copy(cluster, admin_member, kafka):
+    # 3 MB now and 250 kB/s written for the 6 s the copy takes: the new replica copies 4.5 MB.
+    _written(cluster, 250_000.0)
+    move = PlanMove(
+        topic="orders", partition=0, replicas_before=[1, 2], replicas_after=[1, 3], bytes=3_000_000
+    )
+    assert estimate_module.bytes_forecast(cluster=cluster, moves=[move], seconds=6.0) == 4_500_000
+    assert estimate_module.bytes_forecast(cluster=cluster, moves=[move], seconds=None) == 3_000_000
+
+    # The executor's start stores the forecast: the logs now plus the writes over the
+    # copy time at the throttle chosen at approval.
+    plan = plan_request(cluster=cluster, user=admin_member, mode="add-brokers", brokers=[3])
+    plan_approve(plan=plan, user=admin_member, throttle_rate=1_000_000)
+    execution_step(plan=plan, kafka=kafka)
+    plan.refresh_from_db()
+    moved = list(plan.moves.filter(topic="orders", partition=0))
+    written = 250_000 * sum(len(m.added) for m in moved) * plan.duration_estimate_seconds
+    assert plan.bytes_to_move == copied_partitions(plan) * SIZE + int(written)

@@ -1,5 +1,5 @@
 """The estimate on the real dev cluster: bytes to move read from the replicas' logs,
-re-read at approval after the logs grew, then set against what broker 3's new
+re-read when the execution starts after the logs grew, then set against what broker 3's new
 replicas really hold once the plan completed (and the copy time against the ETA)."""
 
 import pytest
@@ -49,13 +49,13 @@ def test_it_estimates_the_bytes_copied_within_ten_percent(kafka_cluster, admin, 
         if t == topic and broker == 3
     )
     print(
-        f"\nadd broker 3: estimate at proposal {at_proposal} B, at approval "
+        f"\nadd broker 3: estimate at proposal {at_proposal} B, at the start "
         f"{check.bytes_estimate} B, copied {check.bytes_copied} B (broker 3 holds {on_three} B), "
         f"error {check.bytes_error_percent:+.1f} %; ETA {check.duration_estimate:.1f} s, "
         f"took {check.duration_actual:.1f} s, error {check.duration_error_percent:+.1f} %"
     )
     assert check.bytes_copied == on_three
-    assert at_proposal < check.bytes_estimate  # re-read at approval: the logs grew
+    assert at_proposal < check.bytes_estimate  # re-read at the start: the logs grew
     assert abs(check.bytes_error_percent) <= 10
 
     # The way back is timed at the rate this run really copied.

@@ -44,21 +44,34 @@ def broker_traffic_series(*, cluster: Cluster, windows: int = 60) -> BrokerTraff
             }
         return series[broker]
 
+    # A window in which no partition's rate could be measured (the first one collected
+    # has a single sample) stores broker loads summed from nothing: 0. It is a gap in
+    # the charts, not a drop to zero.
+    measured = set(
+        PartitionLoad.objects.filter(
+            cluster=cluster, window_start__in=starts, bytes_in__isnull=False
+        )
+        .order_by()
+        .values_list("window_start", flat=True)
+        .distinct()
+    )
     for row in BrokerLoad.objects.filter(cluster=cluster, window_start__in=starts).values(
         "broker_id", "window_start", "window_end", "network_in", "network_out"
     ):
         i = position[row["window_start"]]
         ends[i] = row["window_end"].isoformat()
         s = slot(row["broker_id"])
-        s["network_in"][i] = row["network_in"]
-        s["network_out"][i] = row["network_out"]
+        if row["window_start"] in measured:
+            s["network_in"][i] = row["network_in"]
+            s["network_out"][i] = row["network_out"]
     messages = (
         PartitionLoad.objects.filter(cluster=cluster, window_start__in=starts, leader__isnull=False)
         .values("window_start", "leader")
         .annotate(total=Sum("messages_in"))
     )
     for row in messages:
-        slot(row["leader"])["messages_in"][position[row["window_start"]]] = row["total"] or 0.0
+        if row["window_start"] in measured:
+            slot(row["leader"])["messages_in"][position[row["window_start"]]] = row["total"] or 0.0
     # A dead broker serves nothing: the windows after it last answered show no traffic,
     # whatever the aggregation attributed to its replicas from the synced placement.
     for broker, last_seen in cluster.brokers.filter(alive=False).values_list(
@@ -67,7 +80,7 @@ def broker_traffic_series(*, cluster: Cluster, windows: int = 60) -> BrokerTraff
         if broker not in series:
             continue
         for i, start in enumerate(starts):
-            if last_seen is None or start >= last_seen:
+            if start in measured and (last_seen is None or start >= last_seen):
                 for values in series[broker].values():
                     values[i] = 0.0
     return BrokerTraffic(windows=ends, series=dict(sorted(series.items())))

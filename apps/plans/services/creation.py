@@ -17,7 +17,7 @@ from ..kafka_ops import KafkaOps, PartitionKey
 from ..models import Plan, PlanMove, PlanState
 from ..selectors import ScopedSnapshot, assignment_fingerprint
 from .decisions import plan_auto_approve
-from .estimate import duration_estimate
+from .estimate import bytes_forecast, duration_estimate
 from .policy import policy_get
 from .sizes import partition_sizes_measure
 from .transitions import plan_summarize, plan_transition
@@ -75,7 +75,12 @@ def plan_create(
             {"topic": t, "partition": p, "replicas": r} for (t, p), r in before_of_plan.items()
         ],
     }
-    bytes_to_move = sum(m.bytes for m in moves)
+    duration = duration_estimate(
+        cluster=cluster,
+        moves=moves,
+        throttle_rate=policy_get(cluster=cluster).throttle_bytes_per_sec,
+    )
+    bytes_to_move = bytes_forecast(cluster=cluster, moves=moves, seconds=duration)
     with transaction.atomic():
         plan = Plan.objects.create(
             cluster=cluster,
@@ -89,11 +94,7 @@ def plan_create(
             report=report,
             bytes_to_move=bytes_to_move,
             bytes_estimated_at=sizes_read_at,
-            duration_estimate_seconds=duration_estimate(
-                cluster=cluster,
-                moves=moves,
-                throttle_rate=policy_get(cluster=cluster).throttle_bytes_per_sec,
-            ),
+            duration_estimate_seconds=duration,
             data_loss_partitions=sorted(data_loss_partitions),
             requested_by=requested_by,
             request_reason=request_reason,

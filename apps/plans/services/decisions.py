@@ -13,7 +13,6 @@ from ..models import Execution, Plan, PlanMode, PlanOrigin, PlanState
 from ..queue import execution_enqueue
 from ..selectors import plan_fingerprint_current
 from .actors import DETECTOR
-from .estimate import plan_estimate
 from .permissions import permission_require
 from .policy import policy_get
 from .transitions import plan_transition
@@ -67,8 +66,8 @@ def plan_approve(
             )
     if plan_stale_check(plan=plan, actor=user):
         raise PlanStale(f"plan #{plan.pk} is stale: the cluster changed since it was proposed")
-    # What the logs hold now is what will be copied: the approved plan shows that.
-    plan_estimate(plan=plan, throttle_rate=throttle_rate)
+    # The estimate is made again from the logs when the executor starts (not here: the
+    # read takes seconds on a slow cluster, and the request would wait for it).
     with transaction.atomic():
         plan_transition(
             plan=plan,

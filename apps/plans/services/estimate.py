@@ -9,6 +9,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from apps.clusters.models import Cluster
+from apps.metrics.selectors import partition_loads_latest
 
 from ..kafka_ops import KafkaOpError, KafkaOps, kafka_ops_resolve
 from ..models import Execution, Plan, PlanMove, PlanState
@@ -30,20 +31,29 @@ def move_bytes_from_logs(*, moves: list[PlanMove], sizes: ReplicaSizes) -> None:
             m.bytes = max(known) * len(m.added)
 
 
+# Below this share of the throttle left for catching up, a copy is timed as if it had
+# this much: the writes would outpace it, and it ends only when they slow down.
+CATCH_UP_FLOOR = 0.1
+
+
 def duration_estimate(
     *, cluster: Cluster, moves: list[PlanMove], throttle_rate: int | None
 ) -> float | None:
-    """Seconds the copy should take. The throttle caps each broker, so the busiest
-    broker (most bytes in or out) sets the pace; the overhead (throttles set,
-    batches polled, leaders elected) is what the cluster's last completed run took
-    beyond its own copying. Without a throttle the last run's pace stands in;
-    None when there is none yet (the first unthrottled run)."""
+    """Seconds the copy should take. The throttle caps each broker, so the slowest
+    broker sets the pace: what it sends or receives, at the throttle less what the
+    partitions' writes take of it meanwhile (a new replica fetches those too, and the
+    leader's throttle also carries its existing followers). The overhead (throttles
+    set, batches polled, leaders elected) is what the cluster's last completed run took
+    beyond that. Without a throttle the last run's pace stands in; None when there is
+    none yet (the first unthrottled run)."""
     busiest = _busiest_broker_bytes(moves=moves, copied=False)
     if busiest <= 0:
         return 0.0
     last = _last_run(cluster=cluster)
     if throttle_rate:
-        copy = busiest / throttle_rate
+        copy = _copy_seconds(
+            moves=moves, throttle_rate=throttle_rate, rates=_write_rates(cluster=cluster)
+        )
     elif last is not None and last["busiest"] > 0:
         copy = busiest / (last["busiest"] / last["seconds"])
     else:
@@ -51,27 +61,48 @@ def duration_estimate(
     return copy + (last["overhead"] if last is not None else 0.0)
 
 
+def bytes_forecast(*, cluster: Cluster, moves: list[PlanMove], seconds: float | None) -> int:
+    """Bytes the copy moves: what the logs hold now, plus what is written to the moved
+    partitions while their new replicas catch up (they copy that too), at the newest
+    measured window's rates for the expected `seconds`."""
+    total = sum(m.bytes for m in moves)
+    if not seconds:
+        return total
+    rates = _write_rates(cluster=cluster)
+    written = sum(rates.get((m.topic, m.partition), 0.0) * len(m.added) for m in moves)
+    return total + int(written * seconds)
+
+
 def plan_estimate(
-    *, plan: Plan, kafka: KafkaOps | None = None, throttle_rate: int | None = None
+    *,
+    plan: Plan,
+    kafka: KafkaOps | None = None,
+    throttle_rate: int | None = None,
+    sizes: ReplicaSizes | None = None,
+    moves: list[PlanMove] | None = None,
 ) -> Plan:
-    """Re-estimate `plan` from its replicas' log sizes now (one DescribeLogDirs per
-    broker). An unreachable cluster keeps the earlier byte counts, re-timed."""
-    moves = list(plan.moves.all())
-    try:
-        sizes = kafka_ops_resolve(cluster=plan.cluster, kafka=kafka).replica_sizes()
-    except KafkaOpError as exc:
-        logger.warning("plan #%s not re-estimated: %s", plan.pk, exc)
-        return plan
+    """Re-estimate `plan` from its replicas' log sizes now: `sizes` if the caller read
+    them (the executor's start does), else one DescribeLogDirs per broker. An
+    unreachable cluster keeps the earlier estimate. Sets (and saves) each move's bytes."""
+    moves = list(plan.moves.all()) if moves is None else moves
+    if sizes is None:
+        try:
+            sizes = kafka_ops_resolve(cluster=plan.cluster, kafka=kafka).replica_sizes()
+        except KafkaOpError as exc:
+            logger.warning("plan #%s not re-estimated: %s", plan.pk, exc)
+            return plan
     move_bytes_from_logs(moves=moves, sizes=sizes)
     if throttle_rate is None:
         chosen = Execution.objects.filter(plan=plan).values_list("throttle_rate", flat=True)
         throttle_rate = chosen.first()
     if throttle_rate is None:
         throttle_rate = policy_get(cluster=plan.cluster).throttle_bytes_per_sec
-    plan.bytes_to_move = sum(m.bytes for m in moves)
     plan.bytes_estimated_at = timezone.now()
     plan.duration_estimate_seconds = duration_estimate(
         cluster=plan.cluster, moves=moves, throttle_rate=throttle_rate
+    )
+    plan.bytes_to_move = bytes_forecast(
+        cluster=plan.cluster, moves=moves, seconds=plan.duration_estimate_seconds
     )
     with transaction.atomic():
         PlanMove.objects.bulk_update(moves, ["bytes"])
@@ -97,9 +128,47 @@ def _busiest_broker_bytes(*, moves: list[PlanMove], copied: bool) -> int:
     return max(through.values(), default=0)
 
 
+def _copy_seconds(
+    *, moves: list[PlanMove], throttle_rate: float, rates: dict[tuple[str, int], float]
+) -> float:
+    """The slowest broker's copy time: each broker's bytes to send or receive over the
+    throttle left once the moved partitions' writes (bytes/s, `rates`) are served."""
+    backlog: dict[tuple[str, int], int] = defaultdict(int)
+    writes: dict[tuple[str, int], float] = defaultdict(float)
+    for m in moves:
+        added = m.added
+        if not added:
+            continue
+        rate = rates.get((m.topic, m.partition), 0.0)
+        for b in added:
+            backlog[("in", b)] += m.bytes // len(added)
+            writes[("in", b)] += rate
+        if m.replicas_before:
+            leader = m.replicas_before[0]
+            backlog[("out", leader)] += m.bytes
+            # Throttled fetches from the leader: its existing followers and the new ones.
+            writes[("out", leader)] += rate * (len(m.replicas_before) - 1 + len(added))
+    floor = throttle_rate * CATCH_UP_FLOOR
+    return max(
+        (bytes_ / max(throttle_rate - writes[key], floor) for key, bytes_ in backlog.items()),
+        default=0.0,
+    )
+
+
+def _write_rates(*, cluster: Cluster) -> dict[tuple[str, int], float]:
+    """Bytes/s written to each partition in the newest measured window ({} before any)."""
+    return {
+        (topic, partition): rate
+        for topic, partition, rate in partition_loads_latest(cluster=cluster)
+        .exclude(bytes_in=None)
+        .values_list("topic", "partition", "bytes_in")
+    }
+
+
 def _last_run(*, cluster: Cluster) -> dict | None:
     """The cluster's last completed run: its busiest broker's bytes, its seconds, and
-    the overhead beyond copying at its throttle."""
+    the overhead beyond copying at its throttle (as `_copy_seconds` times it, with
+    today's write rates: what that model missed last time)."""
     last = (
         Plan.objects.filter(cluster=cluster, state=PlanState.COMPLETED)
         .exclude(started_at=None)
@@ -113,10 +182,18 @@ def _last_run(*, cluster: Cluster) -> dict | None:
     seconds = (last.finished_at - last.started_at).total_seconds()
     if seconds <= 0:
         return None
-    busiest = _busiest_broker_bytes(moves=list(last.moves.all()), copied=True)
+    moves = list(last.moves.all())
+    busiest = _busiest_broker_bytes(moves=moves, copied=True)
     execution = getattr(last, "execution", None)
     throttle = execution.throttle_rate if execution is not None else None
     if throttle is None:
         throttle = policy_get(cluster=cluster).throttle_bytes_per_sec
-    overhead = max(seconds - busiest / throttle, 0.0) if throttle else 0.0
+    overhead = 0.0
+    if throttle:
+        # The bytes it was timed with (read when it started), not what its new
+        # replicas held at the end: retention may have deleted some of those meanwhile.
+        copy = _copy_seconds(
+            moves=moves, throttle_rate=throttle, rates=_write_rates(cluster=cluster)
+        )
+        overhead = max(seconds - copy, 0.0)
     return {"busiest": busiest, "seconds": seconds, "overhead": overhead}

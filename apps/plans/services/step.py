@@ -25,7 +25,7 @@ from .actors import EXECUTOR
 from .batches import batch_submit
 from .doomed import doomed_moves_fail
 from .endings import execution_cancel, execution_finish
-from .estimate import move_bytes_from_logs
+from .estimate import plan_estimate
 from .leaders import data_loss_leaders_elect, preferred_leaders_elect
 from .progress import moves_copied_record, progress_update, replica_sizes_get
 from .throttles import throttles_remove, throttles_retune, throttles_set
@@ -124,10 +124,10 @@ def _execution_begin(*, plan: Plan, kafka: KafkaOps) -> bool:
     with transaction.atomic():
         execution, _ = Execution.objects.get_or_create(plan=plan)
         if sizes is not None:
-            # Bytes to copy from the live log sizes, for the progress bar and ETA; the
-            # plan's bytes_to_move stays the estimate the operator approved.
-            move_bytes_from_logs(moves=moves, sizes=sizes)
-            PlanMove.objects.bulk_update(moves, ["bytes"])
+            # The estimate from the live log sizes, at this run's throttle: here in the
+            # executor, not in the approval's request (DescribeLogDirs on a slow cluster
+            # takes seconds); also each move's bytes, for the progress bar and ETA.
+            plan_estimate(plan=plan, sizes=sizes, moves=moves)
         execution.bytes_total = sum(m.bytes for m in moves)
         execution.save(update_fields=["bytes_total", "updated_at"])
         plan_transition(

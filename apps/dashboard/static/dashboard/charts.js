@@ -8,6 +8,10 @@
   const DASHES = ["solid", "dot", "dash", "longdash", "dashdot"];
   const CONFIG = { displaylogo: false, responsive: true };
   const ROW_PX = 18; // one topic row; 500 topics scroll inside their box
+  /* Title at the top left, the legend in the top margin under it: below the plot a
+   * horizontal legend lands on the x axis's labels (a date axis adds a second line). */
+  const LEGEND = { orientation: "h", x: 0, xanchor: "left", y: 1.02, yanchor: "bottom" };
+  const TITLE = { x: 0, xanchor: "left", xref: "paper", y: 1, yanchor: "top", yref: "container", pad: { t: 6 } };
 
   /* One unit system everywhere (IEC, as the pages' tables): the unit that suits the
    * largest value, and the divisor that expresses values in it. */
@@ -180,16 +184,18 @@
           mode: data.windows.length > 1 ? "lines" : "markers",
           name: "broker " + b,
           x: data.windows,
+          // null: a window not measured; a gap in the line, never a drop to 0.
           y: scaled(data.series[b][measure], iec.div),
+          connectgaps: false,
           line: { color: OKABE_ITO[i % OKABE_ITO.length], dash: DASHES[Math.floor(i / OKABE_ITO.length) % DASHES.length], width: 2 },
           hovertemplate: "broker " + b + ": %{y:.3~f} " + unit + "<extra></extra>",
         }));
         const layout = {
-          height: 260,
-          margin: { l: 70, r: 10, t: 30, b: 40 },
-          title: { text: el.dataset.title + " (" + unit + ")", font: { size: 14 } },
+          height: 280,
+          margin: { l: 70, r: 10, t: 60, b: 45 },
+          title: { ...TITLE, text: el.dataset.title + " (" + unit + ")", font: { size: 14 } },
           yaxis: { rangemode: "tozero" },
-          legend: { orientation: "h" },
+          legend: LEGEND,
           paper_bgcolor: "rgba(0,0,0,0)",
         };
         Plotly.react(el, traces, layout, CONFIG);
@@ -219,11 +225,11 @@
       ],
       {
         barmode: "group",
-        height: 240,
-        title: { text: el.dataset.title + (unit ? " (" + unit + ")" : ""), font: { size: 14 } },
-        margin: { l: 55, r: 10, t: 30, b: 35 },
+        height: 260,
+        title: { ...TITLE, text: el.dataset.title + (unit ? " (" + unit + ")" : ""), font: { size: 14 } },
+        margin: { l: 55, r: 10, t: 60, b: 45 },
         xaxis: { type: "category", title: { text: "broker" } },
-        legend: { orientation: "h" },
+        legend: LEGEND,
         paper_bgcolor: "rgba(0,0,0,0)",
       },
       CONFIG,

@@ -35,6 +35,9 @@
     document.querySelector("#whatif-balance tbody").innerHTML = Object.entries(result.report.balance)
       .map(([name, b]) => `<tr><td>${esc(name)}</td><td>${ratio(b.before)}</td><td>${ratio(b.after)}</td><td>${ratio(b.lower_bound)}</td></tr>`)
       .join("");
+    // Shown before drawing: Plotly sizes a chart by its box, and a hidden box has no
+    // width, so each chart came out at Plotly's default 700 px, over its neighbours.
+    document.getElementById("whatif-result").hidden = false;
     document.querySelectorAll("#whatif-result .plot").forEach((el) =>
       Charts.loadBars(el, result.loads.brokers, result.loads.before, result.loads.after),
     );
@@ -44,7 +47,6 @@
         .slice(0, 1000)
         .map((m) => `<tr><td>${esc(m.topic)}-${m.partition}</td><td>${m.before.join(", ")}</td><td>${m.after.join(", ")}</td><td>${m.goals.map(esc).join(", ")}</td></tr>`)
         .join("") || '<tr><td colspan="4">Nothing would move.</td></tr>';
-    document.getElementById("whatif-result").hidden = false;
   }
 
   form.addEventListener("submit", async () => {

@@ -1,0 +1,146 @@
+"""Page layout at a 1400 px window in headless Chromium: no page wider than the window,
+no chart drawn over another, the nav bar as wide as the page, legends clear of the axis
+labels, and no traffic line drawn through a window that was not measured. These pages
+are also the README's screenshots (what-if, clusters overview, plan)."""
+
+from datetime import timedelta
+
+import pytest
+from dashboard.factories import cluster_make, loads_make, plan_make
+
+from apps.clusters.models import Cluster
+from apps.metrics.models import PartitionLoad
+
+from .conftest import screenshot
+from .test_dashboard import ASSIGNMENT, PASSWORD, world_build
+
+pytestmark = [pytest.mark.browser, pytest.mark.integration]
+
+WIDTH = 1400
+# How far the page reaches past the window, in px (0: no horizontal scroll bar).
+OVERFLOW_JS = "() => document.documentElement.scrollWidth - document.documentElement.clientWidth"
+# Every pair of the matched elements whose boxes intersect (by more than a pixel).
+OVERLAPS_JS = """(selector) => {
+  const boxes = [...document.querySelectorAll(selector)].map((el) => el.getBoundingClientRect());
+  const hits = [];
+  for (let i = 0; i < boxes.length; i++)
+    for (let j = i + 1; j < boxes.length; j++) {
+      const a = boxes[i], b = boxes[j];
+      const w = Math.min(a.right, b.right) - Math.max(a.left, b.left);
+      const h = Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top);
+      if (w > 1 && h > 1) hits.push([i, j]);
+    }
+  return hits;
+}"""
+# Per chart: the legend's box against each x tick label, the x axis title and the title.
+LEGEND_CLASHES_JS = """(selector) => {
+  const clash = (a, b) =>
+    Math.min(a.right, b.right) - Math.max(a.left, b.left) > 1 &&
+    Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top) > 1;
+  const out = [];
+  document.querySelectorAll(selector).forEach((plot, n) => {
+    const legend = plot.querySelector(".legend .bg") || plot.querySelector(".legend");
+    if (!legend) { out.push([n, "no legend"]); return; }
+    const box = legend.getBoundingClientRect();
+    plot.querySelectorAll(".xtick text, .g-xtitle text, .g-gtitle text").forEach((label) => {
+      if (label.textContent && clash(box, label.getBoundingClientRect()))
+        out.push([n, label.textContent]);
+    });
+  });
+  return out;
+}"""
+
+
+@pytest.fixture(scope="module")
+def world(site) -> dict:
+    def build() -> dict:
+        world = world_build()
+        # A second cluster as a real one looks: several brokers in its bootstrap list and
+        # a long error from its last sync.
+        other = cluster_make("payments-eu-west-1", ASSIGNMENT)
+        Cluster.objects.filter(pk=other.pk).update(
+            bootstrap_servers=",".join(f"kafka-{i}.eu-west-1.internal:9092" for i in range(6)),
+            last_sync_error='KafkaError{code=_TRANSPORT,val=-195,str="Failed to get metadata: '
+            'Local: Broker transport failure (after 10002ms in state UP)"}',
+        )
+        return world
+
+    return site.call(build)
+
+
+def opened(sign_in, site, path: str, user: str = "anna"):
+    page = sign_in(user, PASSWORD, width=WIDTH)
+    # Plotly is 3.5 MB of script: on a loaded machine a page takes more than 30 s.
+    page.set_default_timeout(90_000)
+    page.goto(site.url(path))
+    return page
+
+
+def test_it_draws_the_what_if_charts_side_by_side_within_the_window(site, world, sign_in):
+    page = opened(sign_in, site, "/clusters/prod/what-if/")
+    page.fill('input[name="add"]', "4:a, 5:b")
+    page.click("#whatif-run")
+    page.wait_for_selector("#whatif-result:not([hidden]), #whatif-error:not([hidden])")
+    assert page.is_hidden("#whatif-error"), page.text_content("#whatif-error")
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('#whatif-result .plot')].every((el) => el.data)"
+    )
+    assert page.evaluate(OVERFLOW_JS) <= 0
+    assert page.evaluate(OVERLAPS_JS, "#whatif-result .plot .svg-container") == []
+    assert page.evaluate(LEGEND_CLASHES_JS, "#whatif-result .plot") == []
+    screenshot(page, "whatif")
+    assert page.js_errors == []
+
+
+def test_it_keeps_the_clusters_overview_and_its_nav_bar_within_the_window(site, world, sign_in):
+    page = opened(sign_in, site, "/")
+    page.wait_for_selector('tr[data-cluster="payments-eu-west-1"]')
+    assert "Broker transport failure" in page.text_content(
+        'tr[data-sync-error="payments-eu-west-1"]'
+    )
+    assert page.evaluate(OVERFLOW_JS) <= 0
+    widths = page.evaluate(
+        "() => ({bar: document.querySelector('.topbar').getBoundingClientRect().right,"
+        " page: document.documentElement.scrollWidth,"
+        " table: document.getElementById('clusters').getBoundingClientRect().right})"
+    )
+    # The nav bar spans the page, and the table ends inside it.
+    assert widths["bar"] >= widths["page"] and widths["table"] <= widths["bar"]
+    screenshot(page, "clusters")
+    assert page.js_errors == []
+
+
+def test_it_leaves_a_gap_for_an_unmeasured_window_and_keeps_the_legend_clear(site, world, sign_in):
+    def first_window_unmeasured() -> None:
+        # The window before the first: collected with a single sample, so no rate. The
+        # aggregation still writes it, with broker loads summed from nothing.
+        cluster = Cluster.objects.get(pk=world["cluster_id"])
+        first = PartitionLoad.objects.filter(cluster=cluster).order_by("window_start")[0]
+        start = first.window_start - timedelta(minutes=1)
+        loads_make(cluster, start, {key: (None, None, None) for key in ASSIGNMENT}, ASSIGNMENT)
+
+    site.call(first_window_unmeasured)
+    page = opened(sign_in, site, "/clusters/prod/", user="vic")
+    page.wait_for_selector("#chart-network-in[data-windows] .main-svg")
+    first_points = page.evaluate(
+        "() => ['chart-network-in', 'chart-network-out', 'chart-messages-in'].map((id) =>"
+        " document.getElementById(id).data.map((trace) => [trace.y[0], trace.y[1]]))"
+    )
+    for chart in first_points:
+        for first, second in chart:
+            assert first is None and second is not None  # a gap, then the measured line
+    assert page.evaluate(LEGEND_CLASHES_JS, "#traffic-charts .plot") == []
+    assert page.evaluate(OVERFLOW_JS) <= 0
+    assert page.js_errors == []
+
+
+def test_it_draws_the_plan_charts_within_the_window(site, world, sign_in):
+    plan_id = site.call(lambda: plan_make(Cluster.objects.get(pk=world["cluster_id"])).pk)
+    page = opened(sign_in, site, f"/clusters/prod/plans/{plan_id}/")
+    page.wait_for_selector("#moves tbody tr")
+    page.wait_for_selector(".bars .plot .main-svg")
+    assert page.evaluate(OVERFLOW_JS) <= 0
+    assert page.evaluate(OVERLAPS_JS, "#plan-loads .plot .svg-container") == []
+    assert page.evaluate(LEGEND_CLASHES_JS, "#plan-loads .plot") == []
+    screenshot(page, "plan")
+    assert page.js_errors == []
