@@ -88,6 +88,14 @@ def _parser() -> argparse.ArgumentParser:
         help="broker -Xmx, e.g. 2g (default: KAFKA_DEV_BROKER_HEAP, else as last started, "
         "else sized to the partitions each broker holds)",
     )
+    p_up.add_argument(
+        "--partitions-hint",
+        type=int,
+        metavar="N",
+        help="size broker heaps for about N partitions to be created after `up` (each broker "
+        "as if it held a replica of every one; default: as last started, else what the "
+        "log dirs hold)",
+    )
     p_up.add_argument("--timeout", type=float, default=UP_TIMEOUT_S)
     p_up.add_argument("--secure", action="store_true", help=_SECURE_HELP)
     p_down = sub.add_parser("down", help="stop the nodes (and Redis) this tool started")
@@ -121,6 +129,7 @@ def main(argv: list[str] | None = None) -> int:
             controllers=getattr(args, "controllers", None),
             broker_heap=getattr(args, "broker_heap", None),
             kafka_version=getattr(args, "kafka_version", None),
+            partitions_hint=getattr(args, "partitions_hint", None),
         )
         if args.cmd in ("up", "down", "redis-up", "redis-down"):
             # A person asked for this state: test sessions must not undo it on exit.

@@ -78,6 +78,7 @@ class DevCluster:
         controllers: int | None = None,
         broker_heap: str | None = None,
         kafka_version: str | None = None,
+        partitions_hint: int | None = None,
     ) -> None:
         env = os.environ
         self.run_dir = Path(run_dir or env.get("KAFKA_DEV_DIR") or DEFAULT_RUN_DIR).resolve()
@@ -105,6 +106,7 @@ class DevCluster:
             controllers=controllers,
             broker_heap=broker_heap or env.get("KAFKA_DEV_BROKER_HEAP") or None,
             kafka_version=kafka_version,
+            partitions_hint=partitions_hint,
         )
         self.kafka: KafkaVersion = KAFKA_VERSIONS[self.options.kafka_version]
         self.profile: ListenerProfile = PROFILES[self.options.profile]
@@ -268,12 +270,14 @@ class DevCluster:
 
     def heap(self, node_id: int) -> str:
         """The -Xmx the node starts with: fixed for controllers; for brokers the option
-        (--broker-heap, KAFKA_DEV_BROKER_HEAP) or else sized to the replicas it holds."""
+        (--broker-heap, KAFKA_DEV_BROKER_HEAP) or else sized to the replicas it holds, or
+        to --partitions-hint when that is more (as if each broker held a replica of all)."""
         if self.nodes[node_id].role == "controller":
             return CONTROLLER_HEAP
         if self.options.broker_heap:
             return heap_flag(self.options.broker_heap)
-        return broker_heap_auto(self.replicas_held(node_id))
+        held = self.replicas_held(node_id)
+        return broker_heap_auto(max(held, self.options.partitions_hint or 0))
 
     def _launch(self, node_id: int, java: str) -> None:
         pid = node_launch(

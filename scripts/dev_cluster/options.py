@@ -24,6 +24,8 @@ class ClusterOptions:
     controllers: int = 1
     profile: str = DEFAULT_PROFILE
     broker_heap: str | None = None  # e.g. "2g"; None: sized to the replicas each holds
+    # Partitions the cluster is about to hold: a fresh or small run dir is sized for them.
+    partitions_hint: int | None = None
     kafka_version: str = DEFAULT_KAFKA_VERSION  # a release line of versions.KAFKA_VERSIONS
 
     def validate(self) -> ClusterOptions:
@@ -40,6 +42,10 @@ class ClusterOptions:
         ):
             raise DevClusterError(
                 f"broker heap must look like 768m or 2g, got {self.broker_heap!r}"
+            )
+        if self.partitions_hint is not None and self.partitions_hint < 0:
+            raise DevClusterError(
+                f"--partitions-hint must be 0 or more, got {self.partitions_hint}"
             )
         if self.profile not in PROFILES:
             raise DevClusterError(

@@ -61,6 +61,29 @@ def test_it_sizes_broker_heap_to_the_replicas_held(tmp_path: Path, monkeypatch) 
     assert cluster.heap(100) == "-Xmx256m"  # controllers are not sized
 
 
+def test_it_sizes_broker_heap_to_the_partitions_hint_until_the_log_dir_holds_more(
+    tmp_path: Path, monkeypatch
+) -> None:
+    monkeypatch.delenv("KAFKA_DEV_BROKER_HEAP", raising=False)
+    cluster = DevCluster(run_dir=tmp_path, partitions_hint=20_000)
+    data = cluster.node_dir(1) / "data"
+    for i in range(25_000):
+        (data / f"t{i // 1000}-{i % 1000}").mkdir(parents=True)
+
+    assert cluster.heap(2) == "-Xmx1762m"  # empty: sized for 20,000 (512 MB + 64 KB each)
+    assert cluster.heap(1) == "-Xmx2074m"  # holds 25,000: sized to those
+    assert DevCluster(run_dir=tmp_path, partitions_hint=0).heap(2) == "-Xmx1024m"
+
+
+def test_it_rejects_a_negative_partitions_hint(tmp_path: Path) -> None:
+    env = {**os.environ, "KAFKA_DEV_DIR": str(tmp_path / "kafka")}
+
+    result = run_cli("up", "--no-redis", "--partitions-hint", "-5", env=env)
+
+    assert result.returncode == 1
+    assert "--partitions-hint must be 0 or more, got -5" in result.stderr
+
+
 def test_it_takes_the_broker_heap_from_the_option_or_the_environment(
     tmp_path: Path, monkeypatch
 ) -> None:

@@ -13,6 +13,7 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.utils import timezone
 
+from apps.clusters.models import ClusterRound
 from apps.metrics.models import AggregationRun, BrokerLoad, MetricsCursor, PartitionLoad
 from apps.metrics.services import (
     AggregationAlreadyRunning,
@@ -301,6 +302,9 @@ def test_it_skips_a_task_while_another_run_holds_the_lock(settings, monkeypatch,
     metrics_aggregate_task(cluster.pk)  # returns quietly
 
     assert AggregationRun.objects.filter(cluster=cluster).count() == 1
+    # Counted where the cluster page shows it, like skipped sync and sample rounds.
+    skipped = ClusterRound.objects.get(cluster=cluster, kind=ClusterRound.AGGREGATION)
+    assert skipped.skipped == 1 and skipped.last_skipped_at is not None
 
 
 class TopicCreatingAdmin:

@@ -1,0 +1,208 @@
+"""Benchmark: the in-process part of one metrics sample round, without Kafka's answer time.
+
+A sample round (apps/metrics/services/sampling.py) asks Kafka for metadata, ListOffsets
+twice, DescribeLogDirs and the consumer groups' offsets, builds one record per partition
+and produces them. Here every Kafka answer is ready at once (a fake admin client that
+returns completed futures, one per partition as confluent-kafka's own client makes them,
+and a DescribeLogDirs answer already decoded), so what is timed is only this process's
+own work, step by step, for P partitions on B brokers:
+
+- metadata to partitions (partitions_describe);
+- the two ListOffsets requests built and their answers read (log_offsets_list);
+- replica sizes from DescribeLogDirs answers (replica_sizes_describe);
+- committed offsets of G consumer groups each reading C partitions;
+- one record per partition built (metric_records_build);
+- the records handed to the producer (produce() calls into librdkafka's queue; the
+  delivery to brokers, flush, is Kafka's time and is left out).
+
+    .venv/bin/python bench/bench_sample_round.py --partitions 10000 --brokers 3
+    .venv/bin/python bench/bench_sample_round.py --partitions 200000 --brokers 270
+
+Prints a calibration loop timed in the same run (bench_control_plane.py's), so runs on
+a noisy machine can be compared. The real round on the dev cluster (Kafka's answers
+included) is timed by tests/zz_scale/test_ten_thousand_partitions_live.py.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import random
+import sys
+import time
+from concurrent.futures import Future
+from pathlib import Path
+from types import SimpleNamespace
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "bench"))
+
+from bench_control_plane import calibrate  # noqa: E402
+
+RF = 3
+
+
+def _done(value) -> Future:
+    future: Future = Future()
+    future.set_result(value)
+    return future
+
+
+class FakeAdmin:
+    """confluent-kafka's AdminClient for what a sample round calls, answering at once."""
+
+    def __init__(self, *, brokers: int, partitions: int, groups: int, group_partitions: int):
+        rng = random.Random(42)
+        per_topic = 25
+        self.topics: dict[str, SimpleNamespace] = {}
+        for i in range(partitions):
+            name = f"topic-{i // per_topic:05d}"
+            replicas = rng.sample(range(1, brokers + 1), min(RF, brokers))
+            topic = self.topics.setdefault(name, SimpleNamespace(error=None, partitions={}))
+            topic.partitions[i % per_topic] = SimpleNamespace(
+                leader=replicas[0], replicas=replicas, isrs=replicas
+            )
+        self.brokers = {b: object() for b in range(1, brokers + 1)}
+        keys = [(t, p) for t, topic in self.topics.items() for p in topic.partitions]
+        self.groups = {
+            f"group-{g}": rng.sample(keys, min(group_partitions, len(keys))) for g in range(groups)
+        }
+
+    def list_topics(self, timeout=None):
+        return SimpleNamespace(topics=self.topics, brokers=self.brokers)
+
+    def list_offsets(self, request, request_timeout=None):
+        return {tp: _done(SimpleNamespace(offset=1_000)) for tp in request}
+
+    def list_consumer_groups(self, request_timeout=None):
+        valid = [SimpleNamespace(group_id=g) for g in self.groups]
+        return _done(SimpleNamespace(valid=valid))
+
+    def list_consumer_group_offsets(self, requests, request_timeout=None):
+        from confluent_kafka import TopicPartition
+
+        group = requests[0].group_id
+        tps = [TopicPartition(t, p, 500) for t, p in self.groups[group]]
+        return {group: _done(SimpleNamespace(topic_partitions=tps))}
+
+    def log_dirs(self) -> list[dict]:
+        """DescribeLogDirs answers as kafka-python decodes them: one per broker."""
+        per_broker: dict[int, dict[str, list[dict]]] = {b: {} for b in self.brokers}
+        for name, topic in self.topics.items():
+            for index, p in topic.partitions.items():
+                for b in p.replicas:
+                    per_broker[b].setdefault(name, []).append(
+                        {"partition_index": index, "partition_size": 1_000_000}
+                    )
+        return [
+            {
+                "broker": b,
+                "log_dirs": [
+                    {
+                        "error_code": 0,
+                        "topics": [{"name": n, "partitions": ps} for n, ps in topics.items()],
+                    }
+                ],
+            }
+            for b, topics in per_broker.items()
+        ]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--partitions", type=int, default=10_000)
+    parser.add_argument("--brokers", type=int, default=3)
+    parser.add_argument("--groups", type=int, default=20, help="consumer groups")
+    parser.add_argument("--group-partitions", type=int, default=500, help="read by each")
+    args = parser.parse_args()
+
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "balancer_site.settings")
+    import django
+
+    django.setup()
+    from confluent_kafka import Producer
+
+    from apps.clusters import kafka_python_adapter
+    from apps.metrics.services import sampling
+
+    print(
+        f"{args.partitions} partitions on {args.brokers} brokers (RF {RF}), "
+        f"{args.groups} groups x {args.group_partitions} partitions",
+        flush=True,
+    )
+    print(f"calibration loop: {calibrate():.3f} s", flush=True)
+    admin = FakeAdmin(
+        brokers=args.brokers,
+        partitions=args.partitions,
+        groups=args.groups,
+        group_partitions=args.group_partitions,
+    )
+    log_dirs = admin.log_dirs()
+
+    @contextlib.contextmanager
+    def fake_client(**_kwargs):
+        yield SimpleNamespace(describe_log_dirs=lambda: log_dirs)
+
+    kafka_python_adapter.admin_client_open = fake_client
+    steps: dict[str, tuple[float, float]] = {}
+
+    def timed(label: str, fn):
+        # Wall time follows the machine's load; this process's CPU time is steadier.
+        started, cpu = time.perf_counter(), time.process_time()
+        value = fn()
+        steps[label] = (time.perf_counter() - started, time.process_time() - cpu)
+        print(f"{label}: {steps[label][0]:.3f} s (CPU {steps[label][1]:.3f} s)", flush=True)
+        return value
+
+    partitions, _, _ = timed(
+        "metadata -> partitions", lambda: sampling.partitions_describe(admin=admin)
+    )
+    start, end = timed(
+        "ListOffsets x2, requests and answers",
+        lambda: sampling.log_offsets_list(admin=admin, partitions=partitions),
+    )
+    sizes = timed(
+        "DescribeLogDirs answers -> sizes",
+        lambda: kafka_python_adapter.replica_sizes_describe(bootstrap_servers="fake:9092"),
+    )
+    committed = timed(
+        "consumer group offsets", lambda: sampling.committed_offsets_list(admin=admin)
+    )
+    records = timed(
+        "records built",
+        lambda: sampling.metric_records_build(
+            ts_ms=int(time.time() * 1000),
+            partitions=partitions,
+            start_offsets=start,
+            end_offsets=end,
+            sizes=sizes,
+            committed=committed,
+        ),
+    )
+    # Nothing listens there: produce() only queues, as it does before delivery.
+    producer = Producer(
+        {
+            "bootstrap.servers": "127.0.0.1:9",
+            "linger.ms": 20,
+            "compression.type": "lz4",
+            "queue.buffering.max.messages": 1_000_000,
+        }
+    )
+
+    def produce() -> None:
+        for key, value in records:
+            producer.produce("metrics", key=key, value=value)
+
+    timed("records queued to the producer", produce)
+    producer.purge()
+    wall, cpu = (sum(step[i] for step in steps.values()) for i in (0, 1))
+    print(
+        f"sample round, in process (Kafka's answers excluded): {wall:.2f} s (CPU {cpu:.2f} s)",
+        flush=True,
+    )
+
+
+if __name__ == "__main__":
+    main()
