@@ -250,6 +250,20 @@ SPARK_SUBMIT_OPTIONS = os.environ.get("SPARK_SUBMIT_OPTIONS", "")
 SPARK_DRIVER_MEMORY = os.environ.get("SPARK_DRIVER_MEMORY", "2g")
 SPARK_SHUFFLE_PARTITIONS = env_int("SPARK_SHUFFLE_PARTITIONS", 8)
 SPARK_LOG_LEVEL = os.environ.get("SPARK_LOG_LEVEL", "WARN")
+# The balancer's share of a shared Spark cluster (standalone, YARN, Kubernetes): at most
+# this many cores (0: whatever the master offers) and this much memory per executor
+# (empty: Spark's default), in-process and under spark-submit alike.
+SPARK_CORES_MAX = env_int("SPARK_CORES_MAX", 0)
+SPARK_EXECUTOR_MEMORY = os.environ.get("SPARK_EXECUTOR_MEMORY", "")
+# With a master that is not local[...], the worker's warm session is stopped after each
+# run, so its executors (and cores) go back to the cluster between runs; the driver JVM
+# stays warm. Off: the session keeps them (e.g. with dynamic allocation configured).
+SPARK_RELEASE_BETWEEN_RUNS = env_bool("SPARK_RELEASE_BETWEEN_RUNS", True)
+# Where executors reach the driver (spark.driver.host) and what the driver binds to
+# (spark.driver.bindAddress), for a driver behind NAT or in a container. Empty: Spark's
+# choice (the host's address), or loopback for a local[...] master.
+SPARK_DRIVER_HOST = os.environ.get("SPARK_DRIVER_HOST", "")
+SPARK_DRIVER_BIND_ADDRESS = os.environ.get("SPARK_DRIVER_BIND_ADDRESS", "")
 # Where the Kafka source jars are fetched to (spark_jobs/connector/pom.xml).
 SPARK_KAFKA_JARS_DIR = Path(
     os.environ.get("SPARK_KAFKA_JARS_DIR", BASE_DIR / ".cache" / "spark-jars")

@@ -1,4 +1,4 @@
-"""Benchmark: aggregate one minute of samples of 100,000 partitions on Spark local[2].
+"""Benchmark: aggregate one minute of samples of N partitions on Spark local[2].
 
 Produces 600,000 synthetic metric records (100,000 partitions x 6 samples, 10 s apart,
 in one 60 s window, plus one record of the next round that closes the window) to a
@@ -10,8 +10,14 @@ Python RSS and Spark JVM RSS).
 
     scripts/dev-cluster up
     .venv/bin/python bench/bench_metrics.py [--partitions 100000] [--master local[2]] [--store]
+    # fill once, measure many times (433k partitions take minutes to produce):
+    .venv/bin/python bench/bench_metrics.py --partitions 433000 --keep-topic
+    .venv/bin/python bench/bench_metrics.py --topic bench-metrics-433000-<window start ms>
 
-Target: <= 20 s for the aggregation on local[2].
+A calibration loop (the one of bench_control_plane.py) runs at the start and the end,
+so figures taken on a busy machine can be compared.
+
+Target: <= 60 s for 433,000 partitions (2.6M rows) on local[2].
 """
 
 from __future__ import annotations
@@ -100,6 +106,17 @@ def topic_fill(*, bootstrap: str, topic: str, partitions: int, window_start_ms: 
     return n
 
 
+def calibrate() -> float:
+    """A fixed amount of dict/list work (as bench_control_plane.py); seconds taken."""
+    start = time.perf_counter()
+    total = 0
+    for i in range(300_000):
+        d = {"a": i, "b": [i, i + 1, i + 2]}
+        total += len(d["b"]) + (d["a"] & 7)
+    assert total
+    return time.perf_counter() - start
+
+
 def jvm_cpu_seconds(spark) -> float:
     """User + system CPU time of the Spark JVM so far (local mode: driver and executors)."""
     pid = spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid()
@@ -137,6 +154,11 @@ def main() -> int:
         "that closed, as a steady-state run does every slide",
     )
     parser.add_argument("--store", action="store_true", help="also write to a scratch SQLite DB")
+    parser.add_argument(
+        "--topic",
+        help="reuse a topic a --keep-topic run filled (bench-metrics-<partitions>-<window ms>)",
+    )
+    parser.add_argument("--keep-topic", action="store_true", help="do not delete the topic")
     parser.add_argument("--java-options", default="", help="spark.driver.extraJavaOptions")
     parser.add_argument("--conf", action="append", default=[], help="extra Spark conf k=v")
     parser.add_argument(
@@ -151,16 +173,25 @@ def main() -> int:
     from spark_jobs.partition_loads import aggregation_execute, metrics_extract
     from spark_jobs.session import spark_session_build
 
-    topic = f"bench-metrics-{uuid.uuid4().hex[:8]}"
-    window_start = (int(time.time() * 1000) // WINDOW_MS - 5) * WINDOW_MS
-    t = time.monotonic()
-    rows = topic_fill(
-        bootstrap=args.bootstrap,
-        topic=topic,
-        partitions=args.partitions,
-        window_start_ms=window_start,
-    )
-    print(f"produced {rows:,} records to {topic} in {time.monotonic() - t:.1f} s")
+    calibration = [calibrate()]
+    print(f"calibration loop: {calibration[0]:.3f} s")
+    if args.topic:
+        topic, keep = args.topic, True
+        args.partitions, window_start = (int(x) for x in topic.rsplit("-", 2)[1:])
+        rows = args.partitions * SAMPLES + 1
+        print(f"reusing {topic}: {args.partitions:,} partitions, {rows:,} records")
+    else:
+        keep = args.keep_topic
+        window_start = (int(time.time() * 1000) // WINDOW_MS - 5) * WINDOW_MS
+        topic = f"bench-metrics-{uuid.uuid4().hex[:6]}-{args.partitions}-{window_start}"
+        t = time.monotonic()
+        rows = topic_fill(
+            bootstrap=args.bootstrap,
+            topic=topic,
+            partitions=args.partitions,
+            window_start_ms=window_start,
+        )
+        print(f"produced {rows:,} records to {topic} in {time.monotonic() - t:.1f} s")
 
     t = time.monotonic()
     spark = spark_session_build(
@@ -193,13 +224,16 @@ def main() -> int:
                     own_cpu_seconds() - py0,
                 )
             )
+            # Printed at once: on a busy machine a long run may be cut short.
+            print(f"  run {len(timings)}: {timings[-1][0]:.1f} s wall", flush=True)
         jvm_mb = jvm_peak_rss_mb(spark)
     finally:
         spark.stop()
         from confluent_kafka.admin import AdminClient
 
-        admin = AdminClient({"bootstrap.servers": args.bootstrap})
-        admin.delete_topics([topic])[topic].result(30)
+        if not keep:
+            admin = AdminClient({"bootstrap.servers": args.bootstrap})
+            admin.delete_topics([topic])[topic].result(30)
 
     assert result.input_rows == rows, result.input_rows
     assert result.malformed_rows == 0
@@ -225,6 +259,12 @@ def main() -> int:
             f"(= {(jvm_cpu + py_cpu) / 2:.1f} s on 2 otherwise idle cores)"
         )
     print("load average at the end (1/5/15 min): {:.1f} {:.1f} {:.1f}".format(*os.getloadavg()))
+    calibration.append(calibrate())
+    print(
+        f"calibration loop: {calibration[0]:.3f} s at the start, {calibration[1]:.3f} s at the end"
+    )
+    if keep:
+        print(f"kept {topic}: --topic {topic} measures again without producing")
 
     if args.store:
         scratch = Path(tempfile.mkdtemp()) / "bench.sqlite3"

@@ -58,6 +58,37 @@ def connector_jars_ensure(*, jars_dir: Path = JARS_DIR) -> list[str]:
     return jars
 
 
+def spark_share_conf(
+    *,
+    master: str,
+    cores_max: int = 0,
+    executor_memory: str = "",
+    driver_host: str = "",
+    driver_bind_address: str = "",
+) -> dict[str, str]:
+    """Spark conf for the job's share of the cluster and where its driver listens.
+
+    `cores_max` (spark.cores.max; 0 leaves it unset: every core the master offers)
+    and `executor_memory` bound what the job takes of a shared cluster. The driver
+    host is where executors connect back to (spark.driver.host); the bind address is
+    what the driver listens on, when that differs (NAT, containers). A local[...]
+    master keeps everything in this process: loopback unless told otherwise.
+    """
+    conf: dict[str, str] = {}
+    if cores_max > 0:
+        conf["spark.cores.max"] = str(cores_max)
+    if executor_memory:
+        conf["spark.executor.memory"] = executor_memory
+    if master.startswith("local"):
+        driver_host = driver_host or "127.0.0.1"
+        driver_bind_address = driver_bind_address or driver_host
+    if driver_host:
+        conf["spark.driver.host"] = driver_host
+    if driver_bind_address:
+        conf["spark.driver.bindAddress"] = driver_bind_address
+    return conf
+
+
 def spark_session_build(
     *,
     app_name: str = "kafka-balancer-metrics",
@@ -67,8 +98,13 @@ def spark_session_build(
     shuffle_partitions: int = 8,
     driver_memory: str = "2g",
     log_level: str = "WARN",
+    cores_max: int = 0,
+    executor_memory: str = "",
+    driver_host: str = "",
+    driver_bind_address: str = "",
     extra_conf: dict[str, str] | None = None,
 ) -> SparkSession:
+    """The session on `master`; see spark_share_conf for the share and the driver host."""
     builder = SparkSession.builder.appName(app_name)
     conf: dict[str, str] = {
         "spark.master": master,
@@ -80,9 +116,15 @@ def spark_session_build(
         "spark.driver.memory": driver_memory,
         "spark.redaction.regex": REDACTION_REGEX,
     }
-    if master.startswith("local"):
-        # Everything is in this process: stay on loopback rather than the host's address.
-        conf["spark.driver.bindAddress"] = conf["spark.driver.host"] = "127.0.0.1"
+    conf.update(
+        spark_share_conf(
+            master=master,
+            cores_max=cores_max,
+            executor_memory=executor_memory,
+            driver_host=driver_host,
+            driver_bind_address=driver_bind_address,
+        )
+    )
     if with_kafka:
         conf["spark.jars"] = ",".join(connector_jars_ensure(jars_dir=jars_dir))
     conf.update(extra_conf or {})

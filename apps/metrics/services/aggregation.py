@@ -14,14 +14,13 @@ from typing import Any
 from confluent_kafka import TopicPartition
 from confluent_kafka.admin import OffsetSpec
 from django.conf import settings
-from django.utils import timezone
 
 from apps.clusters.connection import java_client_properties
 from apps.clusters.kafka_clients import admin_client_create, client_timeouts
 from apps.clusters.models import Cluster
 
 from ..models import AggregationRun, MetricsCursor
-from .runs import aggregation_run_start
+from .runs import aggregation_run_finish, aggregation_run_start
 from .spark_session import spark_session_create
 from .storage import aggregation_results_store
 
@@ -126,11 +125,9 @@ def aggregation_run(
             # Partitions with nothing new resume where this read ended.
             result.next_offsets = {**span.end, **result.next_offsets}
             aggregation_results_store(cluster=cluster, run=run, topic=topic, result=result)
-        run.status = AggregationRun.Status.SUCCEEDED
+        status, error = AggregationRun.Status.SUCCEEDED, ""
     except Exception:
         logger.exception("aggregation of %s failed", cluster.name)
-        run.status = AggregationRun.Status.FAILED
-        run.error = traceback.format_exc()[-10_000:]
-    run.finished_at = timezone.now()
-    run.save()
+        status, error = AggregationRun.Status.FAILED, traceback.format_exc()[-10_000:]
+    aggregation_run_finish(run=run, status=status, error=error)
     return run
