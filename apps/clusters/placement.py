@@ -2,25 +2,25 @@
 for the topics it created or changed in a round, and for no other."""
 
 from collections import Counter
-from typing import TYPE_CHECKING
+from collections.abc import Iterable
 
 from .models import TopicPlacement
 
-if TYPE_CHECKING:
-    from .services import TopicState
+# One partition as the counts need it: (leader or None, replica list).
+LeaderReplicas = tuple[int | None, list[int]]
 
 
-def topic_placements_apply(*, topics: list[tuple[int, "TopicState"]]) -> None:
-    """Upsert the counts of these (topic id, state) pairs, in one statement per batch.
-    Kept apart from the sync's diff so it stays one small call there."""
+def topic_placements_apply(*, topics: list[tuple[int, Iterable[LeaderReplicas]]]) -> None:
+    """Upsert the counts of these topics (id, its partitions), in one statement per
+    batch. Kept apart from the sync's diff so it stays one small call there."""
     rows = []
-    for topic_id, state in topics:
+    for topic_id, partitions in topics:
         replicas: Counter[int] = Counter()
         leaders: Counter[int] = Counter()
-        for p in state.partitions:
-            replicas.update(p.replicas)
-            if p.leader is not None and p.leader >= 0:
-                leaders[p.leader] += 1
+        for leader, replica_list in partitions:
+            replicas.update(replica_list)
+            if leader is not None and leader >= 0:
+                leaders[leader] += 1
         rows.append(
             TopicPlacement(
                 topic_id=topic_id,

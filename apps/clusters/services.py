@@ -368,8 +368,11 @@ def _topics_apply(*, cluster: Cluster, state: ClusterState) -> None:
         )
     Partition.objects.bulk_create(rows, batch_size=_CHUNK)
     topic_placements_apply(
-        topics=[(t.pk, s) for t, (s, _) in zip(created, new_topics, strict=True)]
-        + [(pk, s) for pk, (s, _) in changed.items()]
+        topics=[
+            (pk, ((p.leader, p.replicas) for p in s.partitions))
+            for pk, s in [(t.pk, s) for t, (s, _) in zip(created, new_topics, strict=True)]
+            + [(pk, s) for pk, (s, _) in changed.items()]
+        ]
     )
 
 
