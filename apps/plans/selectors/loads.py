@@ -52,8 +52,16 @@ def loads_before_after(
 
 
 def plan_loads_before_after(*, plan: Plan) -> LoadsBeforeAfter | None:
-    """Per-broker loads with the plan's partitions as before and as after the plan, the
-    rest as synced now. None when the cluster has nothing the planner can model."""
+    """Per-broker loads before and after the plan. The planner's own figures, stored in
+    the report when the plan was made (report["broker_loads"]), read alone; a plan
+    without them (a rollback, or one made before they were stored) has them computed:
+    its partitions as before and as after, the rest as synced now. None when the
+    cluster has nothing the planner can model."""
+    stored = Plan.objects.filter(pk=plan.pk).values_list("report__broker_loads", flat=True).first()
+    if stored:
+        return LoadsBeforeAfter(
+            brokers=stored["brokers"], before=stored["before"], after=stored["after"]
+        )
     policy = policy_or_default(cluster=plan.cluster)
     snapshot = snapshot_build(cluster=plan.cluster, policy=policy).snapshot
     if not snapshot["partitions"]:
