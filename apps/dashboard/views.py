@@ -45,8 +45,10 @@ from apps.plans.selectors import (
     plan_actions_get,
     plan_estimate_check,
     plan_eta_at_throttle,
+    plan_goals_list,
     plan_loads_before_after,
     plan_progress,
+    plan_report_summary,
     plan_shortfalls_get,
     plan_visible_get,
     plans_list,
@@ -131,6 +133,8 @@ def plan_page(request: HttpRequest, name: str, plan_id: int) -> HttpResponse:
     plan = plan_visible_get(user=request.user, plan_id=plan_id)
     if plan is None or plan.cluster_id != cluster.pk:
         raise Http404("no such plan")
+    # The report's summary only: its moves (one per partition) stay in the database.
+    report = plan_report_summary(plan=plan)
     context = {
         "cluster": cluster,
         "plan": plan,
@@ -138,9 +142,9 @@ def plan_page(request: HttpRequest, name: str, plan_id: int) -> HttpResponse:
         "progress": plan_progress(plan=plan),
         "eta_at_throttle": plan_eta_at_throttle(plan=plan),
         "estimate": plan_estimate_check(plan=plan),
-        "balance": sorted((plan.report.get("balance") or {}).items()),
-        "shortfalls": plan_shortfalls_get(plan=plan),
-        "goals": sorted({g for goals in plan.moves.values_list("goals", flat=True) for g in goals}),
+        "balance": sorted((report.get("balance") or {}).items()),
+        "shortfalls": plan_shortfalls_get(plan=plan, report=report),
+        "goals": plan_goals_list(plan=plan),
     }
     return render(request, "dashboard/plan.html", context)
 

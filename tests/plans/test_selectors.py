@@ -7,8 +7,10 @@ from apps.plans.models import Plan
 from apps.plans.selectors import (
     cluster_health_get,
     plan_actions_get,
+    plan_goals_list,
     plan_loads_before_after,
     plan_moves_filter,
+    plan_report_summary,
     policy_or_default,
     snapshot_build,
 )
@@ -66,6 +68,19 @@ def test_it_stores_the_bars_with_the_plan_and_they_match_the_cluster_recomputed(
             assert getattr(stored, side)[measure] == pytest.approx(
                 getattr(recomputed, side)[measure]
             )
+
+
+def test_it_lists_the_goals_of_the_moves_and_the_report_summary_without_the_moves(cluster):
+    plan = plan_make(cluster)
+    every_move = sorted({g for goals in plan.moves.values_list("goals", flat=True) for g in goals})
+    assert every_move and plan_goals_list(plan=plan) == every_move
+    report = dict(plan.report)
+    del report["move_goals"]  # a plan made before they were stored
+    Plan.objects.filter(pk=plan.pk).update(report=report)
+    assert plan_goals_list(plan=plan) == every_move
+
+    summary = plan_report_summary(plan=plan)
+    assert summary["balance"] == plan.report["balance"] and "moves" not in summary
 
 
 def test_it_offers_actions_by_role_and_state(cluster, viewer, approver, operator):

@@ -49,10 +49,42 @@ def plan_running_get(*, cluster: Cluster) -> Plan | None:
 
 
 def plan_visible_get(*, user: User, plan_id: int) -> Plan | None:
-    """A plan of a cluster the user may see, if the user may see plans."""
+    """A plan of a cluster the user may see, if the user may see plans. Its report and
+    reassignments (megabytes at 100k+ moves) load only if read."""
     if not user_may_see_clusters(user=user) or not user.has_perm("plans.view_plan"):
         return None
-    return Plan.objects.select_related("cluster").filter(pk=plan_id).first()
+    return (
+        Plan.objects.select_related("cluster")
+        .defer(*_LARGE_FIELDS, "reassignment")
+        .filter(pk=plan_id)
+        .first()
+    )
+
+
+# The report's parts a plan page shows; its moves, one per partition, it does not.
+PLAN_REPORT_SUMMARY_KEYS = ("balance", "unmet_hard_goals", "unplaceable", "unfixable", "data_loss")
+
+
+def plan_report_summary(*, plan: Plan) -> dict:
+    """Those keys of the plan's report, read alone by the database (absent: left out)."""
+    row = (
+        Plan.objects.filter(pk=plan.pk)
+        .values_list(*(f"report__{key}" for key in PLAN_REPORT_SUMMARY_KEYS))
+        .first()
+    )
+    return {
+        k: v for k, v in zip(PLAN_REPORT_SUMMARY_KEYS, row or (), strict=False) if v is not None
+    }
+
+
+def plan_goals_list(*, plan: Plan) -> list[str]:
+    """The goals any of the plan's moves serves, by name: stored with the plan when it
+    was made (report["move_goals"]), else the distinct goal lists of its moves."""
+    stored = Plan.objects.filter(pk=plan.pk).values_list("report__move_goals", flat=True).first()
+    if stored is not None:
+        return list(stored)
+    lists = PlanMove.objects.filter(plan=plan).values_list("goals", flat=True).distinct()
+    return sorted({g for goals in lists for g in goals})
 
 
 PLAN_MOVE_ORDERINGS = {
