@@ -36,7 +36,7 @@ from apps.clusters.selectors import (
     clusters_visible_list,
     topic_rows_page,
 )
-from apps.metrics.selectors import HEATMAP_METRICS
+from apps.metrics.selectors import HEATMAP_METRICS, cluster_state_stamp
 from apps.plans.selectors import (
     audit_plan_clusters,
     cluster_audited_objects,
@@ -121,6 +121,8 @@ def cluster_page(request: HttpRequest, name: str) -> HttpResponse:
         "modes": [(m.value, m.label) for m in REQUESTABLE_MODES],
         "now": timezone.now(),
         "rounds": cluster_rounds_list(cluster=cluster),
+        # What this page shows, stamped: live updates with the same stamp change nothing.
+        "stamp": cluster_state_stamp(cluster_id=cluster.pk),
     }
     return render(request, "dashboard/cluster.html", context)
 
