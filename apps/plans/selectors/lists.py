@@ -3,6 +3,7 @@ user may see, a plan's moves by filter."""
 
 from collections.abc import Iterable
 
+from django.db import connection
 from django.db.models import QuerySet
 
 from apps.clusters.models import Cluster
@@ -65,25 +66,32 @@ def plan_visible_get(*, user: User, plan_id: int) -> Plan | None:
 PLAN_REPORT_SUMMARY_KEYS = ("balance", "unmet_hard_goals", "unplaceable", "unfixable", "data_loss")
 
 
+def plan_report_keys(*, plan: Plan, keys: Iterable[str]) -> dict:
+    """These top-level keys of the plan's report (absent ones left out), without the
+    rest. PostgreSQL extracts them from its binary JSON; SQLite would parse the whole
+    text once per key, so there the report is read once and picked from."""
+    keys = tuple(keys)
+    rows = Plan.objects.filter(pk=plan.pk)
+    if connection.vendor == "postgresql":
+        row = rows.values_list(*(f"report__{key}" for key in keys)).first() or ()
+        found = dict(zip(keys, row, strict=False))
+    else:
+        report = rows.values_list("report", flat=True).first() or {}
+        found = {key: report.get(key) for key in keys}
+    return {k: v for k, v in found.items() if v is not None}
+
+
 def plan_report_summary(*, plan: Plan) -> dict:
-    """Those keys of the plan's report, read alone by the database (absent: left out)."""
-    row = (
-        Plan.objects.filter(pk=plan.pk)
-        .values_list(*(f"report__{key}" for key in PLAN_REPORT_SUMMARY_KEYS))
-        .first()
-    )
-    return {
-        k: v for k, v in zip(PLAN_REPORT_SUMMARY_KEYS, row or (), strict=False) if v is not None
-    }
+    return plan_report_keys(plan=plan, keys=PLAN_REPORT_SUMMARY_KEYS)
 
 
 def plan_goals_list(*, plan: Plan) -> list[str]:
     """The goals any of the plan's moves serves, by name: stored with the plan when it
     was made (report["move_goals"]), else the distinct goal lists of its moves."""
-    stored = Plan.objects.filter(pk=plan.pk).values_list("report__move_goals", flat=True).first()
+    stored = plan_report_keys(plan=plan, keys=["move_goals"]).get("move_goals")
     if stored is not None:
         return list(stored)
-    lists = PlanMove.objects.filter(plan=plan).values_list("goals", flat=True).distinct()
+    lists = PlanMove.objects.filter(plan=plan).order_by().values_list("goals", flat=True).distinct()
     return sorted({g for goals in lists for g in goals})
 
 

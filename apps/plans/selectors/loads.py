@@ -7,6 +7,7 @@ from apps.balancer import engine
 
 from ..models import Plan
 from .fingerprint import PartitionKey
+from .lists import plan_report_keys
 from .snapshot import policy_or_default, snapshot_build
 
 
@@ -57,7 +58,7 @@ def plan_loads_before_after(*, plan: Plan) -> LoadsBeforeAfter | None:
     without them (a rollback, or one made before they were stored) has them computed:
     its partitions as before and as after, the rest as synced now. None when the
     cluster has nothing the planner can model."""
-    stored = Plan.objects.filter(pk=plan.pk).values_list("report__broker_loads", flat=True).first()
+    stored = plan_report_keys(plan=plan, keys=["broker_loads"]).get("broker_loads")
     if stored:
         return LoadsBeforeAfter(
             brokers=stored["brokers"], before=stored["before"], after=stored["after"]
