@@ -11,7 +11,12 @@ test client, so server time only). Prints, each timed in this one run:
 - the planner snapshot built;
 - one detection round, and the planner's own part of it;
 - server time and bytes of the clusters overview, the cluster page, its heatmap and
-  the plan page of the proposal detection made.
+  the plan page of the proposal detection made;
+- live pages: `--viewers` (20) open cluster pages, each a Channels websocket
+  communicator, and the server time per viewer per update after a sync with nothing
+  changed and after one with 5 % of leaders moved: the sync's one push (its stamp),
+  plus what each page then fetches as cluster.js does; and, for comparison, what
+  every page fetched on every sync before (page, heatmap, traffic).
 
     .venv/bin/python bench/bench_control_plane.py --brokers 100 --topics 2000 --partitions 50000
     .venv/bin/python bench/bench_control_plane.py --brokers 270 --topics 8000 --partitions 200000
@@ -32,7 +37,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
-import random
 import resource
 import shutil
 import subprocess
@@ -40,13 +44,13 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from types import SimpleNamespace
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "tests"))
 
-RACKS = 6
-RF = 3
+# The synthetic cluster, shared with the browser tests of a big cluster.
+from support.synthetic_cluster import RF, state_make, topology_generate, window_make  # noqa: E402
 
 
 def calibrate() -> float:
@@ -58,115 +62,6 @@ def calibrate() -> float:
         total += len(d["b"]) + (d["a"] & 7)
     assert total
     return time.perf_counter() - start
-
-
-def topology_generate(*, brokers: int, topics: int, partitions: int, seed: int = 42):
-    """Topics with heavy-tailed partition counts (each >= 1), rack-aware RF 3 replicas."""
-    rng = random.Random(seed)
-    weights = [1.0 / (i + 1) ** 0.9 for i in range(topics)]
-    scale = (partitions - topics) / sum(weights)
-    counts = [1 + int(w * scale) for w in weights]
-    counts[0] += partitions - sum(counts)
-    by_rack: dict[int, list[int]] = {}
-    for b in range(1, brokers + 1):
-        by_rack.setdefault(b % RACKS, []).append(b)
-    racks = list(by_rack)
-    out = []
-    for t, count in enumerate(counts):
-        parts = []
-        for i in range(count):
-            chosen = rng.sample(racks, RF)
-            replicas = [rng.choice(by_rack[r]) for r in chosen]
-            parts.append((i, replicas))
-        out.append((f"topic-{t:05d}", parts))
-    return out
-
-
-def state_make(topology, *, brokers: int, moved: float = 0.0, seed: int = 7):
-    """A ClusterState as a sync would read it; `moved` is the share of leaders moved."""
-    from apps.clusters.services import BrokerState, ClusterState, PartitionState, TopicState
-
-    rng = random.Random(seed)
-    topic_states = []
-    for name, parts in topology:
-        ps = []
-        for index, replicas in parts:
-            leader = replicas[0]
-            if moved and rng.random() < moved:
-                leader = replicas[1]
-            ps.append(PartitionState(index=index, leader=leader, replicas=replicas, isr=replicas))
-        topic_states.append(TopicState(name=name, internal=False, partitions=ps))
-    return ClusterState(
-        cluster_id="bench",
-        controller_id=1,
-        brokers=[
-            BrokerState(node_id=b, host="127.0.0.1", port=9000 + b, rack=f"r{b % RACKS}")
-            for b in range(1, brokers + 1)
-        ],
-        topics=topic_states,
-    )
-
-
-def window_make(topology, *, window_start_ms: int, window_ms: int = 60_000, seed: int = 11):
-    """One aggregation result: a load per partition and per broker (BALANCING.md §3)."""
-    rng = random.Random(seed)
-    loads, per_broker = [], {}
-    for name, parts in topology:
-        rate = rng.lognormvariate(6, 2)
-        for index, replicas in parts:
-            bytes_in = rate * rng.uniform(0.5, 1.5) * 500
-            size = int(bytes_in * 3600 * rng.uniform(1, 48))
-            loads.append(
-                {
-                    "topic": name,
-                    "partition": index,
-                    "window_start": window_start_ms,
-                    "window_end": window_start_ms + window_ms,
-                    "samples": 6,
-                    "leader": replicas[0],
-                    "replicas": replicas,
-                    "messages_in": bytes_in / 500,
-                    "bytes_in": bytes_in,
-                    "bytes_out": bytes_in * 2,
-                    "size": size,
-                    "avg_record_size": 500.0,
-                    "consumer_groups": 2,
-                }
-            )
-            for k, b in enumerate(replicas):
-                acc = per_broker.setdefault(
-                    b, {"in": 0.0, "out": 0.0, "disk": 0, "replicas": 0, "leaders": 0, "t": {}}
-                )
-                acc["in"] += bytes_in
-                acc["disk"] += size
-                acc["replicas"] += 1
-                acc["t"][name] = acc["t"].get(name, 0) + 1
-                if k == 0:
-                    acc["out"] += bytes_in * 2 + bytes_in * (len(replicas) - 1)
-                    acc["leaders"] += 1
-    broker_loads = [
-        {
-            "broker": b,
-            "window_start": window_start_ms,
-            "window_end": window_start_ms + window_ms,
-            "network_in": a["in"],
-            "network_out": a["out"],
-            "disk": a["disk"],
-            "replicas": a["replicas"],
-            "leaders": a["leaders"],
-            "topic_replicas": a["t"],
-        }
-        for b, a in sorted(per_broker.items())
-    ]
-    return SimpleNamespace(
-        partition_loads=loads,
-        broker_loads=broker_loads,
-        next_offsets={0: 1},
-        finalized_until_ms=window_start_ms + window_ms,
-        input_rows=len(loads) * 6,
-        malformed_rows=0,
-        late_rows=0,
-    )
 
 
 @contextlib.contextmanager
@@ -252,6 +147,92 @@ def page(client, label: str, url: str) -> tuple[float, int]:
     return elapsed, len(body)
 
 
+def live_measure(*, cluster, user, viewers: int, syncs: dict) -> None:
+    """`viewers` cluster pages on the live socket. For each sync: run it (not timed),
+    then time the push its signal makes and, per page, the fetches cluster.js makes on
+    that push; print (push + fetches) / viewers, CPU and wall, and the same for what
+    every page fetched on every sync before the stamp (page, heatmap, traffic)."""
+    import asyncio
+
+    from asgiref.sync import sync_to_async
+    from channels.testing import WebsocketCommunicator
+    from django.test import Client
+
+    from apps.clusters.models import Cluster
+    from apps.clusters.signals import cluster_synced
+    from apps.dashboard.consumers import ClusterConsumer
+
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"  # the test client, inside the loop
+    client = Client()
+    client.force_login(user)
+    page_url, api = f"/clusters/{cluster.name}/", f"/api/clusters/{cluster.name}"
+    fetches = {
+        "model": [page_url, f"{api}/heatmap/?metric=replicas"],
+        "window": [f"{api}/heatmap/?metric=replicas", f"{api}/traffic/"],
+    }
+
+    def get(url: str) -> tuple[float, float]:
+        start, cpu = time.perf_counter(), time.process_time()
+        response = client.get(url)
+        assert response.status_code == 200, (url, response.status_code)
+        return time.perf_counter() - start, time.process_time() - cpu
+
+    def push() -> tuple[float, float]:
+        fresh = Cluster.objects.get(pk=cluster.pk)
+        start, cpu = time.perf_counter(), time.process_time()
+        cluster_synced.send_robust(sender=Cluster, cluster=fresh)
+        return time.perf_counter() - start, time.process_time() - cpu
+
+    async def run() -> None:
+        pages = []
+        for _ in range(viewers):
+            ws = WebsocketCommunicator(ClusterConsumer.as_asgi(), f"/ws/clusters/{cluster.name}/")
+            ws.scope["user"] = user
+            ws.scope["url_route"] = {"kwargs": {"name": cluster.name}}
+            connected, _ = await ws.connect()
+            assert connected and (await ws.receive_json_from(timeout=30))["type"] == "hello"
+            pages.append(ws)
+        # Each page starts from the stamp its HTML carried.
+        body = (await sync_to_async(client.get)(page_url)).content.decode()
+        model = body.split('data-stamp-model="', 1)[1].split('"', 1)[0]
+        window = body.split('data-stamp-window="', 1)[1].split('"', 1)[0]
+        stamps = [{"model": model, "window": window} for _ in pages]
+        for label, sync in syncs.items():
+            await sync_to_async(sync)()
+            wall, cpu = await sync_to_async(push)()
+            for i, ws in enumerate(pages):
+                message = await ws.receive_json_from(timeout=60)
+                while message["type"] != "cluster.changed":  # e.g. a plan's notice
+                    message = await ws.receive_json_from(timeout=60)
+                fresh = message["stamp"]
+                urls = []
+                for part in ("model", "window"):
+                    if fresh[part] != stamps[i][part]:
+                        urls += [u for u in fetches[part] if u not in urls]
+                stamps[i] = fresh
+                for url in urls:
+                    w, c = await sync_to_async(get)(url)
+                    wall, cpu = wall + w, cpu + c
+            print(
+                f"  {'live, per viewer per update (' + label + ')':<44} "
+                f"{wall / viewers:8.3f} s  cpu {cpu / viewers:7.3f} s  ({viewers} pages)",
+                flush=True,
+            )
+        wall = cpu = 0.0
+        for url in (page_url, f"{api}/heatmap/?metric=replicas", f"{api}/traffic/"):
+            w, c = await sync_to_async(get)(url)
+            wall, cpu = wall + w, cpu + c
+        print(
+            f"  {'live, before: every page refetched every sync':<44} "
+            f"{wall:8.3f} s  cpu {cpu:7.3f} s  (per viewer)",
+            flush=True,
+        )
+        for ws in pages:
+            await ws.disconnect()
+
+    asyncio.run(run())
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--brokers", type=int, default=100)
@@ -259,6 +240,7 @@ def main() -> None:
     parser.add_argument("--partitions", type=int, default=50_000)
     parser.add_argument("--database", choices=("sqlite", "postgres"), default="sqlite")
     parser.add_argument("--skip-detection", action="store_true", help="no planner run")
+    parser.add_argument("--viewers", type=int, default=20, help="open live pages")
     args = parser.parse_args()
     if args.partitions < args.topics:
         parser.error("--partitions must be at least --topics")
@@ -376,6 +358,12 @@ def run(args: argparse.Namespace) -> None:
         page(
             client, "plan bars (fetched after the page)", f"/clusters/bench/plans/{plan.pk}/loads/"
         )
+    live_measure(
+        cluster=cluster,
+        user=user,
+        viewers=args.viewers,
+        syncs={"unchanged": apply(unchanged), "5 % leaders moved": apply(moved)},
+    )
     calibration.append(calibrate())
     print(f"  {'calibration loop (again)':<44} {calibration[1]:8.3f} s", flush=True)
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

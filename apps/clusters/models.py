@@ -209,3 +209,19 @@ class Partition(models.Model):
 
     def __str__(self) -> str:
         return f"{self.topic.name}-{self.index}"
+
+
+class TopicPlacement(models.Model):
+    """One topic's replicas and leaders per broker, as the last sync saw them: the
+    heatmap's rows, kept by the sync for changed topics only, so a page reads one row
+    per topic it shows instead of every partition."""
+
+    topic = models.OneToOneField(Topic, on_delete=models.CASCADE, related_name="placement")
+    # Broker node id (a string: JSON keys) -> count; brokers with none are left out.
+    replicas = models.JSONField(default=dict)
+    leaders = models.JSONField(default=dict)
+    replicas_total = models.IntegerField(default=0)
+    leaders_total = models.IntegerField(default=0)
+
+    def __str__(self) -> str:
+        return f"placement of {self.topic_id}"

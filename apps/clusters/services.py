@@ -18,6 +18,7 @@ from .backoff import cluster_backoff_clear, cluster_backoff_fail
 from .crypto import SecretDecryptError
 from .kafka_clients import ConnectionErrors, admin_client_create, client_timeouts
 from .models import Broker, Cluster, ClusterRound, Partition, Topic
+from .placement import topic_placements_apply
 from .rounds import round_lease
 from .signals import broker_state_changed, cluster_reachability_changed, cluster_synced
 
@@ -366,6 +367,13 @@ def _topics_apply(*, cluster: Cluster, state: ClusterState) -> None:
             rows=[(pk, _topic_values(t, d)) for pk, (t, d) in changed.items()],
         )
     Partition.objects.bulk_create(rows, batch_size=_CHUNK)
+    topic_placements_apply(
+        topics=[
+            (pk, ((p.leader, p.replicas) for p in s.partitions))
+            for pk, s in [(t.pk, s) for t, (s, _) in zip(created, new_topics, strict=True)]
+            + [(pk, s) for pk, (s, _) in changed.items()]
+        ]
+    )
 
 
 def _changed_partitions_apply(*, changed: dict[int, tuple[TopicState, str]]) -> list[Partition]:

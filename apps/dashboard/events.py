@@ -43,12 +43,16 @@ def event_send(*, group: str, message: dict[str, Any]) -> None:
     transaction.on_commit(lambda: _send_now(group=group, message=message), robust=True)
 
 
-def cluster_changed_send(*, cluster_id: int) -> None:
-    """The cluster sync changed (or re-confirmed) the model of this cluster."""
-    event_send(
-        group=cluster_group_name(cluster_id=cluster_id),
-        message={"type": "cluster.changed", "cluster_id": cluster_id},
-    )
+def cluster_changed_send(
+    *, cluster_id: int, stamp: dict[str, str] | None = None, synced_at: str = ""
+) -> None:
+    """The cluster sync changed (or re-confirmed) the model of this cluster. `stamp`
+    (metrics.selectors.cluster_state_stamp), computed once per sync and fanned out to
+    every open page, lets a page whose stamp matches skip refetching anything."""
+    message: dict[str, Any] = {"type": "cluster.changed", "cluster_id": cluster_id}
+    if stamp is not None:
+        message |= {"stamp": stamp, "synced_at": synced_at}
+    event_send(group=cluster_group_name(cluster_id=cluster_id), message=message)
 
 
 def loads_changed_send(*, cluster_id: int, window_end: str = "") -> None:

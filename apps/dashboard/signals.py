@@ -1,7 +1,8 @@
 """Receivers that turn the domain apps' signals and writes into live events, so the
 domain apps never import the dashboard (dependencies point one way):
 
-- `clusters.signals.cluster_synced`: the cluster pages refetch the model;
+- `clusters.signals.cluster_synced`: one stamp of the model per sync; the cluster
+  pages refetch only when it differs from theirs;
 - `plans.signals.execution_progressed`: plan pages redraw the progress bar;
 - every plan state change and executor step is written to the audit trail in the
   transaction that makes it, so an audit event about a plan is our cue to tell that
@@ -19,6 +20,7 @@ from apps.audit.models import AuditEvent
 from apps.clusters.models import Cluster
 from apps.clusters.signals import cluster_synced
 from apps.metrics.models import AggregationRun
+from apps.metrics.selectors import cluster_state_stamp
 from apps.plans.models import Plan
 from apps.plans.signals import execution_progressed
 
@@ -34,7 +36,12 @@ PLAN_OBJECT_TYPE = Plan._meta.label_lower  # "plans.plan"
 
 @receiver(cluster_synced, sender=Cluster, dispatch_uid="dashboard_cluster_push")
 def _cluster_push(sender, cluster: Cluster, **kwargs) -> None:
-    cluster_changed_send(cluster_id=cluster.pk)
+    # One stamp per sync, whatever the number of pages open: each compares it with
+    # its own and refetches only if the model or the newest window changed.
+    synced_at = cluster.last_synced_at.isoformat() if cluster.last_synced_at else ""
+    cluster_changed_send(
+        cluster_id=cluster.pk, stamp=cluster_state_stamp(cluster_id=cluster.pk), synced_at=synced_at
+    )
 
 
 @receiver(execution_progressed, sender=Plan, dispatch_uid="dashboard_progress_push")

@@ -36,7 +36,7 @@ from apps.clusters.selectors import (
     clusters_visible_list,
     topic_rows_page,
 )
-from apps.metrics.selectors import HEATMAP_METRICS
+from apps.metrics.selectors import HEATMAP_METRICS, cluster_state_stamp
 from apps.plans.selectors import (
     audit_plan_clusters,
     cluster_audited_objects,
@@ -45,8 +45,10 @@ from apps.plans.selectors import (
     plan_actions_get,
     plan_estimate_check,
     plan_eta_at_throttle,
+    plan_goals_list,
     plan_loads_before_after,
     plan_progress,
+    plan_report_summary,
     plan_shortfalls_get,
     plan_visible_get,
     plans_list,
@@ -119,6 +121,8 @@ def cluster_page(request: HttpRequest, name: str) -> HttpResponse:
         "modes": [(m.value, m.label) for m in REQUESTABLE_MODES],
         "now": timezone.now(),
         "rounds": cluster_rounds_list(cluster=cluster),
+        # What this page shows, stamped: live updates with the same stamp change nothing.
+        "stamp": cluster_state_stamp(cluster_id=cluster.pk),
     }
     return render(request, "dashboard/cluster.html", context)
 
@@ -131,6 +135,8 @@ def plan_page(request: HttpRequest, name: str, plan_id: int) -> HttpResponse:
     plan = plan_visible_get(user=request.user, plan_id=plan_id)
     if plan is None or plan.cluster_id != cluster.pk:
         raise Http404("no such plan")
+    # The report's summary only: its moves (one per partition) stay in the database.
+    report = plan_report_summary(plan=plan)
     context = {
         "cluster": cluster,
         "plan": plan,
@@ -138,9 +144,9 @@ def plan_page(request: HttpRequest, name: str, plan_id: int) -> HttpResponse:
         "progress": plan_progress(plan=plan),
         "eta_at_throttle": plan_eta_at_throttle(plan=plan),
         "estimate": plan_estimate_check(plan=plan),
-        "balance": sorted((plan.report.get("balance") or {}).items()),
-        "shortfalls": plan_shortfalls_get(plan=plan),
-        "goals": sorted({g for goals in plan.moves.values_list("goals", flat=True) for g in goals}),
+        "balance": sorted((report.get("balance") or {}).items()),
+        "shortfalls": plan_shortfalls_get(plan=plan, report=report),
+        "goals": plan_goals_list(plan=plan),
     }
     return render(request, "dashboard/plan.html", context)
 

@@ -113,3 +113,30 @@ class MetricsCursor(models.Model):
 
     def __str__(self) -> str:
         return f"{self.cluster.name} cursor"
+
+
+class TopicLoad(models.Model):
+    """One topic's traffic in one window, in total and per broker, by the load model
+    of BALANCING.md §3 on the window's own placement: the heatmap's traffic rows,
+    written with the window so a page never reads the window's partitions."""
+
+    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="topic_loads")
+    topic = models.CharField(max_length=249)
+    window_start = models.DateTimeField()
+    window_end = models.DateTimeField()
+    network_in = models.FloatField()
+    network_out = models.FloatField()
+    # Broker node id (a string: JSON keys) -> bytes/s; brokers with none are left out.
+    brokers_in = models.JSONField(default=dict)
+    brokers_out = models.JSONField(default=dict)
+
+    class Meta:
+        ordering = ["cluster", "-window_start", "topic"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["cluster", "window_start", "topic"], name="unique_topic_load_window"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.topic}@{self.window_start:%H:%M}"

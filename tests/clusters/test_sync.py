@@ -5,7 +5,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from apps.clusters.models import Broker, Cluster, Partition, Topic
+from apps.clusters.models import Broker, Cluster, Partition, Topic, TopicPlacement
 from apps.clusters.services import (
     BrokerState,
     ClusterState,
@@ -278,3 +278,42 @@ def test_it_counts_each_topics_partitions_and_their_problems(cluster):
     topic = Topic.objects.get(name="orders")
     assert (topic.partitions_count, topic.replication_factor) == (3, 3)
     assert (topic.offline_count, topic.under_replicated_count) == (1, 2)
+
+
+def test_it_keeps_each_topics_counts_per_broker_rewriting_changed_topics_only():
+    def state(orders_leader: int) -> ClusterState:
+        return ClusterState(
+            cluster_id="c",
+            controller_id=1,
+            brokers=[BrokerState(node_id=b, host="h", port=9000 + b, rack=None) for b in (1, 2, 3)],
+            topics=[
+                TopicState(
+                    name="orders",
+                    internal=False,
+                    partitions=[
+                        PartitionState(index=0, leader=orders_leader, replicas=[1, 2], isr=[1, 2]),
+                        PartitionState(index=1, leader=2, replicas=[2, 3], isr=[2, 3]),
+                    ],
+                ),
+                TopicState(
+                    name="logs",
+                    internal=False,
+                    partitions=[PartitionState(index=0, leader=None, replicas=[3], isr=[])],
+                ),
+            ],
+        )
+
+    cluster = Cluster.objects.create(name="c", bootstrap_servers="h:1")
+    cluster_state_apply(cluster=cluster, state=state(1), now=timezone.now())
+    rows = {p.topic.name: p for p in TopicPlacement.objects.select_related("topic")}
+    assert rows["orders"].replicas == {"1": 1, "2": 2, "3": 1}
+    assert rows["orders"].leaders == {"1": 1, "2": 1}
+    assert (rows["orders"].replicas_total, rows["orders"].leaders_total) == (4, 2)
+    assert rows["logs"].leaders == {} and rows["logs"].replicas_total == 1  # offline
+
+    logs_written = TopicPlacement.objects.get(topic__name="logs")
+    TopicPlacement.objects.filter(pk=logs_written.pk).update(replicas={"9": 9})
+    cluster_state_apply(cluster=cluster, state=state(2), now=timezone.now())
+    assert TopicPlacement.objects.get(topic__name="orders").leaders == {"2": 2}
+    # "logs" did not change: the sync did not write it again.
+    assert TopicPlacement.objects.get(topic__name="logs").replicas == {"9": 9}

@@ -16,6 +16,7 @@ from apps.clusters.services import (
     cluster_state_apply,
 )
 from apps.metrics.models import BrokerLoad, PartitionLoad
+from apps.metrics.services.topic_loads import topic_loads_store
 from apps.plans.models import Plan
 from apps.plans.services import plan_request
 
@@ -79,8 +80,20 @@ def loads_make(
     assignment = assignment or SKEWED
     end = start + timedelta(seconds=seconds)
     brokers: dict[int, dict[str, float]] = {}
+    summaries = []
     for (topic, index), (b_in, b_out, msgs) in loads.items():
         replicas = assignment[(topic, index)]
+        summaries.append(
+            {
+                "topic": topic,
+                "window_start": int(start.timestamp() * 1000),
+                "window_end": int(end.timestamp() * 1000),
+                "leader": replicas[0],
+                "replicas": replicas,
+                "bytes_in": b_in,
+                "bytes_out": b_out,
+            }
+        )
         PartitionLoad.objects.create(
             cluster=cluster,
             topic=topic,
@@ -114,6 +127,8 @@ def loads_make(
             replicas=0,
             leaders=0,
         )
+    # The per-topic summaries the storage service writes with every window.
+    topic_loads_store(cluster=cluster, loads=summaries)
 
 
 def plan_make(cluster: Cluster, by: User | None = None, mode: str = "full") -> Plan:

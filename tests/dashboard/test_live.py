@@ -170,3 +170,37 @@ def test_it_announces_new_load_windows_when_an_aggregation_succeeds(client, memo
         await socket.disconnect()
 
     async_to_sync(scenario)()
+
+
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+def test_it_stamps_each_sync_so_pages_refetch_only_when_the_model_changed(
+    client, memory_layer, viewer
+):
+    from apps.clusters.models import Cluster
+    from apps.clusters.signals import cluster_synced
+
+    cluster = cluster_make()
+    client.force_login(viewer)
+    body = client.get("/clusters/prod/").content.decode()
+    page_stamp = body.split('data-stamp-model="', 1)[1].split('"', 1)[0]
+    socket = socket_for(client, viewer, "/ws/clusters/prod/")
+
+    def synced(assignment) -> None:
+        cluster_services.cluster_state_apply(
+            cluster=cluster, state=cluster_state(assignment), now=timezone.now()
+        )
+        cluster_synced.send_robust(sender=Cluster, cluster=Cluster.objects.get(pk=cluster.pk))
+
+    async def scenario():
+        assert (await socket.connect())[0]
+        assert (await socket.receive_json_from(timeout=5))["type"] == "hello"
+        await sync_to_async(synced)(SKEWED)  # nothing changed
+        same = await socket.receive_json_from(timeout=5)
+        assert same["type"] == "cluster.changed" and same["stamp"]["model"] == page_stamp
+        moved = {**SKEWED, ("orders", 0): [3, 1]}
+        await sync_to_async(synced)(moved)
+        changed = await socket.receive_json_from(timeout=5)
+        assert changed["stamp"]["model"] != page_stamp and changed["synced_at"]
+        await socket.disconnect()
+
+    async_to_sync(scenario)()

@@ -143,3 +143,29 @@ def test_it_leaves_a_window_nothing_was_measured_in_out_of_the_traffic_series(cl
         "messages_in": [None, 10.0],
     }
     assert traffic.series[2]["network_in"] == [None, 100.0]
+
+
+@pytest.mark.parametrize("metric", ["replicas", "leaders", "network_in", "network_out"])
+@pytest.mark.parametrize("search", ["", "a-", "b-", "a-1"])
+def test_it_sums_exactly_the_matching_topics_not_shown_into_the_other_row(metric, search):
+    # 30 "a-" and 10 "b-" topics: a search for "a-" leaves fewer topics out than it
+    # puts into "other" (other = totals - shown - left out), "b-" the reverse (summed).
+    assignment = {
+        (f"{prefix}-{t:02d}", p): [1 + (t * 7 + p * 3 + k * 5) % 9 for k in range(3)]
+        for prefix, count in (("a", 30), ("b", 10))
+        for t in range(count)
+        for p in range(1 + t % 3)
+    }
+    cluster = cluster_make("mixed", assignment, alive=tuple(range(1, 10)))
+    start = timezone.now() - timedelta(minutes=2)
+    loads = {key: (10.0 + key[1] + len(key[0]), 5.0, 1.0) for key in assignment}
+    loads_make(cluster, start, loads, assignment)
+
+    full = heatmap_get(cluster=cluster, metric=metric, search=search, limit=500)
+    page = heatmap_get(cluster=cluster, metric=metric, search=search, limit=2, offset=1)
+
+    assert page.topics == full.topics[1:3]
+    not_shown = [row for t, row in zip(full.topics, full.z, strict=True) if t not in page.topics]
+    expected = [sum(column) for column in zip(*not_shown, strict=True)]
+    assert page.other_topics == len(not_shown) > 0
+    assert page.other == pytest.approx(expected)

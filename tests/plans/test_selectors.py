@@ -3,11 +3,14 @@
 import pytest
 from dashboard.factories import SKEWED, cluster_apply, cluster_make, plan_make
 
+from apps.plans.models import Plan
 from apps.plans.selectors import (
     cluster_health_get,
     plan_actions_get,
+    plan_goals_list,
     plan_loads_before_after,
     plan_moves_filter,
+    plan_report_summary,
     policy_or_default,
     snapshot_build,
 )
@@ -45,6 +48,39 @@ def test_it_computes_loads_like_the_planner(cluster):
     assert plan.report["balance"]["replicas"]["after"] == pytest.approx(
         max(after) / (sum(after) / 3), abs=1e-6
     )
+
+
+def test_it_stores_the_bars_with_the_plan_and_they_match_the_cluster_recomputed(
+    cluster, django_assert_max_num_queries
+):
+    plan = plan_make(cluster)
+    assert plan.report["broker_loads"]["brokers"] == [1, 2, 3]
+    # Read from the plan: one query, no snapshot of the cluster.
+    with django_assert_max_num_queries(1):
+        stored = plan_loads_before_after(plan=plan)
+    report = dict(plan.report)
+    del report["broker_loads"]
+    Plan.objects.filter(pk=plan.pk).update(report=report)
+    recomputed = plan_loads_before_after(plan=plan)
+    assert stored.brokers == recomputed.brokers
+    for side in ("before", "after"):
+        for measure in ("replicas", "leaders", "network_in", "disk"):
+            assert getattr(stored, side)[measure] == pytest.approx(
+                getattr(recomputed, side)[measure]
+            )
+
+
+def test_it_lists_the_goals_of_the_moves_and_the_report_summary_without_the_moves(cluster):
+    plan = plan_make(cluster)
+    every_move = sorted({g for goals in plan.moves.values_list("goals", flat=True) for g in goals})
+    assert every_move and plan_goals_list(plan=plan) == every_move
+    report = dict(plan.report)
+    del report["move_goals"]  # a plan made before they were stored
+    Plan.objects.filter(pk=plan.pk).update(report=report)
+    assert plan_goals_list(plan=plan) == every_move
+
+    summary = plan_report_summary(plan=plan)
+    assert summary["balance"] == plan.report["balance"] and "moves" not in summary
 
 
 def test_it_offers_actions_by_role_and_state(cluster, viewer, approver, operator):

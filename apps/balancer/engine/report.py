@@ -6,7 +6,8 @@ from __future__ import annotations
 import numpy as np
 
 from .figures import lower_bounds, movement, resource_figures
-from .model import ClusterModel
+from .loads import DEAD_BROKER_ZERO
+from .model import MEASURE_NAMES, ClusterModel, broker_loads
 from .options import PlannerOptions
 
 
@@ -72,9 +73,24 @@ def build_report(
         ],
         "seconds": {k: round(v, 4) for k, v in seconds.items()},
     }
+    report["broker_loads"] = _broker_loads(model)
     if include_moves:
         report["moves"] = _moves(model)
     return report
+
+
+def _broker_loads(model: ClusterModel) -> dict:
+    """Every broker's measures before and after, for the plan page's bars: computed
+    once here from the model's own arrays, so no page rebuilds the cluster for them.
+    A dead broker shows no traffic, as engine.broker_loads has it."""
+    snap = model.snap
+    out: dict = {"brokers": [int(b) for b in snap.broker_ids]}
+    for side, assign in (("before", snap.replicas), ("after", model.assign)):
+        load = broker_loads(assign, model.fvec, model.lvec, model.n_brokers)
+        for name in DEAD_BROKER_ZERO:
+            load[~snap.alive, MEASURE_NAMES.index(name)] = 0.0
+        out[side] = {name: load[:, j].round(3).tolist() for j, name in enumerate(MEASURE_NAMES)}
+    return out
 
 
 def unmet_hard_goals(goal_stats: list[dict]) -> list[dict]:

@@ -3,6 +3,7 @@
 from .heatmap import HEATMAP_LIMIT_MAX, HEATMAP_METRICS, HEATMAP_SORTS, Heatmap, heatmap_get
 from .runs import aggregation_runs_recent
 from .snapshot import cluster_snapshot_build
+from .stamp import cluster_state_stamp
 from .traffic import TRAFFIC_WINDOWS_MAX, BrokerTraffic, broker_traffic_series
 from .windows import (
     broker_loads_latest,
@@ -23,6 +24,7 @@ __all__ = [
     "broker_loads_latest",
     "broker_traffic_series",
     "cluster_snapshot_build",
+    "cluster_state_stamp",
     "heatmap_get",
     "latest_window_start",
     "loads_broker_filter",

@@ -1,10 +1,14 @@
-"""The brokers x topics heatmap: replica and leader counts, or the newest window's traffic."""
+"""The brokers x topics heatmap: replica and leader counts, or the newest window's traffic,
+from rows stored per topic (TopicPlacement, TopicLoad), never from every partition."""
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from apps.clusters.models import Cluster, Partition
+from django.db.models import QuerySet
 
-from .windows import partition_loads_latest
+from apps.clusters.models import Cluster, TopicPlacement
+
+from ..models import BrokerLoad, TopicLoad
 
 HEATMAP_METRICS = {
     # metric: (label, unit)
@@ -49,13 +53,16 @@ def heatmap_get(
     limit: int = 50,
     offset: int = 0,
 ) -> Heatmap:
-    """Brokers x topics. Counts come from the model; traffic from the newest load window,
-    spread as the planner's load model does (BALANCING.md §3) but on the current
-    leader: bytes in on every replica, bytes out plus replication on the leader.
+    """Brokers x topics. Counts come from the sync's per-topic placement rows; traffic
+    from the newest window's per-topic summaries (TopicLoad), spread as the planner's
+    load model does (BALANCING.md §3): bytes in on every replica, bytes out plus
+    replication on the leader, as placed in that window.
 
     One page of the topics whose name contains `search`: the heaviest first by the
     metric (or by name), `limit` of them from `offset`; the rest are summed into `other`
-    so thousands of topics stay readable and the hot spot is on the first page."""
+    so thousands of topics stay readable and the hot spot is on the first page. Reads
+    one small row per topic and the cells of the shown topics only: "other" is the
+    brokers' totals less the shown and the filtered-out topics, whichever is fewer."""
     if sort not in HEATMAP_SORTS:
         raise ValueError(f"unknown sort {sort!r}; one of {', '.join(HEATMAP_SORTS)}")
     limit = max(1, min(limit, HEATMAP_LIMIT_MAX))
@@ -64,58 +71,40 @@ def heatmap_get(
         raise ValueError(f"unknown metric {metric!r}; one of {', '.join(HEATMAP_METRICS)}")
     brokers = list(cluster.brokers.order_by("node_id").values_list("node_id", "alive"))
     broker_ids = [b for b, _ in brokers]
-    column = {b: i for i, b in enumerate(broker_ids)}
-    topics_qs = cluster.topics.order_by("name")
-    if not include_internal:
-        topics_qs = topics_qs.filter(internal=False)
-    if search:
-        topics_qs = topics_qs.filter(name__icontains=search)
-    topics = list(topics_qs.values_list("name", flat=True))
-    row = {t: i for i, t in enumerate(topics)}
-    z = [[0.0] * len(broker_ids) for _ in topics]
+    source = _source(cluster=cluster, metric=metric)
 
-    traffic: dict[tuple[str, int], tuple[float, float]] = {}
-    window_end = ""
-    if metric in ("network_in", "network_out"):
-        for topic, index, bytes_in, bytes_out, end in partition_loads_latest(
-            cluster=cluster
-        ).values_list("topic", "partition", "bytes_in", "bytes_out", "window_end"):
-            traffic[(topic, index)] = (bytes_in or 0.0, bytes_out or 0.0)
-            window_end = end.isoformat()
-
-    partitions = Partition.objects.filter(topic__cluster=cluster, topic__name__in=topics)
-    for topic, index, leader, replica_list in partitions.values_list(
-        "topic__name", "index", "leader", "replicas"
-    ):
-        cells = z[row[topic]]
-        if metric == "replicas":
-            for b in replica_list:
-                if b in column:
-                    cells[column[b]] += 1
-        elif metric == "leaders":
-            if leader in column:
-                cells[column[leader]] += 1
-        else:
-            load = traffic.get((topic, index))
-            if load is None:
-                continue
-            bytes_in, bytes_out = load
-            if metric == "network_in":
-                for b in replica_list:
-                    if b in column:
-                        cells[column[b]] += bytes_in
-            elif leader in column:
-                followers = max(len(replica_list) - 1, 0)
-                cells[column[leader]] += bytes_out + bytes_in * followers
-    order = list(range(len(topics)))
+    internal = set(cluster.topics.filter(internal=True).values_list("name", flat=True))
+    needle = search.lower()
+    matching, excluded = [], []
+    for name, total in source.totals:
+        wanted = (include_internal or name not in internal) and needle in name.lower()
+        (matching if wanted else excluded).append((name, total))
     if sort == "load":
-        order.sort(key=lambda i: (-sum(z[i]), topics[i]))
-    shown = order[offset : offset + limit]
-    rest = set(order) - set(shown)
-    other = [0.0] * len(broker_ids)
-    for i in rest:
-        for b, value in enumerate(z[i]):
-            other[b] += value
+        matching.sort(key=lambda row: (-row[1], row[0]))
+    else:
+        matching.sort(key=lambda row: row[0])
+    shown = [name for name, _ in matching[offset : offset + limit]]
+    rest = len(matching) - len(shown)
+
+    column = {str(b): i for i, b in enumerate(broker_ids)}
+    cells = source.cells(shown)
+    z = [_row(cells.get(name, {}), column) for name in shown]
+    other: list[float] = []
+    if rest:
+        shown_set = set(shown)
+        rest_names = [name for name, _ in matching if name not in shown_set]
+        if source.broker_totals is not None and len(excluded) < len(rest_names):
+            # Everything less what is shown and what the filter left out.
+            totals = [source.broker_totals.get(b, 0.0) for b in broker_ids]
+            subtract = z + [
+                _row(c, column) for c in source.cells([n for n, _ in excluded]).values()
+            ]
+            other = [max(0.0, t - sum(r[i] for r in subtract)) for i, t in enumerate(totals)]
+        else:
+            other = [0.0] * len(broker_ids)
+            for c in source.cells(rest_names).values():
+                for i, value in enumerate(_row(c, column)):
+                    other[i] += value
     label, unit = HEATMAP_METRICS[metric]
     return Heatmap(
         metric=metric,
@@ -123,11 +112,80 @@ def heatmap_get(
         unit=unit,
         brokers=broker_ids,
         broker_alive=[a for _, a in brokers],
-        topics=[topics[i] for i in shown],
-        z=[z[i] for i in shown],
-        window_end=window_end,
-        topics_total=len(topics),
+        topics=shown,
+        z=z,
+        window_end=source.window_end,
+        topics_total=len(matching),
         offset=offset,
-        other=other if rest else [],
-        other_topics=len(rest),
+        other=other,
+        other_topics=rest,
+    )
+
+
+def _row(cells: dict[str, float], column: dict[str, int]) -> list[float]:
+    row = [0.0] * len(column)
+    for broker, value in cells.items():
+        i = column.get(broker)
+        if i is not None:
+            row[i] += value
+    return row
+
+
+@dataclass(frozen=True)
+class _Source:
+    """Where one metric's rows come from: (topic, total) for every topic, the cells
+    {broker: value} of the named topics, and each broker's total (None: unknown)."""
+
+    totals: list[tuple[str, float]]
+    cells: Callable[[list[str]], dict[str, dict[str, float]]]
+    broker_totals: dict[int, float] | None
+    window_end: str = ""
+
+
+_CHUNK = 500
+
+
+def _cells_reader(queryset: QuerySet, name_field: str, cells_field: str) -> Callable:
+    def cells(names: list[str]) -> dict[str, dict[str, float]]:
+        out: dict[str, dict[str, float]] = {}
+        for i in range(0, len(names), _CHUNK):
+            chunk = queryset.filter(**{f"{name_field}__in": names[i : i + _CHUNK]})
+            out.update(chunk.values_list(name_field, cells_field))
+        return out
+
+    return cells
+
+
+def _source(*, cluster: Cluster, metric: str) -> _Source:
+    if metric in ("replicas", "leaders"):
+        placements = TopicPlacement.objects.filter(topic__cluster=cluster)
+        counts = cluster.brokers.values_list("node_id", f"{metric}_count")
+        return _Source(
+            totals=list(placements.values_list("topic__name", f"{metric}_total")),
+            cells=_cells_reader(placements, "topic__name", metric),
+            broker_totals={b: float(n) for b, n in counts},
+        )
+    newest = (
+        TopicLoad.objects.filter(cluster=cluster)
+        .order_by("-window_start")
+        .values_list("window_start", "window_end")
+        .first()
+    )
+    if newest is None:
+        return _Source(totals=[], cells=lambda names: {}, broker_totals=None)
+    start, end = newest
+    loads = TopicLoad.objects.filter(cluster=cluster, window_start=start)
+    # The broker windows sum the same load model over every topic (spark_jobs).
+    brokers = dict(
+        BrokerLoad.objects.filter(cluster=cluster, window_start=start).values_list(
+            "broker_id", metric
+        )
+    )
+    return _Source(
+        totals=list(loads.values_list("topic", metric)),
+        cells=_cells_reader(
+            loads, "topic", "brokers_in" if metric == "network_in" else "brokers_out"
+        ),
+        broker_totals=brokers or None,
+        window_end=end.isoformat(),
     )

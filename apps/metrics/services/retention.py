@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from apps.clusters.models import Cluster
 
-from ..models import AggregationRun, BrokerLoad, PartitionLoad
+from ..models import AggregationRun, BrokerLoad, PartitionLoad, TopicLoad
 
 
 def metrics_windows_prune(*, cluster: Cluster, keep: int | None = None) -> int:
@@ -28,6 +28,7 @@ def metrics_windows_prune(*, cluster: Cluster, keep: int | None = None) -> int:
     cutoff = newest - timedelta(seconds=settings.METRICS_WINDOW_SLIDE_SECONDS * (keep - 1))
     deleted, _ = PartitionLoad.objects.filter(cluster=cluster, window_start__lt=cutoff).delete()
     BrokerLoad.objects.filter(cluster=cluster, window_start__lt=cutoff).delete()
+    TopicLoad.objects.filter(cluster=cluster, window_start__lt=cutoff).delete()
     runs_cutoff = timezone.now() - timedelta(days=settings.METRICS_RUNS_KEPT_DAYS)
     AggregationRun.objects.filter(cluster=cluster, started_at__lt=runs_cutoff).exclude(
         status=AggregationRun.Status.RUNNING

@@ -14,6 +14,7 @@ from apps.clusters.models import Cluster
 from ..models import AggregationRun, BrokerLoad, MetricsCursor, PartitionLoad
 from ..signals import loads_stored
 from .retention import metrics_windows_prune
+from .topic_loads import topic_loads_store
 
 
 def _ms_to_dt(ms: int) -> datetime:
@@ -163,6 +164,7 @@ def aggregation_results_store(
     ]
     with transaction.atomic():
         _partition_loads_write(cluster=cluster, loads=partition_loads)
+        topic_loads_store(cluster=cluster, loads=partition_loads)
         BrokerLoad.objects.bulk_create(
             broker_rows,
             batch_size=2000,

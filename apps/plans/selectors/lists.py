@@ -3,6 +3,7 @@ user may see, a plan's moves by filter."""
 
 from collections.abc import Iterable
 
+from django.db import connection
 from django.db.models import QuerySet
 
 from apps.clusters.models import Cluster
@@ -49,10 +50,49 @@ def plan_running_get(*, cluster: Cluster) -> Plan | None:
 
 
 def plan_visible_get(*, user: User, plan_id: int) -> Plan | None:
-    """A plan of a cluster the user may see, if the user may see plans."""
+    """A plan of a cluster the user may see, if the user may see plans. Its report and
+    reassignments (megabytes at 100k+ moves) load only if read."""
     if not user_may_see_clusters(user=user) or not user.has_perm("plans.view_plan"):
         return None
-    return Plan.objects.select_related("cluster").filter(pk=plan_id).first()
+    return (
+        Plan.objects.select_related("cluster")
+        .defer(*_LARGE_FIELDS, "reassignment")
+        .filter(pk=plan_id)
+        .first()
+    )
+
+
+# The report's parts a plan page shows; its moves, one per partition, it does not.
+PLAN_REPORT_SUMMARY_KEYS = ("balance", "unmet_hard_goals", "unplaceable", "unfixable", "data_loss")
+
+
+def plan_report_keys(*, plan: Plan, keys: Iterable[str]) -> dict:
+    """These top-level keys of the plan's report (absent ones left out), without the
+    rest. PostgreSQL extracts them from its binary JSON; SQLite would parse the whole
+    text once per key, so there the report is read once and picked from."""
+    keys = tuple(keys)
+    rows = Plan.objects.filter(pk=plan.pk)
+    if connection.vendor == "postgresql":
+        row = rows.values_list(*(f"report__{key}" for key in keys)).first() or ()
+        found = dict(zip(keys, row, strict=False))
+    else:
+        report = rows.values_list("report", flat=True).first() or {}
+        found = {key: report.get(key) for key in keys}
+    return {k: v for k, v in found.items() if v is not None}
+
+
+def plan_report_summary(*, plan: Plan) -> dict:
+    return plan_report_keys(plan=plan, keys=PLAN_REPORT_SUMMARY_KEYS)
+
+
+def plan_goals_list(*, plan: Plan) -> list[str]:
+    """The goals any of the plan's moves serves, by name: stored with the plan when it
+    was made (report["move_goals"]), else the distinct goal lists of its moves."""
+    stored = plan_report_keys(plan=plan, keys=["move_goals"]).get("move_goals")
+    if stored is not None:
+        return list(stored)
+    lists = PlanMove.objects.filter(plan=plan).order_by().values_list("goals", flat=True).distinct()
+    return sorted({g for goals in lists for g in goals})
 
 
 PLAN_MOVE_ORDERINGS = {

@@ -7,6 +7,7 @@ from apps.balancer import engine
 
 from ..models import Plan
 from .fingerprint import PartitionKey
+from .lists import plan_report_keys
 from .snapshot import policy_or_default, snapshot_build
 
 
@@ -52,8 +53,16 @@ def loads_before_after(
 
 
 def plan_loads_before_after(*, plan: Plan) -> LoadsBeforeAfter | None:
-    """Per-broker loads with the plan's partitions as before and as after the plan, the
-    rest as synced now. None when the cluster has nothing the planner can model."""
+    """Per-broker loads before and after the plan. The planner's own figures, stored in
+    the report when the plan was made (report["broker_loads"]), read alone; a plan
+    without them (a rollback, or one made before they were stored) has them computed:
+    its partitions as before and as after, the rest as synced now. None when the
+    cluster has nothing the planner can model."""
+    stored = plan_report_keys(plan=plan, keys=["broker_loads"]).get("broker_loads")
+    if stored:
+        return LoadsBeforeAfter(
+            brokers=stored["brokers"], before=stored["before"], after=stored["after"]
+        )
     policy = policy_or_default(cluster=plan.cluster)
     snapshot = snapshot_build(cluster=plan.cluster, policy=policy).snapshot
     if not snapshot["partitions"]:

@@ -35,9 +35,10 @@ class PlanShortfalls:
         return bool(self.unmet_hard_goals or self.unplaced_partitions)
 
 
-def plan_shortfalls_get(*, plan: Plan) -> PlanShortfalls:
+def plan_shortfalls_get(*, plan: Plan, report: dict | None = None) -> PlanShortfalls:
+    """From the plan's report, or the part of it given (see plan_report_summary)."""
     # plans proposed before the report carried these keys simply show none
-    report = plan.report or {}
+    report = (plan.report if report is None else report) or {}
     goals = [
         UnmetHardGoal(
             name=g["name"],

@@ -81,6 +81,8 @@ def plan_create(
         throttle_rate=policy_get(cluster=cluster).throttle_bytes_per_sec,
     )
     bytes_to_move = bytes_forecast(cluster=cluster, moves=moves, seconds=duration)
+    # The plan page's goal filter offers these without reading every move.
+    report = {**report, "move_goals": sorted({g for m in moves for g in m.goals})}
     with transaction.atomic():
         plan = Plan.objects.create(
             cluster=cluster,

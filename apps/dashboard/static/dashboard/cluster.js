@@ -55,11 +55,31 @@
     });
   }
 
+  // What the page shows, as the server stamped it (metrics.selectors.cluster_state_stamp).
+  const stamp = { model: root.dataset.stampModel, window: root.dataset.stampWindow };
+
   Live.connect("/ws/clusters/" + encodeURIComponent(root.dataset.cluster) + "/", {
     onEvent(message) {
       if (message.type === "cluster.changed") {
-        // Also the traffic: a sync tick is the fallback if a new window went unannounced.
-        everything();
+        const fresh = message.stamp;
+        if (!fresh) {
+          everything();
+          return;
+        }
+        // One stamp per sync for every open page: fetch only what changed.
+        const last = document.getElementById("last-sync");
+        if (last && message.synced_at) last.textContent = "just now";
+        if (fresh.model !== stamp.model) {
+          regions();
+          heatmap.reload();
+        }
+        // A sync tick is also the fallback if a new window went unannounced.
+        if (fresh.window !== stamp.window) {
+          heatmap.reload();
+          traffic.reload();
+        }
+        stamp.model = fresh.model;
+        stamp.window = fresh.window;
       } else if (message.type === "loads.changed") {
         regions();
         heatmap.reload();
