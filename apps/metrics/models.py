@@ -52,6 +52,10 @@ class BrokerLoad(models.Model):
     disk = models.BigIntegerField()
     replicas = models.IntegerField()
     leaders = models.IntegerField()
+    # Messages in of the partitions it leads (null: it led none in the window), so the
+    # traffic chart outlives the partition rows of a window (retention keeps fewer).
+    messages_in = models.FloatField(null=True, blank=True)
+    # Emptied once the window is older than the partition rows kept (retention).
     topic_replicas = models.JSONField(default=dict, help_text="Replica count per topic.")
 
     class Meta:

@@ -21,8 +21,8 @@ class BrokerTraffic:
 
 
 def broker_traffic_series(*, cluster: Cluster, windows: int = 60) -> BrokerTraffic:
-    """Bytes in / out per broker (load model, replication included) from BrokerLoad, and
-    messages in per broker as leader from PartitionLoad, over the newest `windows`."""
+    """Bytes in / out and messages in as leader per broker (load model, replication
+    included) from BrokerLoad, over the newest `windows`."""
     windows = max(1, min(windows, TRAFFIC_WINDOWS_MAX))
     starts = list(
         BrokerLoad.objects.filter(cluster=cluster)
@@ -44,20 +44,28 @@ def broker_traffic_series(*, cluster: Cluster, windows: int = 60) -> BrokerTraff
             }
         return series[broker]
 
+    counted: set[int] = set()  # windows whose broker rows carry messages in
     for row in BrokerLoad.objects.filter(cluster=cluster, window_start__in=starts).values(
-        "broker_id", "window_start", "window_end", "network_in", "network_out"
+        "broker_id", "window_start", "window_end", "network_in", "network_out", "messages_in"
     ):
         i = position[row["window_start"]]
         ends[i] = row["window_end"].isoformat()
         s = slot(row["broker_id"])
         s["network_in"][i] = row["network_in"]
         s["network_out"][i] = row["network_out"]
+        if row["messages_in"] is not None:
+            s["messages_in"][i] = row["messages_in"]
+            counted.add(i)
+    # Rows stored before broker rows carried it: summed from the partition rows.
+    uncounted = [s for i, s in enumerate(starts) if i not in counted]
     messages = (
-        PartitionLoad.objects.filter(cluster=cluster, window_start__in=starts, leader__isnull=False)
+        PartitionLoad.objects.filter(
+            cluster=cluster, window_start__in=uncounted, leader__isnull=False
+        )
         .values("window_start", "leader")
         .annotate(total=Sum("messages_in"))
     )
-    for row in messages:
+    for row in messages if uncounted else ():
         slot(row["leader"])["messages_in"][position[row["window_start"]]] = row["total"] or 0.0
     # A dead broker serves nothing: the windows after it last answered show no traffic,
     # whatever the aggregation attributed to its replicas from the synced placement.
