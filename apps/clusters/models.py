@@ -174,6 +174,10 @@ class Topic(models.Model):
     # What the sync last wrote of its partitions (services.placement_digest); a topic
     # whose digest is unchanged is not read again. Empty: compare row by row.
     placement_digest = models.CharField(max_length=32, blank=True, editable=False)
+    # Its partitions packed (apps.clusters.placement), written with the digest: the
+    # snapshot and the sync's diff read this instead of every partition row. Only
+    # trusted while the digest is set: another writer of partitions empties the digest.
+    placement = models.BinaryField(default=b"", editable=False)
     # Its partitions as the sync counted them, so topic tables read no partition.
     partitions_count = models.IntegerField(default=0, editable=False)
     replication_factor = models.IntegerField(default=0, editable=False)
