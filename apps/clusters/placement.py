@@ -15,8 +15,13 @@ from array import array
 from collections.abc import Iterable, Iterator
 from typing import NamedTuple
 
+# (index, leader or None, replicas, isr)
+Unpacked = tuple[int, int | None, list[int], list[int]]
+
 
 class PackedPartition(NamedTuple):
+    """One partition to pack, for callers without a PartitionState (the migration)."""
+
     index: int
     leader: int | None
     replicas: list[int]
@@ -42,7 +47,9 @@ def placement_hash(*, packed: bytes) -> str:
     return hashlib.blake2b(packed, digest_size=16).hexdigest()
 
 
-def placement_unpack(*, packed: bytes) -> Iterator[PackedPartition]:
+def placement_unpack(*, packed: bytes) -> Iterator[Unpacked]:
+    """(index, leader, replicas, isr) per partition: plain tuples, since a named tuple
+    per partition cost a third of the snapshot's time at 200k partitions."""
     flat = array("i")
     flat.frombytes(bytes(packed))
     if sys.byteorder == "big":
@@ -52,7 +59,7 @@ def placement_unpack(*, packed: bytes) -> Iterator[PackedPartition]:
         index, leader, count = flat[i], flat[i + 1], flat[i + 2]
         j = i + 3 + count
         isr_end = j + 1 + flat[j]
-        yield PackedPartition(
+        yield (
             index,
             None if leader < 0 else leader,
             flat[i + 3 : j].tolist(),

@@ -372,8 +372,8 @@ def _placement_stored(
     packed = [pk for pk in topic_ids if pk in packed_ids]
     for ids in _chunks(packed):
         for topic_id, blob in Topic.objects.filter(pk__in=ids).values_list("pk", "placement"):
-            for p in placement_unpack(packed=blob):
-                current[(topic_id, p.index)] = (p.leader, p.replicas, p.isr)
+            for index, leader, replicas, isr in placement_unpack(packed=blob):
+                current[(topic_id, index)] = (leader, replicas, isr)
     for ids in _chunks([pk for pk in topic_ids if pk not in packed_ids]):
         for topic_id, index, *values in Partition.objects.filter(topic_id__in=ids).values_list(
             "topic_id", "index", "leader", "replicas", "isr"

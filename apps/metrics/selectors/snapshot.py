@@ -56,7 +56,7 @@ def _placement_read(*, cluster: Cluster) -> list[tuple[str, int, int | None, lis
         if not digest:
             unpacked[pk] = name
             continue
-        placed += [(name, p.index, p.leader, p.replicas) for p in placement_unpack(packed=packed)]
+        placed += [(name, i, leader, r) for i, leader, r, _ in placement_unpack(packed=packed)]
     if unpacked:
         placed += [
             (unpacked[topic_id], index, leader, replicas)
