@@ -91,7 +91,11 @@ def cluster_snapshot_build(*, cluster: Cluster, now: datetime | None = None) -> 
             "leader": leader if leader is not None and leader in replicas else -1,
         }
         measured = loads.get((topic, index))
-        if measured is not None:
+        if measured is None:
+            pass
+        elif None not in measured:  # the usual case, without a comprehension per partition
+            entry["load"] = dict(zip(_LOAD_KEYS, measured, strict=True))
+        else:
             # Unmeasured (null) figures are left out: missing means zero.
             entry["load"] = {
                 k: v for k, v in zip(_LOAD_KEYS, measured, strict=True) if v is not None
