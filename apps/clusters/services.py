@@ -8,7 +8,7 @@ from datetime import datetime
 from confluent_kafka import KafkaError, KafkaException, TopicCollection
 from confluent_kafka.admin import AdminClient
 from django.conf import settings
-from django.db import connection, models, transaction
+from django.db import DEFAULT_DB_ALIAS, connection, connections, models, transaction
 from django.utils import timezone
 
 from .authorization import authorization_denied, cluster_acl_gaps_text, missing_acl_text
@@ -416,9 +416,9 @@ def _partition_rows_by_key(*, sql_kind: str, rows: list[tuple[tuple[int, int], t
         fields = [Partition._meta.get_field(name) for name in _PARTITION_FIELDS]
         sets = ", ".join(f"{qn(f.column)} = %s" for f in fields)
         sql = f"UPDATE {table} SET {sets} WHERE {where}"
+        db = connections[DEFAULT_DB_ALIAS]  # not the proxy: once per field of every row
         params = [
-            [f.get_db_prep_save(v, connection) for f, v in zip(fields, values, strict=True)]
-            + list(key)
+            [f.get_db_prep_save(v, db) for f, v in zip(fields, values, strict=True)] + list(key)
             for key, values in rows
         ]
     with connection.cursor() as cursor:
@@ -439,8 +439,9 @@ def _rows_update(
         ", ".join(f"{qn(f.column)} = %s" for f in fields),
         qn(model._meta.pk.column),
     )
+    db = connections[DEFAULT_DB_ALIAS]  # not the proxy: once per field of every row
     params = [
-        [f.get_db_prep_save(v, connection) for f, v in zip(fields, values, strict=True)] + [pk]
+        [f.get_db_prep_save(v, db) for f, v in zip(fields, values, strict=True)] + [pk]
         for pk, values in rows
     ]
     with connection.cursor() as cursor:

@@ -90,12 +90,10 @@ def _partition_loads_write(*, cluster: Cluster, loads: list[dict[str, Any]]) -> 
     # get_db_prep_save looks the connection up again for every row: ~40 % of the time).
     db = connections[DEFAULT_DB_ALIAS]
     start_field = PartitionLoad._meta.get_field("window_start")
-    stamps: dict[int, Any] = {}
-
-    def stamp(ms: int) -> Any:
-        if ms not in stamps:
-            stamps[ms] = start_field.get_db_prep_save(_ms_to_dt(ms), db)
-        return stamps[ms]
+    stamp = {
+        ms: start_field.get_db_prep_save(_ms_to_dt(ms), db)
+        for ms in {r["window_start"] for r in loads} | {r["window_end"] for r in loads}
+    }
 
     as_json = db.ops.adapt_json_value
     cluster_id = cluster.pk
@@ -104,8 +102,8 @@ def _partition_loads_write(*, cluster: Cluster, loads: list[dict[str, Any]]) -> 
             cluster_id,
             r["topic"],
             r["partition"],
-            stamp(r["window_start"]),
-            stamp(r["window_end"]),
+            stamp[r["window_start"]],
+            stamp[r["window_end"]],
             r["samples"],
             r["leader"],
             as_json(r["replicas"] or [], None),
