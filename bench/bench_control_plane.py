@@ -414,14 +414,17 @@ def run(args: argparse.Namespace) -> None:
         # Detection plans only on a fresh model; the rounds above may have taken long.
         Cluster.objects.filter(pk=cluster.pk).update(last_synced_at=timezone.now())
         cluster.refresh_from_db()
+        detect_cpu = time.process_time()
         figures["detection"], _ = timed(
             "detection round", lambda: detection.cluster_detect(cluster=cluster)
         )
+        detect_cpu = time.process_time() - detect_cpu
         detection.planner_run = real_planner
         planner = sum(planner_seconds)
         print(
             f"  {'  of which planner':<44} {planner:8.3f} s  cpu {sum(planner_cpu):7.3f} s"
-            f"  (rest {figures['detection'] - planner:.3f} s wall)",
+            f"  (rest {figures['detection'] - planner:.3f} s wall,"
+            f" cpu {detect_cpu - sum(planner_cpu):.3f} s; {len(planner_seconds)} planner runs)",
             flush=True,
         )
 
