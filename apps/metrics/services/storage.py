@@ -4,6 +4,7 @@ that says where the next run reads, and the figures recorded on the run.
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 from typing import Any
 
@@ -68,9 +69,9 @@ _PARTITION_COLUMNS = (
 
 def _partition_loads_write(*, cluster: Cluster, loads: list[dict[str, Any]]) -> None:
     """A new window (the usual case) is inserted by one prepared INSERT executed for
-    every row: building a model instance per row and upserting took most of the time
-    at 200k partitions. A window already stored (a re-run after a crash) is upserted,
-    so none of its rows is lost."""
+    every row (PostgreSQL: one COPY): building a model instance per row and upserting
+    took most of the time at 200k partitions. A window already stored (a re-run after
+    a crash) is upserted, so none of its rows is lost."""
     starts = {ms: _ms_to_dt(ms) for ms in {r["window_start"] for r in loads}}
     written = set(
         PartitionLoad.objects.filter(cluster=cluster, window_start__in=list(starts.values()))
@@ -95,7 +96,10 @@ def _partition_loads_write(*, cluster: Cluster, loads: list[dict[str, Any]]) -> 
         for ms in {r["window_start"] for r in loads} | {r["window_end"] for r in loads}
     }
 
-    as_json = db.ops.adapt_json_value
+    copy = db.vendor == "postgresql"
+    # PostgreSQL: COPY, with the JSON as text (psycopg's executemany and a Jsonb
+    # adapter per row took 7 s of CPU at 200k rows).
+    as_json = (lambda value, _: json.dumps(value)) if copy else db.ops.adapt_json_value
     cluster_id = cluster.pk
     params = [
         (
@@ -117,10 +121,18 @@ def _partition_loads_write(*, cluster: Cluster, loads: list[dict[str, Any]]) -> 
         for r in loads
     ]
     qn = db.ops.quote_name
+    table = qn(PartitionLoad._meta.db_table)
+    columns = ", ".join(qn(PartitionLoad._meta.get_field(f).column) for f in _PARTITION_COLUMNS)
+    if copy:
+        with (
+            db.cursor() as cursor,
+            cursor.cursor.copy(f"COPY {table} ({columns}) FROM STDIN") as pipe,
+        ):
+            for row in params:
+                pipe.write_row(row)
+        return
     sql = "INSERT INTO {} ({}) VALUES ({})".format(
-        qn(PartitionLoad._meta.db_table),
-        ", ".join(qn(PartitionLoad._meta.get_field(f).column) for f in _PARTITION_COLUMNS),
-        ", ".join(["%s"] * len(_PARTITION_COLUMNS)),
+        table, columns, ", ".join(["%s"] * len(_PARTITION_COLUMNS))
     )
     with db.cursor() as cursor:
         cursor.executemany(sql, params)
