@@ -215,6 +215,9 @@ METRICS_TOPIC_RETENTION_MS = env_int("METRICS_TOPIC_RETENTION_MS", 24 * 3600 * 1
 METRICS_WINDOW_SECONDS = env_int("METRICS_WINDOW_SECONDS", 60)
 METRICS_WINDOW_SLIDE_SECONDS = env_int("METRICS_WINDOW_SLIDE_SECONDS", 10)
 METRICS_WINDOWS_KEPT = env_int("METRICS_WINDOWS_KEPT", 60)
+# Of those, the newest windows that keep a row per partition (older ones keep their
+# per-broker totals only): per-partition rows are what grows with the cluster.
+METRICS_PARTITION_WINDOWS_KEPT = env_int("METRICS_PARTITION_WINDOWS_KEPT", 6)
 METRICS_AGGREGATE_INTERVAL = env_float("METRICS_AGGREGATE_INTERVAL", 10.0)
 # The aggregation worker keeps one SparkSession warm (~1.3 GB) instead of paying a
 # JVM start and JIT warm-up every minute with spark-submit: ~14 s against ~30 s for

@@ -134,6 +134,35 @@ def timed(label: str, fn, *, queries: bool = False):
     return elapsed, result
 
 
+def size_print(*, kept: int, windows: int) -> None:
+    """The database's size with the kept windows of partition loads stored."""
+    from django.db import connection
+
+    tables = ("metrics_partitionload", "metrics_brokerload", "clusters_partition", "clusters_topic")
+    label = f"database size ({min(kept, windows)} partition windows kept)"
+    if connection.vendor == "sqlite":
+        with connection.cursor() as cursor:
+            cursor.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        size = Path(connection.settings_dict["NAME"]).stat().st_size
+        print(f"  {label:<44} {size / 2**20:8.1f} MiB (SQLite file)", flush=True)
+        with contextlib.suppress(Exception), connection.cursor() as cursor:
+            # Tables with their indexes, where SQLite has the dbstat table compiled in.
+            for table in tables:
+                cursor.execute(
+                    "SELECT SUM(pgsize) FROM dbstat WHERE name = %s OR name IN "
+                    "(SELECT name FROM sqlite_master WHERE tbl_name = %s)",
+                    [table, table],
+                )
+                size = cursor.fetchone()[0] or 0
+                print(f"    {table:<42} {size / 2**20:8.1f} MiB", flush=True)
+        return
+    with connection.cursor() as cursor:
+        for table in tables:
+            cursor.execute("SELECT pg_total_relation_size(%s)", [table])
+            size = cursor.fetchone()[0]
+            print(f"  {table:<44} {size / 2**20:8.1f} MiB (pg_total_relation_size)", flush=True)
+
+
 def page(client, label: str, url: str) -> tuple[float, int]:
     start, cpu = time.perf_counter(), time.process_time()
     response = client.get(url)
@@ -241,6 +270,13 @@ def main() -> None:
     parser.add_argument("--database", choices=("sqlite", "postgres"), default="sqlite")
     parser.add_argument("--skip-detection", action="store_true", help="no planner run")
     parser.add_argument("--viewers", type=int, default=20, help="open live pages")
+    parser.add_argument(
+        "--windows",
+        type=int,
+        default=0,
+        help="windows of loads stored (default: the partition windows kept + 1, so the "
+        "last one prunes; the database size is printed after them)",
+    )
     args = parser.parse_args()
     if args.partitions < args.topics:
         parser.error("--partitions must be at least --topics")
@@ -300,15 +336,43 @@ def run(args: argparse.Namespace) -> None:
     timed("sync round, leaders back", apply(unchanged), queries=True)
 
     window_ms = settings.METRICS_WINDOW_SECONDS * 1000
-    start_ms = (int(time.time() * 1000) // window_ms - 2) * window_ms
-    result = window_make(topology, window_start_ms=start_ms, window_ms=window_ms)
+    slide_ms = settings.METRICS_WINDOW_SLIDE_SECONDS * 1000
+    kept = settings.METRICS_PARTITION_WINDOWS_KEPT
+    windows = args.windows or kept + 1
+    first_ms = (int(time.time() * 1000) // window_ms - 2) * window_ms - (windows - 1) * slide_ms
+    from apps.metrics.signals import loads_stored
+    from apps.plans import receivers
 
-    def store():
+    def store(result):
         run_row = AggregationRun.objects.create(cluster=cluster, started_at=timezone.now())
-        aggregation_results_store(cluster=cluster, run=run_row, topic="metrics", result=result)
+        # The detection a stored window starts is timed on its own below.
+        loads_stored.disconnect(dispatch_uid="plans_detect_on_loads_stored")
+        try:
+            aggregation_results_store(cluster=cluster, run=run_row, topic="metrics", result=result)
+        finally:
+            loads_stored.connect(
+                receivers._detect_on_new_loads, dispatch_uid="plans_detect_on_loads_stored"
+            )
         AggregationRun.objects.filter(pk=run_row.pk).update(status="succeeded")
 
-    figures["window"], _ = timed("one window of loads stored", store, queries=True)
+    for w in range(windows):
+        result = window_make(
+            topology, window_start_ms=first_ms + w * slide_ms, window_ms=window_ms, seed=11 + w
+        )
+        if w == 0:
+            figures["window"], _ = timed(
+                "one window of loads stored", lambda r=result: store(r), queries=True
+            )
+        elif w == windows - 1:
+            figures["window_pruning"], _ = timed(
+                f"window {windows} stored (prunes the oldest)",
+                lambda r=result: store(r),
+                queries=True,
+            )
+        else:
+            store(result)
+        del result
+    size_print(kept=kept, windows=windows)
     figures["snapshot"], snapshot = timed(
         "snapshot build", lambda: cluster_snapshot_build(cluster=cluster)
     )
@@ -329,19 +393,40 @@ def run(args: argparse.Namespace) -> None:
                 planner_cpu.append(time.process_time() - cpu)
 
         detection.planner_run = planner_timed
-        # Detection plans only on a fresh model; the rounds above may have taken long.
-        Cluster.objects.filter(pk=cluster.pk).update(last_synced_at=timezone.now())
-        cluster.refresh_from_db()
-        figures["detection"], _ = timed(
-            "detection round", lambda: detection.cluster_detect(cluster=cluster)
-        )
+
+        def detect(label: str) -> None:
+            planner_seconds.clear()
+            planner_cpu.clear()
+            # Detection plans only on a fresh model; the rounds above may have taken long.
+            Cluster.objects.filter(pk=cluster.pk).update(last_synced_at=timezone.now())
+            cluster.refresh_from_db()
+            detect_cpu = time.process_time()
+            figures["detection"], _ = timed(
+                label, lambda: detection.cluster_detect(cluster=cluster)
+            )
+            detect_cpu = time.process_time() - detect_cpu
+            planner = sum(planner_seconds)
+            print(
+                f"  {'  of which planner':<44} {planner:8.3f} s  cpu {sum(planner_cpu):7.3f} s"
+                f"  (rest {figures['detection'] - planner:.3f} s wall,"
+                f" cpu {detect_cpu - sum(planner_cpu):.3f} s; {len(planner_seconds)} planner runs)",
+                flush=True,
+            )
+
+        detect("detection round")
+        if not Plan.objects.filter(cluster=cluster).exists():
+            # A traffic violation is proposed on once a newer window confirms it: store
+            # one and look again, so the plan's creation is timed too.
+            store(
+                window_make(
+                    topology,
+                    window_start_ms=first_ms + windows * slide_ms,
+                    window_ms=window_ms,
+                    seed=11 + windows,
+                )
+            )
+            detect("detection round, violation confirmed")
         detection.planner_run = real_planner
-        planner = sum(planner_seconds)
-        print(
-            f"  {'  of which planner':<44} {planner:8.3f} s  cpu {sum(planner_cpu):7.3f} s"
-            f"  (rest {figures['detection'] - planner:.3f} s wall)",
-            flush=True,
-        )
 
     user = get_user_model().objects.create_superuser("bench", "bench@example.com", "x")
     client = Client()

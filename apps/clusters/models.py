@@ -174,6 +174,10 @@ class Topic(models.Model):
     # What the sync last wrote of its partitions (services.placement_digest); a topic
     # whose digest is unchanged is not read again. Empty: compare row by row.
     placement_digest = models.CharField(max_length=32, blank=True, editable=False)
+    # Its partitions packed (apps.clusters.placement), written with the digest: the
+    # snapshot and the sync's diff read this instead of every partition row. Only
+    # trusted while the digest is set: another writer of partitions empties the digest.
+    placement = models.BinaryField(default=b"", editable=False)
     # Its partitions as the sync counted them, so topic tables read no partition.
     partitions_count = models.IntegerField(default=0, editable=False)
     replication_factor = models.IntegerField(default=0, editable=False)
@@ -216,7 +220,7 @@ class TopicPlacement(models.Model):
     heatmap's rows, kept by the sync for changed topics only, so a page reads one row
     per topic it shows instead of every partition."""
 
-    topic = models.OneToOneField(Topic, on_delete=models.CASCADE, related_name="placement")
+    topic = models.OneToOneField(Topic, on_delete=models.CASCADE, related_name="placement_counts")
     # Broker node id (a string: JSON keys) -> count; brokers with none are left out.
     replicas = models.JSONField(default=dict)
     leaders = models.JSONField(default=dict)

@@ -1,8 +1,6 @@
 """Keep the cluster model in step with the real Kafka cluster."""
 
-import hashlib
 import logging
-from array import array
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -10,7 +8,7 @@ from datetime import datetime
 from confluent_kafka import KafkaError, KafkaException, TopicCollection
 from confluent_kafka.admin import AdminClient
 from django.conf import settings
-from django.db import connection, models, transaction
+from django.db import DEFAULT_DB_ALIAS, connection, connections, models, transaction
 from django.utils import timezone
 
 from .authorization import authorization_denied, cluster_acl_gaps_text, missing_acl_text
@@ -18,7 +16,8 @@ from .backoff import cluster_backoff_clear, cluster_backoff_fail
 from .crypto import SecretDecryptError
 from .kafka_clients import ConnectionErrors, admin_client_create, client_timeouts
 from .models import Broker, Cluster, ClusterRound, Partition, Topic
-from .placement import topic_placements_apply
+from .placement import placement_hash, placement_pack, placement_unpack
+from .placement_counts import topic_placements_apply
 from .rounds import round_lease
 from .signals import broker_state_changed, cluster_reachability_changed, cluster_synced
 
@@ -282,6 +281,7 @@ def _partition_row(topic_id: int, p: PartitionState) -> Partition:
 _TOPIC_FIELDS = (
     "internal",
     "placement_digest",
+    "placement",
     "partitions_count",
     "replication_factor",
     "offline_count",
@@ -289,11 +289,12 @@ _TOPIC_FIELDS = (
 )
 
 
-def _topic_values(topic: TopicState, digest: str) -> tuple:
+def _topic_values(topic: TopicState, packed: bytes) -> tuple:
     parts = topic.partitions
     return (
         topic.internal,
-        digest,
+        placement_hash(packed=packed),
+        packed,
         len(parts),
         max((len(p.replicas) for p in parts), default=0),
         sum(p.leader is None for p in parts),
@@ -304,15 +305,7 @@ def _topic_values(topic: TopicState, digest: str) -> tuple:
 def placement_digest(*, partitions: list[PartitionState]) -> str:
     """A fingerprint of one topic's partitions as synced, so an unchanged topic is
     recognised from its Topic row alone, without reading its partitions."""
-    flat = array("q")
-    for p in partitions:
-        flat.append(p.index)
-        flat.append(-1 if p.leader is None else p.leader)
-        flat.append(len(p.replicas))
-        flat.extend(p.replicas)
-        flat.append(len(p.isr))
-        flat.extend(p.isr)
-    return hashlib.blake2b(flat.tobytes(), digest_size=16).hexdigest()
+    return placement_hash(packed=placement_pack(partitions=partitions))
 
 
 def _chunks(items: list, size: int = _CHUNK):
@@ -322,7 +315,8 @@ def _chunks(items: list, size: int = _CHUNK):
 
 def _topics_apply(*, cluster: Cluster, state: ClusterState) -> None:
     """Diff in memory against each topic's stored digest; only the topics whose digest
-    changed have their partitions read and written, in bulk."""
+    changed have their partitions compared (against the packed placement stored on the
+    topic) and written, in bulk."""
     existing = {
         name: (pk, internal, digest)
         for pk, name, internal, digest in cluster.topics.values_list(
@@ -334,24 +328,24 @@ def _topics_apply(*, cluster: Cluster, state: ClusterState) -> None:
     for ids in _chunks(gone):
         Topic.objects.filter(pk__in=ids).delete()
 
-    new_topics: list[tuple[TopicState, str]] = []
-    changed: dict[int, tuple[TopicState, str]] = {}
+    new_topics: list[tuple[TopicState, bytes]] = []
+    changed: dict[int, tuple[TopicState, bytes]] = {}
     for topic_state in state.topics:
-        digest = placement_digest(partitions=topic_state.partitions)
+        packed = placement_pack(partitions=topic_state.partitions)
         known = existing.get(topic_state.name)
         if known is None:
-            new_topics.append((topic_state, digest))
-        elif known[1] != topic_state.internal or known[2] != digest:
-            changed[known[0]] = (topic_state, digest)
+            new_topics.append((topic_state, packed))
+        elif known[1] != topic_state.internal or known[2] != placement_hash(packed=packed):
+            changed[known[0]] = (topic_state, packed)
 
     created = Topic.objects.bulk_create(
         [
             Topic(
                 cluster=cluster,
                 name=t.name,
-                **dict(zip(_TOPIC_FIELDS, _topic_values(t, d), strict=True)),
+                **dict(zip(_TOPIC_FIELDS, _topic_values(t, packed), strict=True)),
             )
-            for t, d in new_topics
+            for t, packed in new_topics
         ],
         batch_size=_CHUNK,
     )
@@ -360,11 +354,12 @@ def _topics_apply(*, cluster: Cluster, state: ClusterState) -> None:
         for p in topic_state.partitions:
             rows.append(_partition_row(topic.pk, p))
     if changed:
-        rows += _changed_partitions_apply(changed=changed)
+        trusted = {pk for _, (pk, _, digest) in existing.items() if digest and pk in changed}
+        rows += _changed_partitions_apply(changed=changed, packed_ids=trusted)
         _rows_update(
             model=Topic,
             field_names=_TOPIC_FIELDS,
-            rows=[(pk, _topic_values(t, d)) for pk, (t, d) in changed.items()],
+            rows=[(pk, _topic_values(t, packed)) for pk, (t, packed) in changed.items()],
         )
     Partition.objects.bulk_create(rows, batch_size=_CHUNK)
     topic_placements_apply(
@@ -376,28 +371,66 @@ def _topics_apply(*, cluster: Cluster, state: ClusterState) -> None:
     )
 
 
-def _changed_partitions_apply(*, changed: dict[int, tuple[TopicState, str]]) -> list[Partition]:
-    """Update and delete the changed topics' partitions; return the ones to create."""
+def _placement_stored(
+    *, topic_ids: list[int], packed_ids: set[int]
+) -> dict[tuple[int, int], tuple]:
+    """(topic id, index) -> (leader, replicas, isr) as last written: from the packed
+    placement where the topic's digest vouches for it, else from its partition rows."""
     current: dict[tuple[int, int], tuple] = {}
-    for ids in _chunks(list(changed)):
-        for pk, topic_id, index, *values in Partition.objects.filter(topic_id__in=ids).values_list(
-            "pk", "topic_id", "index", *_PARTITION_FIELDS
+    packed = [pk for pk in topic_ids if pk in packed_ids]
+    for ids in _chunks(packed):
+        for topic_id, blob in Topic.objects.filter(pk__in=ids).values_list("pk", "placement"):
+            for index, leader, replicas, isr in placement_unpack(packed=blob):
+                current[(topic_id, index)] = (leader, replicas, isr)
+    for ids in _chunks([pk for pk in topic_ids if pk not in packed_ids]):
+        for topic_id, index, *values in Partition.objects.filter(topic_id__in=ids).values_list(
+            "topic_id", "index", "leader", "replicas", "isr"
         ):
-            current[(topic_id, index)] = (pk, tuple(values))
+            current[(topic_id, index)] = tuple(values)
+    return current
+
+
+def _changed_partitions_apply(
+    *, changed: dict[int, tuple[TopicState, bytes]], packed_ids: set[int]
+) -> list[Partition]:
+    """Update and delete the changed topics' partitions that differ from what was
+    written (no partition row is read where the packed placement is trusted); return
+    the ones to create."""
+    current = _placement_stored(topic_ids=list(changed), packed_ids=packed_ids)
     to_create, to_update = [], []
     for topic_id, (topic_state, _) in changed.items():
         for p in topic_state.partitions:
-            values = _partition_values(p)
             row = current.pop((topic_id, p.index), None)
             if row is None:
                 to_create.append(_partition_row(topic_id, p))
-            elif row[1] != values:
-                to_update.append((row[0], values))
-    gone = [pk for pk, _ in current.values()]
-    for ids in _chunks(gone):
-        Partition.objects.filter(pk__in=ids).delete()
-    _rows_update(model=Partition, field_names=_PARTITION_FIELDS, rows=to_update)
+            elif row != (p.leader, list(p.replicas), list(p.isr)):
+                to_update.append(((topic_id, p.index), _partition_values(p)))
+    _partition_rows_by_key(sql_kind="delete", rows=[(key, ()) for key in current])
+    _partition_rows_by_key(sql_kind="update", rows=to_update)
     return to_create
+
+
+def _partition_rows_by_key(*, sql_kind: str, rows: list[tuple[tuple[int, int], tuple]]) -> None:
+    """Partition rows addressed by (topic id, index), the unique key, so the changed
+    ones are written without reading their primary keys: one prepared statement."""
+    if not rows:
+        return
+    qn = connection.ops.quote_name
+    where = f"{qn('topic_id')} = %s AND {qn('index')} = %s"
+    table = qn(Partition._meta.db_table)
+    if sql_kind == "delete":
+        sql, params = f"DELETE FROM {table} WHERE {where}", [key for key, _ in rows]
+    else:
+        fields = [Partition._meta.get_field(name) for name in _PARTITION_FIELDS]
+        sets = ", ".join(f"{qn(f.column)} = %s" for f in fields)
+        sql = f"UPDATE {table} SET {sets} WHERE {where}"
+        db = connections[DEFAULT_DB_ALIAS]  # not the proxy: once per field of every row
+        params = [
+            [f.get_db_prep_save(v, db) for f, v in zip(fields, values, strict=True)] + list(key)
+            for key, values in rows
+        ]
+    with connection.cursor() as cursor:
+        cursor.executemany(sql, params)
 
 
 def _rows_update(
@@ -414,8 +447,9 @@ def _rows_update(
         ", ".join(f"{qn(f.column)} = %s" for f in fields),
         qn(model._meta.pk.column),
     )
+    db = connections[DEFAULT_DB_ALIAS]  # not the proxy: once per field of every row
     params = [
-        [f.get_db_prep_save(v, connection) for f, v in zip(fields, values, strict=True)] + [pk]
+        [f.get_db_prep_save(v, db) for f, v in zip(fields, values, strict=True)] + [pk]
         for pk, values in rows
     ]
     with connection.cursor() as cursor:

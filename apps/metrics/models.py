@@ -11,7 +11,11 @@ from apps.clusters.models import Cluster
 
 
 class PartitionLoad(models.Model):
-    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="partition_loads")
+    # No index of its own: the unique constraint's index starts with the cluster, and
+    # each extra index is maintained for every one of a window's 200k rows.
+    cluster = models.ForeignKey(
+        Cluster, on_delete=models.CASCADE, related_name="partition_loads", db_index=False
+    )
     topic = models.CharField(max_length=249)
     partition = models.IntegerField()
     window_start = models.DateTimeField()
@@ -52,6 +56,10 @@ class BrokerLoad(models.Model):
     disk = models.BigIntegerField()
     replicas = models.IntegerField()
     leaders = models.IntegerField()
+    # Messages in of the partitions it leads (null: it led none in the window), so the
+    # traffic chart outlives the partition rows of a window (retention keeps fewer).
+    messages_in = models.FloatField(null=True, blank=True)
+    # Emptied once the window is older than the partition rows kept (retention).
     topic_replicas = models.JSONField(default=dict, help_text="Replica count per topic.")
 
     class Meta:

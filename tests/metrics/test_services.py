@@ -15,6 +15,7 @@ from django.utils import timezone
 
 from apps.clusters.models import ClusterRound
 from apps.metrics.models import AggregationRun, BrokerLoad, MetricsCursor, PartitionLoad
+from apps.metrics.selectors import broker_traffic_series
 from apps.metrics.services import (
     AggregationAlreadyRunning,
     PartitionInfo,
@@ -108,7 +109,8 @@ def test_it_takes_over_from_a_run_abandoned_long_ago(settings):
     assert "abandoned" in dead.error
 
 
-def test_it_stores_windows_once_and_advances_the_cursor():
+def test_it_stores_windows_once_and_advances_the_cursor(settings):
+    settings.METRICS_WINDOW_SLIDE_SECONDS = 60  # these windows start a minute apart
     cluster = cluster_create()
     run = aggregation_run_start(cluster=cluster)
 
@@ -167,6 +169,31 @@ def test_it_keeps_only_the_last_windows(settings):
     assert minutes == [2, 3, 4]
     assert sorted(BrokerLoad.objects.values_list("window_start__minute", flat=True)) == [2, 3, 4]
     assert metrics_windows_prune(cluster=cluster) == 0
+
+
+def test_it_keeps_partition_rows_of_fewer_windows_than_broker_totals(settings):
+    settings.METRICS_WINDOWS_KEPT = 4
+    settings.METRICS_PARTITION_WINDOWS_KEPT = 2
+    settings.METRICS_WINDOW_SLIDE_SECONDS = 60
+    cluster = cluster_create()
+    run = aggregation_run_start(cluster=cluster)
+
+    aggregation_results_store(
+        cluster=cluster, run=run, topic="m", result=result_for(windows=[0, 1, 2, 3, 4])
+    )
+
+    minutes = sorted(PartitionLoad.objects.values_list("window_start__minute", flat=True))
+    assert minutes == [3, 4]
+    brokers = {r.window_start.minute: r for r in BrokerLoad.objects.filter(cluster=cluster)}
+    assert sorted(brokers) == [1, 2, 3, 4]
+    # Older windows keep the broker's totals, messages in as leader included ...
+    assert [brokers[m].messages_in for m in (1, 2, 3, 4)] == [51.0, 52.0, 53.0, 54.0]
+    assert brokers[1].network_in == 5000.0
+    # ... but not the per-topic counts of a window without partition rows.
+    kept = {"orders": 1}
+    assert [brokers[m].topic_replicas for m in (1, 2, 3, 4)] == [{}, {}, kept, kept]
+    traffic = broker_traffic_series(cluster=cluster, windows=4)
+    assert traffic.series[1]["messages_in"] == [51.0, 52.0, 53.0, 54.0]
 
 
 def test_it_records_a_run_that_fails(settings):

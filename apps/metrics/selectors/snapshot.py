@@ -8,6 +8,7 @@ from typing import Any
 from django.utils import timezone
 
 from apps.clusters.models import Broker, Cluster, Partition, Topic
+from apps.clusters.placement import placement_unpack
 
 from .windows import partition_loads_latest
 
@@ -39,6 +40,34 @@ def _broker_entry(broker: Broker) -> dict[str, Any]:
     return entry
 
 
+def _placement_read(*, cluster: Cluster) -> list[tuple[str, int, int | None, list[int]]]:
+    """(topic, index, leader, replicas), sorted: from each topic's packed placement (no
+    partition row read, no JSON decoded), or its partition rows where no digest vouches
+    for the packed value (a writer other than the sync)."""
+    placed = []
+    unpacked: dict[int, str] = {}
+    # Sorted here, not by the database: its collation may order names otherwise.
+    for name, pk, digest, packed in sorted(
+        (name, pk, digest, packed)
+        for pk, name, digest, packed in Topic.objects.filter(cluster=cluster).values_list(
+            "pk", "name", "placement_digest", "placement"
+        )
+    ):
+        if not digest:
+            unpacked[pk] = name
+            continue
+        placed += [(name, i, leader, r) for i, leader, r, _ in placement_unpack(packed=packed)]
+    if unpacked:
+        placed += [
+            (unpacked[topic_id], index, leader, replicas)
+            for topic_id, index, leader, replicas in Partition.objects.filter(
+                topic_id__in=list(unpacked)
+            ).values_list("topic_id", "index", "leader", "replicas")
+        ]
+        placed.sort()
+    return placed
+
+
 def cluster_snapshot_build(*, cluster: Cluster, now: datetime | None = None) -> dict[str, Any]:
     """The cluster as the planner reads it (BALANCING.md §1).
 
@@ -53,15 +82,8 @@ def cluster_snapshot_build(*, cluster: Cluster, now: datetime | None = None) -> 
             "topic", "partition", "bytes_in", "bytes_out", "messages_in", "size"
         )
     }
-    topic_names = dict(Topic.objects.filter(cluster=cluster).values_list("pk", "name"))
-    placed = sorted(
-        (topic_names[topic_id], index, leader, replicas)
-        for topic_id, index, leader, replicas in Partition.objects.filter(
-            topic__cluster=cluster
-        ).values_list("topic_id", "index", "leader", "replicas")
-    )
     partitions = []
-    for topic, index, leader, replicas in placed:
+    for topic, index, leader, replicas in _placement_read(cluster=cluster):
         entry: dict[str, Any] = {
             "topic": topic,
             "partition": index,
@@ -69,7 +91,11 @@ def cluster_snapshot_build(*, cluster: Cluster, now: datetime | None = None) -> 
             "leader": leader if leader is not None and leader in replicas else -1,
         }
         measured = loads.get((topic, index))
-        if measured is not None:
+        if measured is None:
+            pass
+        elif None not in measured:  # the usual case, without a comprehension per partition
+            entry["load"] = dict(zip(_LOAD_KEYS, measured, strict=True))
+        else:
             # Unmeasured (null) figures are left out: missing means zero.
             entry["load"] = {
                 k: v for k, v in zip(_LOAD_KEYS, measured, strict=True) if v is not None

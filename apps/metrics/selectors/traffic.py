@@ -21,8 +21,8 @@ class BrokerTraffic:
 
 
 def broker_traffic_series(*, cluster: Cluster, windows: int = 60) -> BrokerTraffic:
-    """Bytes in / out per broker (load model, replication included) from BrokerLoad, and
-    messages in per broker as leader from PartitionLoad, over the newest `windows`."""
+    """Bytes in / out and messages in as leader per broker (load model, replication
+    included) from BrokerLoad, over the newest `windows`."""
     windows = max(1, min(windows, TRAFFIC_WINDOWS_MAX))
     starts = list(
         BrokerLoad.objects.filter(cluster=cluster)
@@ -46,32 +46,41 @@ def broker_traffic_series(*, cluster: Cluster, windows: int = 60) -> BrokerTraff
 
     # A window in which no partition's rate could be measured (the first one collected
     # has a single sample) stores broker loads summed from nothing: 0. It is a gap in
-    # the charts, not a drop to zero.
-    measured = set(
-        PartitionLoad.objects.filter(
-            cluster=cluster, window_start__in=starts, bytes_in__isnull=False
-        )
-        .order_by()
-        .values_list("window_start", flat=True)
-        .distinct()
-    )
+    # the charts, not a drop to zero. Windows older than the partition rows kept
+    # (METRICS_PARTITION_WINDOWS_KEPT) were measured, or they would not have lasted.
+    unmeasured = {
+        start
+        for start in starts
+        if PartitionLoad.objects.filter(cluster=cluster, window_start=start).exists()
+        and not PartitionLoad.objects.filter(
+            cluster=cluster, window_start=start, bytes_in__isnull=False
+        ).exists()
+    }
+    counted: set[int] = set()  # windows whose broker rows carry messages in
     for row in BrokerLoad.objects.filter(cluster=cluster, window_start__in=starts).values(
-        "broker_id", "window_start", "window_end", "network_in", "network_out"
+        "broker_id", "window_start", "window_end", "network_in", "network_out", "messages_in"
     ):
         i = position[row["window_start"]]
         ends[i] = row["window_end"].isoformat()
         s = slot(row["broker_id"])
-        if row["window_start"] in measured:
-            s["network_in"][i] = row["network_in"]
-            s["network_out"][i] = row["network_out"]
+        if row["window_start"] in unmeasured:
+            continue
+        s["network_in"][i] = row["network_in"]
+        s["network_out"][i] = row["network_out"]
+        if row["messages_in"] is not None:
+            s["messages_in"][i] = row["messages_in"]
+            counted.add(i)
+    # Rows stored before broker rows carried it: summed from the partition rows.
+    uncounted = [s for i, s in enumerate(starts) if i not in counted and s not in unmeasured]
     messages = (
-        PartitionLoad.objects.filter(cluster=cluster, window_start__in=starts, leader__isnull=False)
+        PartitionLoad.objects.filter(
+            cluster=cluster, window_start__in=uncounted, leader__isnull=False
+        )
         .values("window_start", "leader")
         .annotate(total=Sum("messages_in"))
     )
-    for row in messages:
-        if row["window_start"] in measured:
-            slot(row["leader"])["messages_in"][position[row["window_start"]]] = row["total"] or 0.0
+    for row in messages if uncounted else ():
+        slot(row["leader"])["messages_in"][position[row["window_start"]]] = row["total"] or 0.0
     # A dead broker serves nothing: the windows after it last answered show no traffic,
     # whatever the aggregation attributed to its replicas from the synced placement.
     for broker, last_seen in cluster.brokers.filter(alive=False).values_list(
@@ -80,7 +89,7 @@ def broker_traffic_series(*, cluster: Cluster, windows: int = 60) -> BrokerTraff
         if broker not in series:
             continue
         for i, start in enumerate(starts):
-            if start in measured and (last_seen is None or start >= last_seen):
+            if start not in unmeasured and (last_seen is None or start >= last_seen):
                 for values in series[broker].values():
                     values[i] = 0.0
     return BrokerTraffic(windows=ends, series=dict(sorted(series.items())))

@@ -1,10 +1,17 @@
-"""Retention: a cluster keeps its last METRICS_WINDOWS_KEPT windows of loads and
+"""Retention: a cluster keeps its last METRICS_WINDOWS_KEPT windows of broker loads, the
+partition loads of only the last METRICS_PARTITION_WINDOWS_KEPT of them, and
 METRICS_RUNS_KEPT_DAYS days of finished runs; older rows are deleted.
+
+Per-partition rows are what grows with the cluster (one per partition and window:
+60 windows of 433k partitions would be 26M rows); the planner and the pages read only
+the newest window of them. Older windows keep their per-broker totals (traffic, disk,
+counts, leader messages in), which is what the charts read; their per-topic replica
+counts are emptied with the partition rows.
 """
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.utils import timezone
@@ -14,21 +21,44 @@ from apps.clusters.models import Cluster
 from ..models import AggregationRun, BrokerLoad, PartitionLoad, TopicLoad
 
 
-def metrics_windows_prune(*, cluster: Cluster, keep: int | None = None) -> int:
-    """Keep the newest `keep` windows (they start one slide apart)."""
+def _cutoff(newest: datetime, keep: int) -> datetime:
+    # Windows start one slide apart: the `keep` newest start at or after this.
+    return newest - timedelta(seconds=settings.METRICS_WINDOW_SLIDE_SECONDS * (keep - 1))
+
+
+def metrics_windows_prune(
+    *, cluster: Cluster, keep: int | None = None, keep_partitions: int | None = None
+) -> int:
+    """Keep the newest `keep` broker windows and the newest `keep_partitions` partition
+    windows (never more than `keep`); returns the partition rows deleted."""
     keep = keep or settings.METRICS_WINDOWS_KEPT
+    keep_partitions = min(keep_partitions or settings.METRICS_PARTITION_WINDOWS_KEPT, keep)
     newest = (
+        BrokerLoad.objects.filter(cluster=cluster)
+        .order_by("-window_start")
+        .values_list("window_start", flat=True)
+        .first()
+    )
+    newest_partition = (
         PartitionLoad.objects.filter(cluster=cluster)
         .order_by("-window_start")
         .values_list("window_start", flat=True)
         .first()
     )
+    if newest_partition is not None and (newest is None or newest_partition > newest):
+        newest = newest_partition
     if newest is None:
         return 0
-    cutoff = newest - timedelta(seconds=settings.METRICS_WINDOW_SLIDE_SECONDS * (keep - 1))
-    deleted, _ = PartitionLoad.objects.filter(cluster=cluster, window_start__lt=cutoff).delete()
-    BrokerLoad.objects.filter(cluster=cluster, window_start__lt=cutoff).delete()
-    TopicLoad.objects.filter(cluster=cluster, window_start__lt=cutoff).delete()
+    detail_cutoff = _cutoff(newest, keep_partitions)
+    deleted, _ = PartitionLoad.objects.filter(
+        cluster=cluster, window_start__lt=detail_cutoff
+    ).delete()
+    # Per-topic traffic (the heatmap's) is detail too: kept as long as partition rows.
+    TopicLoad.objects.filter(cluster=cluster, window_start__lt=detail_cutoff).delete()
+    BrokerLoad.objects.filter(cluster=cluster, window_start__lt=_cutoff(newest, keep)).delete()
+    BrokerLoad.objects.filter(cluster=cluster, window_start__lt=detail_cutoff).exclude(
+        topic_replicas={}
+    ).update(topic_replicas={})
     runs_cutoff = timezone.now() - timedelta(days=settings.METRICS_RUNS_KEPT_DAYS)
     AggregationRun.objects.filter(cluster=cluster, started_at__lt=runs_cutoff).exclude(
         status=AggregationRun.Status.RUNNING

@@ -5,7 +5,7 @@ from collections.abc import Iterable
 from datetime import datetime
 
 from django.contrib.auth.base_user import AbstractBaseUser
-from django.db import connection, transaction
+from django.db import DEFAULT_DB_ALIAS, connections, transaction
 from django.utils import timezone
 
 from apps.audit.services import Actor, audit_record
@@ -137,16 +137,17 @@ def _moves_insert(moves: list[PlanMove]) -> None:
     if not moves:
         return
     fields = [f for f in PlanMove._meta.concrete_fields if not f.primary_key]
-    qn = connection.ops.quote_name
+    # The connection itself, not django.db.connection: that proxy looks the connection
+    # up again on every use, and this runs once per field of every move.
+    db = connections[DEFAULT_DB_ALIAS]
+    qn = db.ops.quote_name
     sql = "INSERT INTO {} ({}) VALUES ({})".format(
         qn(PlanMove._meta.db_table),
         ", ".join(qn(f.column) for f in fields),
         ", ".join(["%s"] * len(fields)),
     )
-    params = [
-        [f.get_db_prep_save(f.pre_save(move, True), connection) for f in fields] for move in moves
-    ]
-    with connection.cursor() as cursor:
+    params = [[f.get_db_prep_save(f.pre_save(move, True), db) for f in fields] for move in moves]
+    with db.cursor() as cursor:
         cursor.executemany(sql, params)
 
 

@@ -12,7 +12,7 @@ def _resync_placements(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("clusters", "0005_sync_placement_digest_and_counts"),
+        ("clusters", "0006_topic_packed_placement"),
     ]
 
     operations = [
@@ -33,7 +33,7 @@ class Migration(migrations.Migration):
                     "topic",
                     models.OneToOneField(
                         on_delete=django.db.models.deletion.CASCADE,
-                        related_name="placement",
+                        related_name="placement_counts",
                         to="clusters.topic",
                     ),
                 ),

@@ -6,8 +6,8 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("clusters", "0006_topic_placement_counts"),
-        ("metrics", "0001_initial"),
+        ("clusters", "0007_topic_placement_counts"),
+        ("metrics", "0003_partition_load_cluster_without_own_index"),
     ]
 
     operations = [

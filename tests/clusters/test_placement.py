@@ -1,0 +1,106 @@
+"""A topic's packed placement: what the sync writes on the topic row, and what the
+snapshot and the sync's diff read back instead of partition rows."""
+
+import importlib
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
+
+from apps.clusters.models import Cluster, Partition, Topic
+from apps.clusters.placement import placement_pack, placement_unpack
+from apps.clusters.services import PartitionState, TopicState, cluster_state_apply
+from apps.metrics.selectors import cluster_snapshot_build
+
+from .test_sync import state
+
+
+@pytest.fixture
+def cluster() -> Cluster:
+    return Cluster.objects.create(name="c1", bootstrap_servers="127.0.0.1:1")
+
+
+def test_it_unpacks_what_it_packed_sorted_by_index():
+    partitions = [
+        PartitionState(index=2, leader=None, replicas=[3, 1, 2], isr=[]),
+        PartitionState(index=0, leader=70_000, replicas=[70_000], isr=[70_000]),
+        PartitionState(index=1, leader=2, replicas=[2, 3], isr=[3]),
+    ]
+
+    unpacked = list(placement_unpack(packed=placement_pack(partitions=partitions)))
+
+    assert unpacked == [
+        (0, 70_000, [70_000], [70_000]),
+        (1, 2, [2, 3], [3]),
+        (2, None, [3, 1, 2], []),
+    ]
+    assert list(placement_unpack(packed=b"")) == []
+
+
+@pytest.mark.django_db
+def test_it_diffs_a_moved_leader_against_the_packed_placement_without_reading_partitions(
+    cluster,
+):
+    cluster_state_apply(cluster=cluster, state=state(), now=timezone.now())
+    moved = state(
+        topics=[
+            TopicState(
+                name="orders",
+                internal=False,
+                partitions=[
+                    PartitionState(index=0, leader=2, replicas=[1, 2], isr=[1, 2]),
+                    PartitionState(index=1, leader=2, replicas=[2, 3], isr=[2, 3]),
+                ],
+            )
+        ]
+    )
+    with CaptureQueriesContext(connection) as queries:
+        cluster_state_apply(cluster=cluster, state=moved, now=timezone.now())
+
+    table = Partition._meta.db_table
+    reads = [q["sql"] for q in queries if q["sql"].startswith("SELECT") and table in q["sql"]]
+    assert reads == []
+
+    assert sorted(Partition.objects.values_list("index", "leader")) == [(0, 2), (1, 2)]
+    topic = Topic.objects.get(name="orders")
+    assert [(i, leader) for i, leader, _, _ in placement_unpack(packed=topic.placement)] == [
+        (0, 2),
+        (1, 2),
+    ]
+    snapshot = cluster_snapshot_build(cluster=cluster)
+    assert [(p["partition"], p["leader"]) for p in snapshot["partitions"]] == [(0, 2), (1, 2)]
+
+
+@pytest.mark.django_db
+def test_it_reads_partition_rows_for_a_topic_no_digest_vouches_for(cluster):
+    cluster_state_apply(cluster=cluster, state=state(), now=timezone.now())
+    # Another writer changed a partition and emptied the digest, as it must.
+    Partition.objects.filter(index=0).update(leader=2)
+    Topic.objects.update(placement_digest="")
+
+    snapshot = cluster_snapshot_build(cluster=cluster)
+
+    assert [(p["partition"], p["leader"]) for p in snapshot["partitions"]] == [(0, 2), (1, 2)]
+
+
+@pytest.mark.django_db
+def test_it_migrates_the_partition_rows_of_a_synced_topic_into_its_packed_placement(cluster):
+    from django.apps import apps
+
+    migration = importlib.import_module("apps.clusters.migrations.0006_topic_packed_placement")
+    cluster_state_apply(cluster=cluster, state=state(), now=timezone.now())
+    synced = Topic.objects.get(name="orders")
+    empty = Topic.objects.create(cluster=cluster, name="empty")
+    # As before the migration: rows only.
+    Topic.objects.update(placement=b"", placement_digest="")
+
+    migration.placement_fill(apps, None)
+
+    orders = Topic.objects.get(pk=synced.pk)
+    assert (bytes(orders.placement), orders.placement_digest) == (
+        bytes(synced.placement),
+        synced.placement_digest,
+    )
+    empty.refresh_from_db()
+    assert bytes(empty.placement) == b"" and empty.placement_digest
