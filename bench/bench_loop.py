@@ -33,6 +33,7 @@ def main() -> int:
     parser.add_argument("--sample-every", type=float, default=10.0)
     parser.add_argument("--slide", type=int, default=10, help="METRICS_WINDOW_SLIDE_SECONDS")
     parser.add_argument("--rate", type=float, default=3_000_000, help="bytes/s into the topic")
+    parser.add_argument("--trace", action="store_true", help="print every round and run")
     args = parser.parse_args()
 
     scratch = Path(tempfile.mkdtemp()) / "loop.sqlite3"
@@ -80,6 +81,10 @@ def main() -> int:
             finally:
                 topic_delete(bootstrap=args.bootstrap, topic=topic)
             results.append(t)
+            if args.trace:
+                print(f"run {n} trace (s after the skew began):")
+                for at, what in t.trace:
+                    print(f"  {at:6.1f}  {what}")
             print(f"run {n} timeline (s after the skew began):")
             for label, at in t.rows():
                 print(f"  {'—' if at is None else f'{at:6.1f}':>6}  {label}")

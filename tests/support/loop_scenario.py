@@ -15,6 +15,7 @@ Used by tests/plans/test_loop_live.py and bench/bench_loop.py.
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from dataclasses import dataclass, field
@@ -49,6 +50,9 @@ class Timeline:
     plans_after_balanced: int = 0
     max_spread_after_balanced: float | None = None
     observed_s: float = 0.0
+    # (seconds after the skew, what happened) for every sample round and aggregation
+    # run: where the seconds go (bench_loop prints it).
+    trace: list[tuple[float, str]] = field(default_factory=list)
 
     def rows(self) -> list[tuple[str, float | None]]:
         return [
@@ -106,8 +110,11 @@ class Beat:
     thread, or (`threaded=False`, for an in-memory SQLite test database that one
     thread at a time may use) between the aggregation runs when due."""
 
-    def __init__(self, *, cluster_id: int, every: float, threaded: bool = True) -> None:
+    def __init__(
+        self, *, cluster_id: int, every: float, threaded: bool = True, on_round=None
+    ) -> None:
         self.cluster_id, self.every, self.threaded = cluster_id, every, threaded
+        self.on_round = on_round
         self.error: BaseException | None = None
         self._due = 0.0
         self._stop = threading.Event()
@@ -119,8 +126,12 @@ class Beat:
         from apps.metrics.services import metrics_sample
 
         cluster = Cluster.objects.get(pk=self.cluster_id)
+        started = time.time()
         cluster_sync(cluster=cluster)
+        synced = time.time()
         metrics_sample(cluster=cluster)
+        if self.on_round is not None:
+            self.on_round(started, synced, time.time())
 
     def _run(self) -> None:
         try:
@@ -147,6 +158,15 @@ class Beat:
         self._stop.set()
         if self._thread.is_alive():
             self._thread.join(60)
+
+
+class _PhaseLog(logging.Handler):
+    """Keeps the last 'aggregation of ...: offsets x s, spark y s, store z s' line."""
+
+    last = ""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.last = record.getMessage().split(": ", 1)[-1]
 
 
 def _spread(per_broker: dict[int, float]) -> float:
@@ -237,10 +257,38 @@ def loop_run(
     def on_loads(sender=None, cluster=None, window_start=None, **kwargs) -> None:
         stored.append((time.time(), window_start))
 
+    events: list[tuple[float, str]] = []  # (epoch seconds, what)
+
+    def on_round(started: float, synced: float, done: float) -> None:
+        events.append(
+            (started, f"beat: sync {synced - started:.1f} s, sampled +{done - started:.1f} s")
+        )
+
+    phases = _PhaseLog()
+    phase_logger = logging.getLogger("apps.metrics.services.aggregation")
+    phase_logger.addHandler(phases)
+    phase_level = phase_logger.level
+    phase_logger.setLevel(logging.INFO)
+
+    def aggregate() -> None:
+        started = time.time()
+        stored_before = len(stored)
+        aggregation_run(cluster=cluster, spark=spark)
+        new = [w for _at, w in stored[stored_before:]]
+        events.append(
+            (
+                started,
+                f"aggregation {time.time() - started:.1f} s ({phases.last})"
+                + (f", stored window {new[-1]:%H:%M:%S}" if new else ", no new window"),
+            )
+        )
+
     loads_stored.connect(on_loads, dispatch_uid="loop_scenario")
     eager = app.conf.task_always_eager
     app.conf.task_always_eager = True
-    beat = Beat(cluster_id=cluster.pk, every=sample_every, threaded=threaded_beat)
+    beat = Beat(
+        cluster_id=cluster.pk, every=sample_every, threaded=threaded_beat, on_round=on_round
+    )
     producer = Producer(bootstrap=bootstrap, topic=topic, rate=rate)
     try:
         # Warm up: a synced model, a cursor and a warm Spark session before the skew.
@@ -266,7 +314,7 @@ def loop_run(
         while time.time() < deadline:
             started = time.monotonic()
             beat.tick()
-            aggregation_run(cluster=cluster, spark=spark)
+            aggregate()
             if beat.error is not None:
                 raise beat.error
             for at, window_start in stored:
@@ -316,8 +364,11 @@ def loop_run(
                 created_at__gt=datetime.fromtimestamp(balanced_at, tz=UTC),
             ).count()
         timeline.produced_rate = producer.sent * RECORD_BYTES / max(1e-9, time.time() - t0)
+        timeline.trace = sorted((at - t0, what) for at, what in events)
         return timeline
     finally:
+        phase_logger.removeHandler(phases)
+        phase_logger.setLevel(phase_level)
         producer.stop()
         beat.stop()
         app.conf.task_always_eager = eager
