@@ -4,8 +4,10 @@ A new topic of 6 partitions, RF 1, all on broker 1, is fed at ~3 MB/s, beside an
 idle topic of BASE_PARTITIONS spread evenly (the cluster's other topics: with them
 the replica counts stay within their threshold, so it is the traffic that is
 skewed, as in the issue). Beat's work
-(sync and sample every `sample_every` s) runs in a thread; the aggregation runs
-back to back in the caller's thread, one slide apart at most, with Celery eager,
+(sync and sample every `sample_every` s) runs in a thread; the aggregation runs in
+the caller's thread as the one aggregation worker would: right after each flushed
+round (METRICS_AGGREGATE_AFTER_SAMPLE) and at each METRICS_AGGREGATE_INTERVAL tick,
+never two at once, with Celery eager,
 so the detection a stored window starts, the auto-approval and the execution run
 as they would in the workers. The timeline is read from what the loop records:
 `loads_stored` (when a window was stored) and the plan's own timestamps.
@@ -115,6 +117,7 @@ class Beat:
     ) -> None:
         self.cluster_id, self.every, self.threaded = cluster_id, every, threaded
         self.on_round = on_round
+        self._flushed = threading.Event()
         self.error: BaseException | None = None
         self._due = 0.0
         self._stop = threading.Event()
@@ -130,8 +133,16 @@ class Beat:
         cluster_sync(cluster=cluster)
         synced = time.time()
         metrics_sample(cluster=cluster)
+        self._flushed.set()
         if self.on_round is not None:
             self.on_round(started, synced, time.time())
+
+    def flushed(self) -> bool:
+        """A round was flushed since the last call (METRICS_AGGREGATE_AFTER_SAMPLE)."""
+        if self._flushed.is_set():
+            self._flushed.clear()
+            return True
+        return False
 
     def _run(self) -> None:
         try:
@@ -251,7 +262,8 @@ def loop_run(
         balance_threshold=1.10,
         balance_target=1.05,
     )
-    slide = float(settings.METRICS_WINDOW_SLIDE_SECONDS)
+    interval = float(settings.METRICS_AGGREGATE_INTERVAL)
+    after_sample = settings.METRICS_AGGREGATE_AFTER_SAMPLE
     stored: list[tuple[float, Any]] = []
 
     def on_loads(sender=None, cluster=None, window_start=None, **kwargs) -> None:
@@ -351,10 +363,14 @@ def loop_run(
                 timeline.observed_s = time.time() - (t0 + timeline.balanced)
                 if timeline.observed_s >= observe_s:
                     break
-            # At most one run per slide, as beat submits them.
-            while time.monotonic() - started < slide:
+            # The next run, as the one aggregation worker takes them: at once when a
+            # round was flushed meanwhile (METRICS_AGGREGATE_AFTER_SAMPLE), else at
+            # beat's next aggregation tick.
+            while time.monotonic() - started < interval:
                 beat.tick()
-                time.sleep(0.2)
+                if after_sample and beat.flushed():
+                    break
+                time.sleep(0.05)
         if timeline.balanced is not None:
             balanced_at = t0 + timeline.balanced
             after = [s for at, _w, s in timeline.windows if t0 + at > balanced_at]
