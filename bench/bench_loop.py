@@ -58,6 +58,12 @@ def main() -> int:
     from django.db import connection
 
     django.setup()
+    from django.conf import settings
+
+    # The beat thread and the aggregation both write: a deferred transaction that
+    # upgrades to a write behind the other one gets "database is locked" at once
+    # (four lost runs in one trace); IMMEDIATE takes the lock first and waits.
+    settings.DATABASES["default"].setdefault("OPTIONS", {})["transaction_mode"] = "IMMEDIATE"
     call_command("migrate", verbosity=0)
     with connection.cursor() as cursor:  # the beat thread writes while the loop does
         cursor.execute("PRAGMA journal_mode=WAL")
