@@ -219,6 +219,9 @@ METRICS_WINDOWS_KEPT = env_int("METRICS_WINDOWS_KEPT", 60)
 # per-broker totals only): per-partition rows are what grows with the cluster.
 METRICS_PARTITION_WINDOWS_KEPT = env_int("METRICS_PARTITION_WINDOWS_KEPT", 6)
 METRICS_AGGREGATE_INTERVAL = env_float("METRICS_AGGREGATE_INTERVAL", 10.0)
+# Also aggregate as soon as a sample round is flushed: the window it completed is stored
+# one Spark run after the round instead of up to one interval later (docs/metrics.md).
+METRICS_AGGREGATE_AFTER_SAMPLE = env_bool("METRICS_AGGREGATE_AFTER_SAMPLE", True)
 # The aggregation worker keeps one SparkSession warm (~1.3 GB) instead of paying a
 # JVM start and JIT warm-up every minute with spark-submit: ~14 s against ~30 s for
 # 600,000 samples (bench/README.md). Off: a fresh spark-submit per run.

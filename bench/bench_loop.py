@@ -8,7 +8,8 @@ plan for the observation period. Uses a scratch SQLite database and Spark local[
 
     scripts/dev-cluster up
     .venv/bin/python bench/bench_loop.py --bootstrap "$(scripts/dev-cluster bootstrap-servers)" \\
-        [--runs 3] [--observe 120] [--sample-every 10] [--slide 10]
+        [--runs 3] [--observe 120] [--sample-every 10] [--slide 10] [--window 60] \\
+        [--no-after-sample] [--trace]
 """
 
 from __future__ import annotations
@@ -32,12 +33,22 @@ def main() -> int:
     parser.add_argument("--observe", type=float, default=120.0, help="seconds to watch after")
     parser.add_argument("--sample-every", type=float, default=10.0)
     parser.add_argument("--slide", type=int, default=10, help="METRICS_WINDOW_SLIDE_SECONDS")
+    parser.add_argument("--window", type=int, default=60, help="METRICS_WINDOW_SECONDS")
+    parser.add_argument(
+        "--no-after-sample",
+        action="store_true",
+        help="METRICS_AGGREGATE_AFTER_SAMPLE off: aggregate on the interval tick only",
+    )
     parser.add_argument("--rate", type=float, default=3_000_000, help="bytes/s into the topic")
+    parser.add_argument("--trace", action="store_true", help="print every round and run")
     args = parser.parse_args()
 
     scratch = Path(tempfile.mkdtemp()) / "loop.sqlite3"
     os.environ["DATABASE_URL"] = f"sqlite:///{scratch}"
     os.environ["METRICS_WINDOW_SLIDE_SECONDS"] = str(args.slide)
+    os.environ["METRICS_WINDOW_SECONDS"] = str(args.window)
+    os.environ["METRICS_AGGREGATE_INTERVAL"] = str(args.slide)
+    os.environ["METRICS_AGGREGATE_AFTER_SAMPLE"] = "false" if args.no_after_sample else "true"
     os.environ["METRICS_SAMPLE_INTERVAL"] = str(args.sample_every)
     os.environ["EXECUTOR_POLL_INTERVAL"] = "1"
     os.environ["METRICS_TOPIC"] = f"__loop_metrics_{uuid.uuid4().hex[:6]}"
@@ -47,6 +58,12 @@ def main() -> int:
     from django.db import connection
 
     django.setup()
+    from django.conf import settings
+
+    # The beat thread and the aggregation both write: a deferred transaction that
+    # upgrades to a write behind the other one gets "database is locked" at once
+    # (four lost runs in one trace); IMMEDIATE takes the lock first and waits.
+    settings.DATABASES["default"].setdefault("OPTIONS", {})["transaction_mode"] = "IMMEDIATE"
     call_command("migrate", verbosity=0)
     with connection.cursor() as cursor:  # the beat thread writes while the loop does
         cursor.execute("PRAGMA journal_mode=WAL")
@@ -65,7 +82,11 @@ def main() -> int:
         for n in range(1, args.runs + 1):
             cluster = Cluster.objects.create(name=f"loop-{n}", bootstrap_servers=args.bootstrap)
             topic = f"loop-{uuid.uuid4().hex[:8]}"
-            print(f"run {n}: topic {topic}, {args.rate / 1e6:.1f} MB/s, slide {args.slide} s")
+            print(
+                f"run {n}: topic {topic}, {args.rate / 1e6:.1f} MB/s, window {args.window} s "
+                f"sliding {args.slide} s, sample every {args.sample_every:g} s, aggregate "
+                + ("on the tick" if args.no_after_sample else "after each round and on the tick")
+            )
             try:
                 t = loop_run(
                     cluster=cluster,
@@ -80,6 +101,10 @@ def main() -> int:
             finally:
                 topic_delete(bootstrap=args.bootstrap, topic=topic)
             results.append(t)
+            if args.trace:
+                print(f"run {n} trace (s after the skew began):")
+                for at, what in t.trace:
+                    print(f"  {at:6.1f}  {what}")
             print(f"run {n} timeline (s after the skew began):")
             for label, at in t.rows():
                 print(f"  {'—' if at is None else f'{at:6.1f}':>6}  {label}")

@@ -172,15 +172,88 @@ def window_groups(samples: DataFrame) -> DataFrame:
     )
 
 
-def batch_watermark(groups: DataFrame) -> tuple[int, int | None, int | None]:
-    """(rows read, newest valid sample time, oldest valid pane start). One small action."""
-    valid = F.col("topic").isNotNull()
-    row = groups.agg(
+def batch_summary(
+    groups: DataFrame, *, window_ms: int, previous_finalized_ms: int | None
+) -> list[dict[str, Any]]:
+    """One row per metrics-topic partition and pane (pane null: its malformed
+    records): a few dozen rows however many partitions are sampled. The run's only
+    action before the windows: the watermark, the cursor and the skipped counts are
+    worked out from it on the driver (`batch_figures`), not by one Spark job each.
+
+    `late_groups` lists (max_offset, rows) of the groups of panes every window of
+    which was written before (rare: only records read again after a rewind).
+    """
+    late = F.col("window_start") + F.lit(window_ms) <= F.lit(
+        previous_finalized_ms if previous_finalized_ms is not None else -1
+    )
+    summary = groups.groupBy("kafka_partition", "window_start").agg(
         F.sum("rows").alias("rows"),
-        F.max(F.when(valid, F.col("last.ts"))).alias("watermark"),
-        F.min(F.when(valid, F.col("window_start"))).alias("oldest"),
-    ).first()
-    return int(row["rows"] or 0), row["watermark"], row["oldest"]
+        F.min("min_offset").alias("min_offset"),
+        F.max("max_offset").alias("max_offset"),
+        F.max("last.ts").alias("watermark"),
+        F.flatten(F.collect_list("malformed_offsets")).alias("malformed_offsets"),
+        F.collect_list(F.when(late, F.struct("max_offset", "rows"))).alias("late_groups"),
+    )
+    return rows_collect(summary)
+
+
+@dataclass(frozen=True)
+class BatchFigures:
+    input_rows: int
+    finalized_until_ms: int | None
+    # Start of the oldest valid pane read (None: no valid sample).
+    oldest_pane_ms: int | None
+    next_offsets: dict[int, int]
+    malformed_rows: int
+    late_rows: int
+
+
+def batch_figures(
+    summary: list[dict[str, Any]],
+    *,
+    window_ms: int,
+    slide_ms: int,
+    previous_finalized_ms: int | None,
+) -> BatchFigures:
+    """From `batch_summary`'s rows: the newest complete window's end, where the next
+    run starts reading per metrics-topic partition (the first record of a pane a
+    window not complete yet holds, else one past the last record read), and the
+    malformed and late records the next run will not read again.
+
+    A pane [p, p + slide) lies in the windows ending at p + slide ... p + window; it
+    is late when the last of them was written before, open when it is not complete.
+    """
+    valid = [r for r in summary if r["window_start"] is not None]
+    watermarks = [r["watermark"] for r in valid if r["watermark"] is not None]
+    finalized = window_finalized_until(
+        watermark_ms=max(watermarks) if watermarks else None,
+        window_ms=slide_ms,
+        previous_ms=previous_finalized_ms,
+    )
+    before = previous_finalized_ms if previous_finalized_ms is not None else -1
+    until = finalized if finalized is not None else -1
+    first_open: dict[int, int] = {}
+    last_read: dict[int, int] = {}
+    for r in summary:
+        kp = int(r["kafka_partition"])
+        last_read[kp] = max(last_read.get(kp, -1), int(r["max_offset"]))
+        last_end = None if r["window_start"] is None else r["window_start"] + window_ms
+        if last_end is not None and last_end > before and last_end > until:
+            first_open[kp] = min(first_open.get(kp, int(r["min_offset"])), int(r["min_offset"]))
+    next_offsets = {kp: first_open.get(kp, end + 1) for kp, end in last_read.items()}
+    malformed = late = 0
+    for r in summary:
+        limit = next_offsets[int(r["kafka_partition"])]
+        malformed += sum(1 for o in r["malformed_offsets"] or [] if o < limit)
+        late += sum(g["rows"] for g in r["late_groups"] or [] if g["max_offset"] < limit)
+    return BatchFigures(
+        input_rows=int(sum(r["rows"] for r in summary)),
+        finalized_until_ms=finalized,
+        oldest_pane_ms=min((r["window_start"] for r in valid), default=None),
+        next_offsets=next_offsets,
+        malformed_rows=malformed,
+        late_rows=late,
+    )
 
 
 def window_finalized_until(
@@ -273,39 +346,6 @@ def windows_compose(panes: DataFrame, *, ends: list[int], window_ms: int) -> Dat
         F.min_by("first", F.col("first.ts")).alias("first"),
         F.max_by("last", F.col("last.ts")).alias("last"),
     )
-
-
-def offsets_next(classified: DataFrame) -> DataFrame:
-    """Per metrics-topic partition, where the next run starts reading.
-
-    The first record of a still-open window, or one past the last record read.
-    """
-    return classified.groupBy("kafka_partition").agg(
-        F.coalesce(
-            F.min(F.when(F.col("state") == OPEN, F.col("min_offset"))),
-            F.max("max_offset") + 1,
-        ).alias("next_offset")
-    )
-
-
-def skipped_counts(classified: DataFrame, next_offsets: dict[int, int]) -> tuple[int, int]:
-    """(malformed, late) records the next run will not read again."""
-    if not next_offsets:
-        return 0, 0
-    limits = F.create_map(*[F.lit(x) for kv in sorted(next_offsets.items()) for x in kv])
-    limit = limits[F.col("kafka_partition")]
-    row = classified.agg(
-        F.sum(
-            F.when(
-                F.col("state") == MALFORMED,
-                F.size(F.filter("malformed_offsets", lambda o: o < limit)),
-            )
-        ).alias("malformed"),
-        F.sum(
-            F.when((F.col("state") == LATE) & (F.col("max_offset") < limit), F.col("rows"))
-        ).alias("late"),
-    ).first()
-    return int(row["malformed"] or 0), int(row["late"] or 0)
 
 
 def _rate(delta: Column, dt_seconds: Column) -> Column:
@@ -457,32 +497,30 @@ def aggregation_execute(
         StorageLevel.MEMORY_AND_DISK
     )
     try:
-        input_rows, watermark, oldest = batch_watermark(groups)
-        if input_rows == 0:
-            return AggregationResult(finalized_until_ms=previous_finalized_ms)
-        finalized = window_finalized_until(
-            watermark_ms=watermark, window_ms=slide, previous_ms=previous_finalized_ms
+        figures = batch_figures(
+            batch_summary(groups, window_ms=window_ms, previous_finalized_ms=previous_finalized_ms),
+            window_ms=window_ms,
+            slide_ms=slide,
+            previous_finalized_ms=previous_finalized_ms,
         )
+        if figures.input_rows == 0:
+            return AggregationResult(finalized_until_ms=previous_finalized_ms)
+        finalized, oldest = figures.finalized_until_ms, figures.oldest_pane_ms
+        result = AggregationResult(
+            input_rows=figures.input_rows,
+            malformed_rows=figures.malformed_rows,
+            late_rows=figures.late_rows,
+            next_offsets=figures.next_offsets,
+            finalized_until_ms=finalized,
+        )
+        if finalized is None or finalized == previous_finalized_ms or oldest is None:
+            return result  # no window completed in this batch
         classified = groups_classify(
             groups,
             finalized_until_ms=finalized,
             previous_finalized_ms=previous_finalized_ms,
             window_ms=window_ms,
         )
-        next_offsets = {
-            int(r["kafka_partition"]): int(r["next_offset"])
-            for r in offsets_next(classified).collect()
-        }
-        malformed, late = skipped_counts(classified, next_offsets)
-        result = AggregationResult(
-            input_rows=input_rows,
-            malformed_rows=malformed,
-            late_rows=late,
-            next_offsets=next_offsets,
-            finalized_until_ms=finalized,
-        )
-        if finalized is None or finalized == previous_finalized_ms or oldest is None:
-            return result  # no window completed in this batch
         ends = window_ends_due(
             finalized_until_ms=finalized,
             previous_finalized_ms=previous_finalized_ms,

@@ -23,8 +23,14 @@ def metrics_sample_all() -> None:
 @shared_task(ignore_result=True)
 def metrics_sample_task(cluster_id: int) -> None:
     cluster = Cluster.objects.filter(pk=cluster_id).first()
-    if cluster is not None:
-        metrics_sample_round(cluster=cluster)
+    if cluster is None:
+        return
+    sampled = metrics_sample_round(cluster=cluster)
+    if sampled is not None and settings.METRICS_AGGREGATE_AFTER_SAMPLE:
+        # The round is flushed, so the window it completed can be stored now rather
+        # than at the next tick. Still queued at the next round, it is dropped: that
+        # round's own run reads these records too (the tick's runs never expire).
+        metrics_aggregate_task.apply_async((cluster_id,), expires=settings.METRICS_SAMPLE_INTERVAL)
 
 
 @shared_task(ignore_result=True)

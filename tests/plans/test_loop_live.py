@@ -34,6 +34,12 @@ def test_it_balances_a_new_skewed_topic_and_keeps_it_balanced(
 ):
     settings.METRICS_TOPIC = f"__loop_metrics_{uuid.uuid4().hex[:6]}"
     settings.EXECUTOR_POLL_INTERVAL = 1.0
+    # The fast loop of docs/metrics.md ("The closed loop"), as bench_loop.py runs it.
+    settings.METRICS_SAMPLE_INTERVAL = 5.0
+    settings.METRICS_WINDOW_SLIDE_SECONDS = 5
+    settings.METRICS_AGGREGATE_INTERVAL = 5.0
+    settings.METRICS_WINDOW_SECONDS = 30
+    settings.METRICS_AGGREGATE_AFTER_SAMPLE = True
     cluster = Cluster.objects.create(name="loop", bootstrap_servers=kafka_cluster.bootstrap_servers)
 
     timeline = loop_run(

@@ -4,8 +4,10 @@ A new topic of 6 partitions, RF 1, all on broker 1, is fed at ~3 MB/s, beside an
 idle topic of BASE_PARTITIONS spread evenly (the cluster's other topics: with them
 the replica counts stay within their threshold, so it is the traffic that is
 skewed, as in the issue). Beat's work
-(sync and sample every `sample_every` s) runs in a thread; the aggregation runs
-back to back in the caller's thread, one slide apart at most, with Celery eager,
+(sync and sample every `sample_every` s) runs in a thread; the aggregation runs in
+the caller's thread as the one aggregation worker would: right after each flushed
+round (METRICS_AGGREGATE_AFTER_SAMPLE) and at each METRICS_AGGREGATE_INTERVAL tick,
+never two at once, with Celery eager,
 so the detection a stored window starts, the auto-approval and the execution run
 as they would in the workers. The timeline is read from what the loop records:
 `loads_stored` (when a window was stored) and the plan's own timestamps.
@@ -15,6 +17,7 @@ Used by tests/plans/test_loop_live.py and bench/bench_loop.py.
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from dataclasses import dataclass, field
@@ -49,6 +52,9 @@ class Timeline:
     plans_after_balanced: int = 0
     max_spread_after_balanced: float | None = None
     observed_s: float = 0.0
+    # (seconds after the skew, what happened) for every sample round and aggregation
+    # run: where the seconds go (bench_loop prints it).
+    trace: list[tuple[float, str]] = field(default_factory=list)
 
     def rows(self) -> list[tuple[str, float | None]]:
         return [
@@ -106,8 +112,12 @@ class Beat:
     thread, or (`threaded=False`, for an in-memory SQLite test database that one
     thread at a time may use) between the aggregation runs when due."""
 
-    def __init__(self, *, cluster_id: int, every: float, threaded: bool = True) -> None:
+    def __init__(
+        self, *, cluster_id: int, every: float, threaded: bool = True, on_round=None
+    ) -> None:
         self.cluster_id, self.every, self.threaded = cluster_id, every, threaded
+        self.on_round = on_round
+        self._flushed = threading.Event()
         self.error: BaseException | None = None
         self._due = 0.0
         self._stop = threading.Event()
@@ -119,8 +129,20 @@ class Beat:
         from apps.metrics.services import metrics_sample
 
         cluster = Cluster.objects.get(pk=self.cluster_id)
+        started = time.time()
         cluster_sync(cluster=cluster)
+        synced = time.time()
         metrics_sample(cluster=cluster)
+        self._flushed.set()
+        if self.on_round is not None:
+            self.on_round(started, synced, time.time())
+
+    def flushed(self) -> bool:
+        """A round was flushed since the last call (METRICS_AGGREGATE_AFTER_SAMPLE)."""
+        if self._flushed.is_set():
+            self._flushed.clear()
+            return True
+        return False
 
     def _run(self) -> None:
         try:
@@ -147,6 +169,15 @@ class Beat:
         self._stop.set()
         if self._thread.is_alive():
             self._thread.join(60)
+
+
+class _PhaseLog(logging.Handler):
+    """Keeps the last 'aggregation of ...: offsets x s, spark y s, store z s' line."""
+
+    last = ""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.last = record.getMessage().split(": ", 1)[-1]
 
 
 def _spread(per_broker: dict[int, float]) -> float:
@@ -231,16 +262,45 @@ def loop_run(
         balance_threshold=1.10,
         balance_target=1.05,
     )
-    slide = float(settings.METRICS_WINDOW_SLIDE_SECONDS)
+    interval = float(settings.METRICS_AGGREGATE_INTERVAL)
+    after_sample = settings.METRICS_AGGREGATE_AFTER_SAMPLE
     stored: list[tuple[float, Any]] = []
 
     def on_loads(sender=None, cluster=None, window_start=None, **kwargs) -> None:
         stored.append((time.time(), window_start))
 
+    events: list[tuple[float, str]] = []  # (epoch seconds, what)
+
+    def on_round(started: float, synced: float, done: float) -> None:
+        events.append(
+            (started, f"beat: sync {synced - started:.1f} s, sampled +{done - started:.1f} s")
+        )
+
+    phases = _PhaseLog()
+    phase_logger = logging.getLogger("apps.metrics.services.aggregation")
+    phase_logger.addHandler(phases)
+    phase_level = phase_logger.level
+    phase_logger.setLevel(logging.INFO)
+
+    def aggregate() -> None:
+        started = time.time()
+        stored_before = len(stored)
+        aggregation_run(cluster=cluster, spark=spark)
+        new = [w for _at, w in stored[stored_before:]]
+        events.append(
+            (
+                started,
+                f"aggregation {time.time() - started:.1f} s ({phases.last})"
+                + (f", stored window {new[-1]:%H:%M:%S}" if new else ", no new window"),
+            )
+        )
+
     loads_stored.connect(on_loads, dispatch_uid="loop_scenario")
     eager = app.conf.task_always_eager
     app.conf.task_always_eager = True
-    beat = Beat(cluster_id=cluster.pk, every=sample_every, threaded=threaded_beat)
+    beat = Beat(
+        cluster_id=cluster.pk, every=sample_every, threaded=threaded_beat, on_round=on_round
+    )
     producer = Producer(bootstrap=bootstrap, topic=topic, rate=rate)
     try:
         # Warm up: a synced model, a cursor and a warm Spark session before the skew.
@@ -266,7 +326,7 @@ def loop_run(
         while time.time() < deadline:
             started = time.monotonic()
             beat.tick()
-            aggregation_run(cluster=cluster, spark=spark)
+            aggregate()
             if beat.error is not None:
                 raise beat.error
             for at, window_start in stored:
@@ -303,10 +363,14 @@ def loop_run(
                 timeline.observed_s = time.time() - (t0 + timeline.balanced)
                 if timeline.observed_s >= observe_s:
                     break
-            # At most one run per slide, as beat submits them.
-            while time.monotonic() - started < slide:
+            # The next run, as the one aggregation worker takes them: at once when a
+            # round was flushed meanwhile (METRICS_AGGREGATE_AFTER_SAMPLE), else at
+            # beat's next aggregation tick.
+            while time.monotonic() - started < interval:
                 beat.tick()
-                time.sleep(0.2)
+                if after_sample and beat.flushed():
+                    break
+                time.sleep(0.05)
         if timeline.balanced is not None:
             balanced_at = t0 + timeline.balanced
             after = [s for at, _w, s in timeline.windows if t0 + at > balanced_at]
@@ -316,8 +380,11 @@ def loop_run(
                 created_at__gt=datetime.fromtimestamp(balanced_at, tz=UTC),
             ).count()
         timeline.produced_rate = producer.sent * RECORD_BYTES / max(1e-9, time.time() - t0)
+        timeline.trace = sorted((at - t0, what) for at, what in events)
         return timeline
     finally:
+        phase_logger.removeHandler(phases)
+        phase_logger.setLevel(phase_level)
         producer.stop()
         beat.stop()
         app.conf.task_always_eager = eager

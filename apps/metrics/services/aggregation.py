@@ -93,6 +93,16 @@ def aggregation_run(
 
     run = run or aggregation_run_start(cluster=cluster, spark_master=settings.SPARK_MASTER)
     topic = settings.METRICS_TOPIC
+    # Seconds per phase, logged: where a slow run spends its time (bench_loop prints them).
+    phases: dict[str, float] = {}
+    mark = time.monotonic()
+
+    def lap(name: str) -> None:
+        nonlocal mark
+        now = time.monotonic()
+        phases[name] = now - mark
+        mark = now
+
     try:
         cursor = MetricsCursor.objects.filter(cluster=cluster, topic=topic).first()
         # A first run reads only what the kept windows can hold.
@@ -104,6 +114,7 @@ def aggregation_run(
             stored=cursor.offsets if cursor else {},
             since_ms=since_ms,
         )
+        lap("offsets")
         if span is not None:
             spark = spark or spark_session_create()
             raw = metrics_extract(
@@ -122,12 +133,19 @@ def aggregation_run(
                 slide_ms=settings.METRICS_WINDOW_SLIDE_SECONDS * 1000,
                 previous_finalized_ms=_dt_to_ms(previous) if previous else None,
             )
+            lap("spark")
             # Partitions with nothing new resume where this read ended.
             result.next_offsets = {**span.end, **result.next_offsets}
             aggregation_results_store(cluster=cluster, run=run, topic=topic, result=result)
+            lap("store")
         status, error = AggregationRun.Status.SUCCEEDED, ""
     except Exception:
         logger.exception("aggregation of %s failed", cluster.name)
         status, error = AggregationRun.Status.FAILED, traceback.format_exc()[-10_000:]
     aggregation_run_finish(run=run, status=status, error=error)
+    logger.info(
+        "aggregation of %s: %s",
+        cluster.name,
+        ", ".join(f"{name} {seconds:.2f} s" for name, seconds in phases.items()),
+    )
     return run
