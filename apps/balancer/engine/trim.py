@@ -92,7 +92,7 @@ def _round(model: ClusterModel) -> int:
         now = model.members(p)
         vec = cells.vec[i]
         for home in model.initial[p, : model.rf_l[p]].tolist():
-            if home in now or not usable[home] or (vec > room[home]).any():
+            if home in now or not usable[home] or np.count_nonzero(vec > room[home]):
                 continue  # the cheap refusals first; move_ok_to checks everything
             if model.move_ok_to(p, k, home):
                 model.move_replica(p, k, home, GOAL)
