@@ -163,6 +163,7 @@ class ClusterModel:
         self.rack = rack
         self.rack_l: list[int] = rack.tolist()
         self.rack_masks = rack[None, :] == np.arange(nxt)[:, None]
+        self.rack_outside = ~self.rack_masks  # brokers outside each rack
         self.n_racks_usable = int(np.unique(rack[self.usable]).shape[0])
         nr = max(self.n_racks_usable, 1)
         # replicas of one partition on distinct racks while racks >= rf, else as even as
@@ -192,6 +193,7 @@ class ClusterModel:
         # room[b] = max(hi - load, 0): how much each measure may still grow on b
         # slack[b] = max(load - lo, 0): how much it may still shrink ("never worse")
         self.room = np.full((B, N_MEASURES), np.inf)
+        self._ones_u8 = np.ones(N_MEASURES, dtype=np.uint8)
         self.slack = np.full((B, N_MEASURES), np.inf)
 
         # whole-cluster targets used to place replicas that must move anyway
@@ -243,9 +245,13 @@ class ClusterModel:
 
     def place_score(self, vec: np.ndarray) -> np.ndarray:
         """Composite utilisation after adding `vec` to each broker (lower is better)."""
-        cols = (NW_IN, NW_OUT, DISK, REPLICAS)
-        ratio = (self.load[:, cols] + vec[list(cols)]) / self.place_target[:, cols]
-        return ratio.max(axis=1)
+        # column by column: no copies of the columns, and numpy's max(axis=1) over a
+        # few columns is slow; the maximum of the same ratios is the same number
+        load, target = self.load, self.place_target
+        score = (load[:, NW_IN] + vec[NW_IN]) / target[:, NW_IN]
+        for j in (NW_OUT, DISK, REPLICAS):
+            np.maximum(score, (load[:, j] + vec[j]) / target[:, j], out=score)
+        return score
 
     def note(self, p: int, goal: str) -> None:
         r = self.reasons.get(p)
@@ -288,6 +294,9 @@ class ClusterModel:
         rl = self.rack_l
         racks = [rl[b] for b in self.assign[p, : self.rf_l[p]].tolist()]
         own = racks.pop(k)
+        if m <= 1:  # the usual case: every rack of another replica is full
+            full = list(dict.fromkeys(racks))
+            return full, own in full
         cnt: dict[int, int] = {}
         for r in racks:
             cnt[r] = cnt.get(r, 0) + 1
@@ -308,7 +317,8 @@ class ClusterModel:
         s = int(self.assign[p, k])
         if vec is None:
             vec = self.replica_vec(p, k)
-        if (vec > self.slack[s]).any():
+        # count_nonzero: ndarray.any() goes through a slow Python wrapper (hot path)
+        if np.count_nonzero(vec > self.slack[s]):
             return None
         t = self.topic_l[p]
         if self.topic_lo is not None and self.usable[s]:
@@ -317,12 +327,13 @@ class ClusterModel:
         mask = self.dest.copy()
         home = self.initial[p, : self.rf_l[p]]
         mask[home] |= self.usable[home]
-        mask &= (vec <= self.room).all(axis=1)
+        # a count of fitting measures: numpy's all(axis=1) over a few columns is slow
+        mask &= (vec <= self.room) @ self._ones_u8 == N_MEASURES
         mask[self.assign[p, : self.rf_l[p]]] = False
         full, leaving_full = self.rack_full(p, k)
         if fix_rack or not leaving_full:
             for r in full:
-                mask &= ~self.rack_masks[r]
+                mask &= self.rack_outside[r]
         if self.topic_hi is not None:
             mask &= self.topic_count[t] + 1 <= max(self.topic_hi[t], 0)
         return mask
@@ -333,7 +344,7 @@ class ClusterModel:
         if not (self.dest[d] or self.may_return(p, d)) or d in self.members(p):
             return False
         vec = self.replica_vec(p, k)
-        if (vec > self.room[d]).any() or (vec > self.slack[s]).any():
+        if np.count_nonzero(vec > self.room[d]) or np.count_nonzero(vec > self.slack[s]):
             return False
         full, leaving_full = self.rack_full(p, k)
         if not leaving_full and self.rack_l[d] in full:
@@ -357,7 +368,7 @@ class ClusterModel:
         elif not (self.leader_dest[b] and self.leader_movable[p]):
             return False
         vec = self.lvec[p]
-        return not ((vec > self.room[b]).any() or (vec > self.slack[a]).any())
+        return not (np.count_nonzero(vec > self.room[b]) or np.count_nonzero(vec > self.slack[a]))
 
     def swap_ok(self, p1: int, k1: int, p2: int, k2: int) -> bool:
         """May replica (p1, k1) on s and replica (p2, k2) on d trade places?"""

@@ -133,13 +133,14 @@ def parse_snapshot(data: Any) -> Snapshot:
     loads = np.zeros((n, 4), dtype=np.float64)
     maxrf = 1
     for i, p in enumerate(parts):
-        if not isinstance(p, Mapping):
+        # type() checks first: isinstance against the Mapping ABC is slow in this loop
+        if type(p) is not dict and not isinstance(p, Mapping):
             raise SnapshotError(f"partitions[{i}] must be an object")
         topic = p.get("topic")
         if not isinstance(topic, str) or not topic:
             raise SnapshotError(f"partitions[{i}]: 'topic' must be a non-empty string")
         num = p.get("partition")
-        if not _is_int(num) or num < 0:
+        if type(num) is not int or num < 0:
             raise SnapshotError(
                 f"partitions[{i}] ({topic}): 'partition' must be an integer >= 0, got {num!r}"
             )
@@ -149,7 +150,7 @@ def parse_snapshot(data: Any) -> Snapshot:
             raise SnapshotError(f"partition {topic}-{num}: 'replicas' must be a non-empty list")
         row = []
         for r in reps:
-            j = index.get(r) if _is_int(r) else None
+            j = index.get(r) if type(r) is int else None
             if j is None:
                 if not _is_int(r):
                     raise SnapshotError(
@@ -163,7 +164,7 @@ def parse_snapshot(data: Any) -> Snapshot:
             maxrf = len(row)
         leader = p.get("leader")
         if leader is not None and leader != -1:
-            if not _is_int(leader):
+            if type(leader) is not int:
                 raise SnapshotError(
                     f"partition {topic}-{num}: 'leader' must be a broker id, -1 or null"
                 )
@@ -174,7 +175,7 @@ def parse_snapshot(data: Any) -> Snapshot:
             leaders[i] = index[leader]
         load = p.get("load")
         if load is not None:
-            if not isinstance(load, Mapping):
+            if type(load) is not dict and not isinstance(load, Mapping):
                 raise SnapshotError(f"partition {topic}-{num}: 'load' must be an object")
             row_load = loads[i]
             for j, key in enumerate(LOAD_KEYS):
@@ -203,12 +204,12 @@ def parse_snapshot(data: Any) -> Snapshot:
             raise SnapshotError(
                 f"partition {topics[topic_arr[k]]}-{int(numbers[k])} is listed twice"
             )
-    replicas = np.full((n, maxrf), -1, dtype=np.int32)
-    rf = np.zeros(n, dtype=np.int32)
-    for row_i, src in enumerate(order.tolist()):
-        row = rep_lists[src]
-        replicas[row_i, : len(row)] = row
-        rf[row_i] = len(row)
+    # one array from the lists, then reordered: a numpy write per row is slow
+    rf = np.fromiter(map(len, rep_lists), dtype=np.int32, count=n)
+    if n and int(rf.min()) < maxrf:  # ragged: pad the short rows with -1
+        rep_lists = [row + [-1] * (maxrf - len(row)) for row in rep_lists]
+    replicas = np.array(rep_lists, dtype=np.int32).reshape(n, maxrf)[order]
+    rf = rf[order]
     loads = loads[order]
     return Snapshot(
         cluster=data.get("cluster") if isinstance(data.get("cluster"), str) else None,

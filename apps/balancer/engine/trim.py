@@ -87,13 +87,19 @@ def _round(model: ClusterModel) -> int:
     given = 0
     reasons = model.reasons
     room, usable = model.room, model.usable
+    tc, topic_hi = model.topic_count, model.topic_hi
+    # move_ok_to's per-topic ceiling (its usual refusal here), checked first
+    topic_cap = None if topic_hi is None or model.topic_lo is None else np.maximum(topic_hi, 0)
     for i in np.flatnonzero(ok).tolist():
         p, k = int(cells.p[i]), int(cells.k[i])
         now = model.members(p)
         vec = cells.vec[i]
+        t = model.topic_l[p]
         for home in model.initial[p, : model.rf_l[p]].tolist():
-            if home in now or not usable[home] or (vec > room[home]).any():
+            if home in now or not usable[home] or np.count_nonzero(vec > room[home]):
                 continue  # the cheap refusals first; move_ok_to checks everything
+            if topic_cap is not None and tc[t, home] + 1 > topic_cap[t]:
+                continue
             if model.move_ok_to(p, k, home):
                 model.move_replica(p, k, home, GOAL)
                 given += 1

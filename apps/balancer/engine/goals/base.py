@@ -412,7 +412,7 @@ class BandGoal(Goal):
                     continue
                 after = x + wi
                 mask &= dest_filter & (after <= hi)
-                if not mask.any():
+                if not np.count_nonzero(mask):  # faster than mask.any() here
                     fails += 1
                     continue
                 d = int(np.argmin(np.where(mask, self._dest_score(model, p, after, norm), np.inf)))

@@ -173,7 +173,7 @@ class TopicReplicaDistributionGoal(Goal):
                 continue
             counts = tc[t]
             mask &= counts + 1 <= hi[t]
-            if not mask.any():
+            if not np.count_nonzero(mask):  # faster than mask.any() here
                 fails += 1
                 continue
             # fewest replicas of this topic first, then the least loaded broker
