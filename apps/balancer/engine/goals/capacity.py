@@ -4,8 +4,9 @@ A broker without a declared capacity for a resource is unbounded for it.
 
 When the whole cluster is over the limit (total load / total capacity above the
 threshold) no plan can meet the goal; it then levels instead: a broker over its limit
-may take load up to the ideal utilisation (total / total capacity x its capacity) but
-may not drop under its limit, and a broker under its limit may not go over it. So the
+may take load from other brokers over it up to the ideal utilisation (total / total
+capacity x its capacity) but may not drop under its limit; once levelled, a broker
+over its limit may not grow, and a broker under its limit may not go over it. So the
 goal's violation (load over the limits, summed) never grows, the worst utilisation
 relative to capacity only falls, and what stays unmet is reported.
 """
@@ -50,12 +51,17 @@ class CapacityGoal(BandGoal):
             return lo, hi
         cap = np.where(model.usable, model.snap.capacity[:, self.measure], np.inf)
         level = np.maximum(hi, cap * ideal * (1.0 + 1e-9))
-        over = model.load[:, self.measure] > hi
+        load = model.load[:, self.measure]
+        over = load > hi
         # while this goal levels, load comes only from brokers over their limit (they
         # shed down to the level, never under the limit), so any broker may take it up
-        # to the level; afterwards a broker under its limit must stay under it
+        # to the level; afterwards no broker may grow past its limit or, if it is
+        # already over it, past what it holds: a broker under its limit shedding to
+        # one over it would make the violation grow
         lo = np.where(over, hi, -np.inf)
-        return lo, (level if optimising else np.where(over, level, hi))
+        if optimising:
+            return lo, level
+        return lo, np.where(over, np.maximum(hi, load * (1.0 + 1e-9)), hi)
 
     def prepare(self, model: ClusterModel) -> None:
         self._lo, self._hi = self._bands(model, optimising=False)
