@@ -11,26 +11,15 @@ from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
+from environs import Env
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
+# Typed settings are parsed by environs: a malformed value (METRICS_WINDOW_SECONDS=abc)
+# stops the start with an error naming the variable and the type it wants.
+env = Env()
 
-def env_bool(name: str, default: bool) -> bool:
-    value = os.environ.get(name)
-    if value is None:
-        return default
-    return value.strip().lower() in {"1", "true", "yes", "on"}
-
-
-def env_int(name: str, default: int) -> int:
-    return int(os.environ.get(name, default))
-
-
-def env_float(name: str, default: float) -> float:
-    return float(os.environ.get(name, default))
-
-
-DEBUG = env_bool("DJANGO_DEBUG", True)
+DEBUG = env.bool("DJANGO_DEBUG", True)
 # The dev default is only usable with DEBUG on; deployments must set their own.
 SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY", "")
 if not SECRET_KEY:
@@ -112,7 +101,7 @@ DATABASES = {
     "default": dj_database_url.config(
         env="DATABASE_URL",
         default=f"sqlite:///{BASE_DIR / 'db.sqlite3'}",
-        conn_max_age=env_int("DATABASE_CONN_MAX_AGE", 0),
+        conn_max_age=env.int("DATABASE_CONN_MAX_AGE", 0),
     )
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
@@ -130,8 +119,8 @@ AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",
     "django.contrib.auth.backends.ModelBackend",
 ]
-AXES_FAILURE_LIMIT = env_int("SIGNIN_FAILURE_LIMIT", 5)
-AXES_COOLOFF_TIME = timedelta(minutes=env_float("SIGNIN_LOCKOUT_MINUTES", 15.0))
+AXES_FAILURE_LIMIT = env.int("SIGNIN_FAILURE_LIMIT", 5)
+AXES_COOLOFF_TIME = timedelta(minutes=env.float("SIGNIN_LOCKOUT_MINUTES", 15.0))
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
 AXES_VERBOSE = False
@@ -168,7 +157,7 @@ CHANNEL_LAYERS = {
 CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", REDIS_URL)
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_IGNORE_RESULT = True
-CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
+CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", False)
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
 CELERY_TIMEZONE = TIME_ZONE
 # A Spark aggregation holds its worker for 30 s or more: it gets a queue (and a worker)
@@ -188,83 +177,83 @@ KAFKA_BOOTSTRAP_SERVERS = os.environ.get(
 )
 KAFKA_DEFAULT_CLUSTER_NAME = os.environ.get("KAFKA_DEFAULT_CLUSTER_NAME", "demo")
 # Seconds an admin request may take before the cluster counts as unreachable.
-KAFKA_REQUEST_TIMEOUT = env_float("KAFKA_REQUEST_TIMEOUT", 10.0)
+KAFKA_REQUEST_TIMEOUT = env.float("KAFKA_REQUEST_TIMEOUT", 10.0)
 # Seconds to set up a connection (TCP, TLS, SASL): short, so a dead address fails fast.
-KAFKA_CONNECT_TIMEOUT = env_float("KAFKA_CONNECT_TIMEOUT", 5.0)
+KAFKA_CONNECT_TIMEOUT = env.float("KAFKA_CONNECT_TIMEOUT", 5.0)
 # An unreachable cluster is retried after 1x, 2x, 4x ... this many seconds, at most
 # CLUSTER_BACKOFF_MAX apart; its syncs and samples are not scheduled in between.
-CLUSTER_BACKOFF_INITIAL = env_float("CLUSTER_BACKOFF_INITIAL", 10.0)
-CLUSTER_BACKOFF_MAX = env_float("CLUSTER_BACKOFF_MAX", 300.0)
+CLUSTER_BACKOFF_INITIAL = env.float("CLUSTER_BACKOFF_INITIAL", 10.0)
+CLUSTER_BACKOFF_MAX = env.float("CLUSTER_BACKOFF_MAX", 300.0)
 # A sync or sample round's lease on its cluster; a killed round blocks the next ones
 # of its kind for at most this long.
-CLUSTER_ROUND_LEASE_SECONDS = env_float("CLUSTER_ROUND_LEASE_SECONDS", 300.0)
+CLUSTER_ROUND_LEASE_SECONDS = env.float("CLUSTER_ROUND_LEASE_SECONDS", 300.0)
 # The admin user demo_setup makes sure of; without a password it generates one once.
 BALANCER_ADMIN_USER = os.environ.get("BALANCER_ADMIN_USER", "admin")
 BALANCER_ADMIN_PASSWORD = os.environ.get("BALANCER_ADMIN_PASSWORD", "")
 
 # --- Periodic work (seconds) ---------------------------------------------------
-CLUSTER_SYNC_INTERVAL = env_float("CLUSTER_SYNC_INTERVAL", 10.0)
-METRICS_SAMPLE_INTERVAL = env_float("METRICS_SAMPLE_INTERVAL", 10.0)
+CLUSTER_SYNC_INTERVAL = env.float("CLUSTER_SYNC_INTERVAL", 10.0)
+METRICS_SAMPLE_INTERVAL = env.float("METRICS_SAMPLE_INTERVAL", 10.0)
 METRICS_TOPIC = os.environ.get("METRICS_TOPIC", "__balancer_metrics")
 # The metrics topic is created on first use with these (and min(3, alive brokers) replicas).
-METRICS_TOPIC_PARTITIONS = env_int("METRICS_TOPIC_PARTITIONS", 6)
-METRICS_TOPIC_RETENTION_MS = env_int("METRICS_TOPIC_RETENTION_MS", 24 * 3600 * 1000)
+METRICS_TOPIC_PARTITIONS = env.int("METRICS_TOPIC_PARTITIONS", 6)
+METRICS_TOPIC_RETENTION_MS = env.int("METRICS_TOPIC_RETENTION_MS", 24 * 3600 * 1000)
 # Aggregation windows: their length, how far they slide (a divisor of the length;
 # equal = tumbling), how many are kept, and how often Spark runs (the slide: each run
 # stores the window that just closed, docs/metrics.md).
-METRICS_WINDOW_SECONDS = env_int("METRICS_WINDOW_SECONDS", 60)
-METRICS_WINDOW_SLIDE_SECONDS = env_int("METRICS_WINDOW_SLIDE_SECONDS", 10)
-METRICS_WINDOWS_KEPT = env_int("METRICS_WINDOWS_KEPT", 60)
+METRICS_WINDOW_SECONDS = env.int("METRICS_WINDOW_SECONDS", 60)
+METRICS_WINDOW_SLIDE_SECONDS = env.int("METRICS_WINDOW_SLIDE_SECONDS", 10)
+METRICS_WINDOWS_KEPT = env.int("METRICS_WINDOWS_KEPT", 60)
 # Of those, the newest windows that keep a row per partition (older ones keep their
 # per-broker totals only): per-partition rows are what grows with the cluster.
-METRICS_PARTITION_WINDOWS_KEPT = env_int("METRICS_PARTITION_WINDOWS_KEPT", 6)
-METRICS_AGGREGATE_INTERVAL = env_float("METRICS_AGGREGATE_INTERVAL", 10.0)
+METRICS_PARTITION_WINDOWS_KEPT = env.int("METRICS_PARTITION_WINDOWS_KEPT", 6)
+METRICS_AGGREGATE_INTERVAL = env.float("METRICS_AGGREGATE_INTERVAL", 10.0)
 # Also aggregate as soon as a sample round is flushed: the window it completed is stored
 # one Spark run after the round instead of up to one interval later (docs/metrics.md).
-METRICS_AGGREGATE_AFTER_SAMPLE = env_bool("METRICS_AGGREGATE_AFTER_SAMPLE", True)
+METRICS_AGGREGATE_AFTER_SAMPLE = env.bool("METRICS_AGGREGATE_AFTER_SAMPLE", True)
 # The aggregation worker keeps one SparkSession warm (~1.3 GB) instead of paying a
 # JVM start and JIT warm-up every minute with spark-submit: ~14 s against ~30 s for
 # 600,000 samples (bench/README.md). Off: a fresh spark-submit per run.
-METRICS_AGGREGATION_IN_PROCESS = env_bool("METRICS_AGGREGATION_IN_PROCESS", True)
+METRICS_AGGREGATION_IN_PROCESS = env.bool("METRICS_AGGREGATION_IN_PROCESS", True)
 # A run still running after this many seconds is taken for dead (and a spark-submit killed).
-METRICS_AGGREGATION_TIMEOUT = env_float("METRICS_AGGREGATION_TIMEOUT", 900.0)
-METRICS_RUNS_KEPT_DAYS = env_int("METRICS_RUNS_KEPT_DAYS", 7)
+METRICS_AGGREGATION_TIMEOUT = env.float("METRICS_AGGREGATION_TIMEOUT", 900.0)
+METRICS_RUNS_KEPT_DAYS = env.int("METRICS_RUNS_KEPT_DAYS", 7)
 
 # --- Plans: detection and execution -------------------------------------------
 # Defaults of a new cluster policy (each cluster's policy is edited on its dashboard page).
-PLAN_DETECTION_INTERVAL = env_float("PLAN_DETECTION_INTERVAL", 60.0)
-PLAN_DEAD_BROKER_GRACE = env_float("PLAN_DEAD_BROKER_GRACE", 60.0)
+PLAN_DETECTION_INTERVAL = env.float("PLAN_DETECTION_INTERVAL", 60.0)
+PLAN_DEAD_BROKER_GRACE = env.float("PLAN_DEAD_BROKER_GRACE", 60.0)
 # How often beat looks for clusters whose detection interval has elapsed.
-PLAN_DETECTION_TICK = env_float("PLAN_DETECTION_TICK", 10.0)
-EXECUTOR_MAX_MOVES_PER_BROKER = env_int("EXECUTOR_MAX_MOVES_PER_BROKER", 5)
-EXECUTOR_MAX_MOVES_CLUSTER = env_int("EXECUTOR_MAX_MOVES_CLUSTER", 20)
-EXECUTOR_DEFAULT_THROTTLE = env_int("EXECUTOR_DEFAULT_THROTTLE", 50_000_000)  # bytes/s
-EXECUTOR_POLL_INTERVAL = env_float("EXECUTOR_POLL_INTERVAL", 2.0)
+PLAN_DETECTION_TICK = env.float("PLAN_DETECTION_TICK", 10.0)
+EXECUTOR_MAX_MOVES_PER_BROKER = env.int("EXECUTOR_MAX_MOVES_PER_BROKER", 5)
+EXECUTOR_MAX_MOVES_CLUSTER = env.int("EXECUTOR_MAX_MOVES_CLUSTER", 20)
+EXECUTOR_DEFAULT_THROTTLE = env.int("EXECUTOR_DEFAULT_THROTTLE", 50_000_000)  # bytes/s
+EXECUTOR_POLL_INTERVAL = env.float("EXECUTOR_POLL_INTERVAL", 2.0)
 # A worker holding no fresh lease for this long is presumed dead; another resumes.
-EXECUTOR_LEASE_SECONDS = env_float("EXECUTOR_LEASE_SECONDS", 60.0)
-EXECUTOR_RESUME_INTERVAL = env_float("EXECUTOR_RESUME_INTERVAL", 30.0)
+EXECUTOR_LEASE_SECONDS = env.float("EXECUTOR_LEASE_SECONDS", 60.0)
+EXECUTOR_RESUME_INTERVAL = env.float("EXECUTOR_RESUME_INTERVAL", 30.0)
 # A move whose target broker is dead this long can't finish: it is cancelled in Kafka and
 # failed, so the plan ends and self-healing can follow (a restart should fit in it).
-EXECUTOR_DEAD_TARGET_GRACE = env_float("EXECUTOR_DEAD_TARGET_GRACE", 20.0)
+EXECUTOR_DEAD_TARGET_GRACE = env.float("EXECUTOR_DEAD_TARGET_GRACE", 20.0)
 # A move whose copied bytes have not grown for this long is cancelled and failed.
-EXECUTOR_STALL_TIMEOUT = env_float("EXECUTOR_STALL_TIMEOUT", 600.0)
+EXECUTOR_STALL_TIMEOUT = env.float("EXECUTOR_STALL_TIMEOUT", 600.0)
 
 # --- Spark -------------------------------------------------------------------
 SPARK_MASTER = os.environ.get("SPARK_MASTER", "local[*]")
 # Extra spark-submit flags, e.g. "--executor-memory 4g" (METRICS_AGGREGATION_IN_PROCESS off).
 SPARK_SUBMIT_OPTIONS = os.environ.get("SPARK_SUBMIT_OPTIONS", "")
 SPARK_DRIVER_MEMORY = os.environ.get("SPARK_DRIVER_MEMORY", "2g")
-SPARK_SHUFFLE_PARTITIONS = env_int("SPARK_SHUFFLE_PARTITIONS", 8)
+SPARK_SHUFFLE_PARTITIONS = env.int("SPARK_SHUFFLE_PARTITIONS", 8)
 SPARK_LOG_LEVEL = os.environ.get("SPARK_LOG_LEVEL", "WARN")
 # The balancer's share of a shared Spark cluster (standalone, YARN, Kubernetes): at most
 # this many cores (0: whatever the master offers) and this much memory per executor
 # (empty: Spark's default), in-process and under spark-submit alike.
-SPARK_CORES_MAX = env_int("SPARK_CORES_MAX", 0)
+SPARK_CORES_MAX = env.int("SPARK_CORES_MAX", 0)
 SPARK_EXECUTOR_MEMORY = os.environ.get("SPARK_EXECUTOR_MEMORY", "")
 # With a master that is not local[...], the worker's warm session is stopped after each
 # run, so its executors (and cores) go back to the cluster between runs; the driver JVM
 # stays warm. Off: the session keeps them (e.g. with dynamic allocation configured).
-SPARK_RELEASE_BETWEEN_RUNS = env_bool("SPARK_RELEASE_BETWEEN_RUNS", True)
+SPARK_RELEASE_BETWEEN_RUNS = env.bool("SPARK_RELEASE_BETWEEN_RUNS", True)
 # Where executors reach the driver (spark.driver.host) and what the driver binds to
 # (spark.driver.bindAddress), for a driver behind NAT or in a container. Empty: Spark's
 # choice (the host's address), or loopback for a local[...] master.
@@ -333,14 +322,14 @@ SPECTACULAR_SETTINGS = {
 
 # --- Notifications (apps/notifications) ---------------------------------------
 # Seconds a webhook POST may take (connect, then read) before it counts as failed.
-NOTIFICATIONS_TIMEOUT = env_float("NOTIFICATIONS_TIMEOUT", 5.0)
+NOTIFICATIONS_TIMEOUT = env.float("NOTIFICATIONS_TIMEOUT", 5.0)
 # The same for the "send test" button, which waits for the answer.
-NOTIFICATIONS_TEST_TIMEOUT = env_float("NOTIFICATIONS_TEST_TIMEOUT", 3.0)
+NOTIFICATIONS_TEST_TIMEOUT = env.float("NOTIFICATIONS_TEST_TIMEOUT", 3.0)
 # Retries after a failed first attempt (timeouts, connection errors, 408/425/429/5xx),
 # waiting NOTIFICATIONS_RETRY_BACKOFF seconds, then doubling, up to the _MAX.
-NOTIFICATIONS_MAX_RETRIES = env_int("NOTIFICATIONS_MAX_RETRIES", 6)
-NOTIFICATIONS_RETRY_BACKOFF = env_int("NOTIFICATIONS_RETRY_BACKOFF", 10)
-NOTIFICATIONS_RETRY_BACKOFF_MAX = env_int("NOTIFICATIONS_RETRY_BACKOFF_MAX", 600)
+NOTIFICATIONS_MAX_RETRIES = env.int("NOTIFICATIONS_MAX_RETRIES", 6)
+NOTIFICATIONS_RETRY_BACKOFF = env.int("NOTIFICATIONS_RETRY_BACKOFF", 10)
+NOTIFICATIONS_RETRY_BACKOFF_MAX = env.int("NOTIFICATIONS_RETRY_BACKOFF_MAX", 600)
 # The dashboard's address as receivers reach it (e.g. https://balancer.example.com),
 # for links in notifications; empty: no links.
 NOTIFICATIONS_BASE_URL = os.environ.get("NOTIFICATIONS_BASE_URL", "")

@@ -6,13 +6,14 @@ from __future__ import annotations
 import ast
 import math
 import re
+import runpy
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 SETTINGS = ROOT / "balancer_site" / "settings.py"
-ENV_READERS = {"env_bool", "env_int", "env_float"}
+ENV_READERS = {"env.bool", "env.int", "env.float"}
 
 # Environment variables code outside settings.py may read: they are Spark's own and
 # only handed on to (or detect) a Spark process; none of them is a setting.
@@ -88,11 +89,58 @@ def test_it_reads_settings_only_in_settings_py():
 
 def test_it_finds_environment_reads_of_every_form():
     tree = ast.parse(
-        'os.environ.get("A")\nenv_int("B", 1)\nos.environ["C"]\n"D" in os.environ\n'
+        'os.environ.get("A")\nenv.int("B", 1)\nos.environ["C"]\n"D" in os.environ\n'
         'dj_database_url.config(env="E")\nos.getenv("F")\nos.environ.setdefault("G", "")\n'
     )
 
     assert environment_reads(tree) == {"A", "B", "C", "D", "E", "F"}
+
+
+def load_settings(monkeypatch: pytest.MonkeyPatch, **environ: str) -> dict:
+    """settings.py run afresh with these environment variables set."""
+    for name, value in environ.items():
+        monkeypatch.setenv(name, value)
+    return runpy.run_path(str(SETTINGS))
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "expected"),
+    [
+        ("METRICS_WINDOW_SECONDS", "abc", "integer"),
+        ("EXECUTOR_MAX_MOVES_CLUSTER", "2.5", "integer"),
+        ("KAFKA_REQUEST_TIMEOUT", "soon", "number"),
+        ("CELERY_TASK_ALWAYS_EAGER", "maybe", "boolean"),
+    ],
+)
+def test_it_names_the_variable_and_the_type_when_a_setting_is_malformed(
+    monkeypatch, name, value, expected
+):
+    with pytest.raises(ValueError, match=rf'"{name}" invalid: Not a valid {expected}'):
+        load_settings(monkeypatch, **{name: value})
+
+
+def test_it_reads_typed_settings_and_keeps_their_defaults(monkeypatch):
+    for name in environment_reads(ast.parse(SETTINGS.read_text())):
+        monkeypatch.delenv(name, raising=False)
+
+    defaults = load_settings(monkeypatch)
+    given = load_settings(
+        monkeypatch,
+        METRICS_WINDOW_SECONDS=" 30 ",
+        KAFKA_REQUEST_TIMEOUT="2.5",
+        CELERY_TASK_ALWAYS_EAGER="on",
+        METRICS_AGGREGATE_AFTER_SAMPLE="0",
+    )
+
+    assert (defaults["METRICS_WINDOW_SECONDS"], given["METRICS_WINDOW_SECONDS"]) == (60, 30)
+    assert (defaults["KAFKA_REQUEST_TIMEOUT"], given["KAFKA_REQUEST_TIMEOUT"]) == (10.0, 2.5)
+    assert (defaults["CELERY_TASK_ALWAYS_EAGER"], given["CELERY_TASK_ALWAYS_EAGER"]) == (
+        False,
+        True,
+    )
+    assert defaults["METRICS_AGGREGATE_AFTER_SAMPLE"] is True
+    assert given["METRICS_AGGREGATE_AFTER_SAMPLE"] is False
+    assert defaults["AXES_COOLOFF_TIME"].total_seconds() == 15 * 60
 
 
 @pytest.mark.django_db
