@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from . import metadata
 from .errors import DevClusterError, UnknownNodeError
@@ -381,10 +382,17 @@ class DevCluster:
             if (pid := read_pid(pid_file)) is not None
         )
 
+    def admin_security(self) -> dict[str, Any]:
+        """librdkafka settings of a principal that may see and elect every partition
+        (none: PLAINTEXT, no ACLs); a profile with ACLs overrides it."""
+        return {}
+
     def elect_preferred_leaders(self, timeout: float = UP_TIMEOUT_S) -> ElectionResult:
         """Hand each partition back to its preferred replica where that broker runs."""
         running = {b for b in self.broker_ids if self.node_pid(b) is not None}
-        return preferred_leaders_elect(self.bootstrap_servers, running, timeout=timeout)
+        return preferred_leaders_elect(
+            self.bootstrap_servers, running, timeout=timeout, security=self.admin_security()
+        )
 
     def up(self, redis: bool = True, timeout: float = UP_TIMEOUT_S) -> ElectionResult | None:
         """Start whatever is not running yet and wait until all brokers are in metadata.

@@ -4,8 +4,9 @@ replica is back in sync, so a restarted broker does not leave another leading ev
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from .metadata import admin_client
 
@@ -37,16 +38,21 @@ def _not_preferred(admin, running: set[int]) -> tuple[list[tuple[str, int]], int
 
 
 def preferred_leaders_elect(
-    bootstrap_servers: str, running_brokers: Iterable[int], timeout: float = ELECTION_TIMEOUT_S
+    bootstrap_servers: str,
+    running_brokers: Iterable[int],
+    timeout: float = ELECTION_TIMEOUT_S,
+    security: Mapping[str, Any] | None = None,
 ) -> ElectionResult:
     """Elect preferred leaders wherever the preferred replica runs and is in sync.
 
     A just-restarted broker rejoins each partition's ISR as it catches up, so this polls
     until no partition with a running preferred replica is led by another, or timeout.
+    `security`: client settings of a principal allowed to see every topic and elect
+    (admin_client); with ACLs on, the anonymous PLAINTEXT principal sees no topic.
     """
     from confluent_kafka import ElectionType, KafkaException, TopicPartition
 
-    admin = admin_client(bootstrap_servers)
+    admin = admin_client(bootstrap_servers, security)
     running = set(running_brokers)
     deadline = time.monotonic() + timeout
     elected = 0

@@ -6,13 +6,17 @@ confluent_kafka is imported lazily so the rest of the tool works from a bare pyt
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from typing import Any
 
 from .errors import DevClusterError
 
 
-def admin_client(bootstrap_servers: str) -> Any:
-    """A fresh AdminClient: a cached one may keep reporting a broker we just stopped."""
+def admin_client(bootstrap_servers: str, security: Mapping[str, Any] | None = None) -> Any:
+    """A fresh AdminClient: a cached one may keep reporting a broker we just stopped.
+
+    `security`: librdkafka settings that replace the PLAINTEXT defaults (e.g. the secure
+    profile's super user, with its own bootstrap servers)."""
     try:
         from confluent_kafka.admin import AdminClient
     except ImportError as exc:  # pragma: no cover - only with a bare python3
@@ -25,6 +29,7 @@ def admin_client(bootstrap_servers: str) -> Any:
             "socket.connection.setup.timeout.ms": 2000,
             "log_level": 0,  # connection-refused noise while nodes start/stop
             "error_cb": lambda _err: None,
+            **(security or {}),
         }
     )
 

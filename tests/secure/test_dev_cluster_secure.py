@@ -1,12 +1,16 @@
 """`dev-cluster up --secure`: prints what registering the cluster takes, never a secret;
-keeps keys and passwords private to the user."""
+keeps keys and passwords private to the user; hands leadership back after a restart."""
 
 import os
 import stat
 import subprocess
+import uuid
 from pathlib import Path
 
 import pytest
+from confluent_kafka.admin import NewTopic
+from devcluster.test_leaders_and_heap import ASSIGNMENT, leaders
+from support.polling import wait_until
 
 pytestmark = pytest.mark.integration
 
@@ -53,3 +57,24 @@ def test_it_keeps_keys_and_passwords_readable_by_the_user_only(secure_cluster):
     assert stat.S_IMODE(pki.stat().st_mode) == 0o700
     for path in private:
         assert stat.S_IMODE(path.stat().st_mode) == 0o600, path
+
+
+def test_it_gives_leadership_back_to_a_broker_restarted_by_up(secure_cluster, super_admin):
+    # ACLs are on: the election must run as a principal that sees the topics.
+    topic = f"it-secure-leaders-{uuid.uuid4().hex[:8]}"
+    super_admin.create_topics(
+        [NewTopic(topic, num_partitions=len(ASSIGNMENT), replica_assignment=ASSIGNMENT)]
+    )[topic].result(30)
+    preferred = {p: replicas[0] for p, replicas in enumerate(ASSIGNMENT)}
+    try:
+        wait_until(lambda: leaders(super_admin, topic) == preferred, 30, 0.2, what="preferred")
+        secure_cluster.stop_broker(2)  # controlled shutdown moves its leaderships away
+        wait_until(lambda: 2 not in leaders(super_admin, topic).values(), 30, 0.2, what="moved")
+
+        election = secure_cluster.up(redis=False)
+
+        assert leaders(super_admin, topic) == preferred
+        assert election is not None and election.elected >= 4 and election.pending == 0
+    finally:
+        secure_cluster.start_broker(2)
+        super_admin.delete_topics([topic])
