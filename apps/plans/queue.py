@@ -13,7 +13,9 @@ import logging
 from datetime import datetime
 
 from celery import current_app
+from django.conf import settings
 from django.db import transaction
+from kombu.exceptions import OperationalError
 
 logger = logging.getLogger(__name__)
 
@@ -25,7 +27,23 @@ def execution_enqueue(*, plan_id: int) -> None:
     """Run the executor on a plan once the current transaction commits (now if there is
     none), so the worker reads what this transaction wrote. Enqueuing a plan that is
     already running is harmless: the executor's lease lets one worker step it."""
-    transaction.on_commit(lambda: current_app.tasks[PLAN_EXECUTE_TASK].delay(plan_id))
+
+    def send() -> None:
+        try:
+            current_app.tasks[PLAN_EXECUTE_TASK].delay(plan_id)
+        except OperationalError as exc:
+            # The broker (Redis) is unreachable. The approval is committed and must not
+            # turn into an error page: the resume sweep enqueues every approved plan
+            # nobody runs, at its first round once the broker answers again.
+            logger.warning(
+                "plan %s: execution not enqueued (task queue unreachable: %s); the resume "
+                "sweep starts it within %.0f s of the queue answering again",
+                plan_id,
+                exc,
+                settings.EXECUTOR_RESUME_INTERVAL,
+            )
+
+    transaction.on_commit(send)
 
 
 def recheck_schedule(*, cluster_id: int, at: datetime) -> None:

@@ -126,6 +126,31 @@ def test_it_keeps_one_open_proposal_per_cluster(cluster, operator):
     assert actions(first) == ["plan.proposed", "plan.superseded"]
 
 
+def test_it_keeps_an_approval_made_while_the_task_queue_is_down_and_says_who_starts_it(
+    cluster, operator, approver, monkeypatch, caplog, django_capture_on_commit_callbacks
+):
+    from celery import current_app
+    from kombu.exceptions import OperationalError
+
+    from apps.plans.queue import PLAN_EXECUTE_TASK
+    from apps.plans.services import executions_resume
+
+    def queue_down(*args, **kwargs):
+        raise OperationalError("Error 111 connecting to 127.0.0.1:6379. Connection refused.")
+
+    monkeypatch.setattr(current_app.tasks[PLAN_EXECUTE_TASK], "delay", queue_down)
+    plan = plan_request(cluster=cluster, user=operator, mode="full")
+
+    with django_capture_on_commit_callbacks(execute=True):
+        plan_approve(plan=plan, user=approver)
+
+    plan.refresh_from_db()
+    assert plan.state == PlanState.APPROVED
+    assert f"plan {plan.pk}: execution not enqueued" in caplog.text
+    assert "Connection refused" in caplog.text and "resume sweep" in caplog.text
+    assert executions_resume() == [plan.pk]  # the sweep's next round enqueues it
+
+
 def test_it_approves_and_records_who_why_and_from_where(cluster, operator, approver):
     plan = plan_request(cluster=cluster, user=operator, mode="full")
     plan_approve(plan=plan, user=approver, reason="looks right", client_address="10.9.8.7")
