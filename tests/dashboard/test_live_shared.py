@@ -150,3 +150,50 @@ def test_it_keys_the_shared_heatmap_by_its_query(client, cluster, viewer, builds
     ).json()
     assert (replicas["metric"], leaders["metric"]) == ("replicas", "leaders")
     assert builds == ["heatmap_get", "heatmap_get"]
+
+
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+def test_it_trusts_a_stamp_this_process_pushed_without_reading_it_again(
+    client, viewer, monkeypatch, settings
+):
+    from asgiref.sync import async_to_sync, sync_to_async
+    from channels.testing import WebsocketCommunicator
+
+    from apps.dashboard.events import cluster_changed_send
+    from apps.metrics.selectors import shared
+    from balancer_site.asgi import application
+
+    from .factories import cluster_make
+
+    settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+    cluster = cluster_make()
+    stamp = cluster_state_stamp(cluster_id=cluster.pk)
+    reads: list[int] = []
+    real_read = shared.cluster_state_stamp
+
+    def counted(*, cluster_id: int) -> dict[str, str]:
+        reads.append(cluster_id)
+        return real_read(cluster_id=cluster_id)
+
+    monkeypatch.setattr(shared, "cluster_state_stamp", counted)
+    client.force_login(viewer)
+    session = client.cookies["sessionid"].value
+    socket = WebsocketCommunicator(
+        application,
+        "/ws/clusters/prod/",
+        headers=[(b"origin", b"http://127.0.0.1"), (b"cookie", f"sessionid={session}".encode())],
+    )
+
+    async def scenario():
+        assert (await socket.connect())[0]
+        assert (await socket.receive_json_from(timeout=5))["type"] == "hello"
+        await sync_to_async(cluster_changed_send)(cluster_id=cluster.pk, stamp=stamp)
+        assert (await socket.receive_json_from(timeout=5))["stamp"] == stamp
+        await socket.disconnect()
+
+    async_to_sync(scenario)()
+    answer = live(client, viewer, stamp_token(stamp))
+    assert answer["stamp"] == stamp and reads == []
+    # Any other token is checked against the model.
+    live(client, viewer, "made-up|stamp")
+    assert reads == [cluster.pk]

@@ -31,6 +31,22 @@ def stamp_token(stamp: dict[str, str]) -> str:
     return f"{stamp['model']}|{stamp['window']}"
 
 
+def _stamp_parse(token: str) -> dict[str, str]:
+    model, _, window = token.partition("|")
+    return {"model": model, "window": window}
+
+
+def _pushed_key(*, cluster_id: int) -> str:
+    return f"shared:{cluster_id}:pushed"
+
+
+async def stamp_pushed_note(*, cluster_id: int, stamp: dict[str, str]) -> None:
+    """Note the stamp a push brought to this process's open pages (their consumers
+    call this): a page naming it is then trusted without reading the stamp again.
+    It came from the server, not from a client."""
+    await cache.aset(_pushed_key(cluster_id=cluster_id), stamp_token(stamp), SHARED_SECONDS)
+
+
 def _key(*, cluster_id: int, token: str, name: str) -> str:
     digest = hashlib.blake2b(repr((cluster_id, token, name)).encode(), digest_size=16)
     return f"shared:{cluster_id}:{digest.hexdigest()}"
@@ -41,17 +57,21 @@ def stamped_answer_get(
 ) -> tuple[dict[str, str], T]:
     """(stamp, answer): `build()`'s answer for the cluster state `token` names.
 
-    A hit answers at once with the stamp `token` names. On a miss the current stamp is
-    read first, then the answer built and kept under that stamp only, never under the
-    token a client sent: a made-up or stale token can never have an answer filed
-    under it, it just misses. An empty token always reads the current stamp (a page
-    that may have missed pushes)."""
+    A hit answers at once with the stamp `token` names. On a miss the answer is built
+    and kept under the current stamp only: the one the last push brought to this
+    process (`stamp_pushed_note`) when `token` is that one, else the stamp read from
+    the model first. Never under a token only a client vouches for: a made-up or stale
+    token can never have an answer filed under it, it just misses. An answer is never
+    older than its stamp (the stamp is known before the build). An empty token always
+    reads the current stamp (a page that may have missed pushes)."""
     if token:
         hit = cache.get(_key(cluster_id=cluster_id, token=token, name=name))
         if hit is not None:
-            model, _, window = token.partition("|")
-            return {"model": model, "window": window}, hit
-    stamp = cluster_state_stamp(cluster_id=cluster_id)
+            return _stamp_parse(token), hit
+    if token and token == cache.get(_pushed_key(cluster_id=cluster_id)):
+        stamp = _stamp_parse(token)
+    else:
+        stamp = cluster_state_stamp(cluster_id=cluster_id)
     key = _key(cluster_id=cluster_id, token=stamp_token(stamp), name=name)
     answer = cache.get(key)
     if answer is None:
