@@ -132,6 +132,15 @@ class _NoLogSizes:
 
 
 @pytest.fixture(autouse=True)
+def _empty_cache():
+    """Live answers are cached per cluster state (metrics.selectors.stamped_answer_get);
+    a test's cluster may get a primary key an earlier test's cluster had."""
+    from django.core.cache import cache
+
+    cache.clear()
+
+
+@pytest.fixture(autouse=True)
 def _no_live_log_sizes(request, monkeypatch):
     """Plans read their replicas' log sizes when proposed and approved; a unit test's
     cluster ("fake:9092") would make each read wait for kafka-python's bootstrap

@@ -113,7 +113,17 @@ class PartitionQuerySerializer(serializers.Serializer):
     broker = serializers.IntegerField(required=False, min_value=0)
 
 
-class HeatmapQuerySerializer(serializers.Serializer):
+class StampedQuerySerializer(serializers.Serializer):
+    stamp = serializers.CharField(
+        default="",
+        allow_blank=True,
+        max_length=200,
+        help_text="The cluster state the page shows, `<model>|<window>` as pushed on its "
+        "websocket: answers for one stamp are built once and shared by every viewer.",
+    )
+
+
+class HeatmapQuerySerializer(StampedQuerySerializer):
     metric = serializers.ChoiceField(choices=list(HEATMAP_METRICS), default="replicas")
     internal = serializers.BooleanField(default=True, help_text="Include internal topics.")
     search = serializers.CharField(default="", allow_blank=True, max_length=249)
@@ -143,7 +153,7 @@ class HeatmapSerializer(serializers.Serializer):
     other_topics = serializers.IntegerField()
 
 
-class TrafficQuerySerializer(serializers.Serializer):
+class TrafficQuerySerializer(StampedQuerySerializer):
     windows = serializers.IntegerField(default=60, min_value=1, max_value=360)
 
 

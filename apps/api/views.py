@@ -25,6 +25,7 @@ from apps.metrics.selectors import (
     heatmap_get,
     loads_broker_filter,
     loads_partition_filter,
+    stamped_answer_get,
 )
 from apps.plans.errors import PlanPermissionDenied, PlanServiceError
 from apps.plans.models import Plan, PlanState
@@ -105,6 +106,21 @@ def _query(serializer_class, request: Request) -> dict:
     return serializer.validated_data
 
 
+def _stamped(*, cluster: Cluster, query: dict, kind: str, build) -> dict:
+    """`build()`, shared by every viewer of the cluster state the query's stamp names
+    (the same for anyone who may see the cluster); without a stamp, built afresh."""
+    params = {k: v for k, v in query.items() if k != "stamp"}
+    if not query["stamp"]:
+        return build()
+    _, answer = stamped_answer_get(
+        cluster_id=cluster.pk,
+        token=query["stamp"],
+        name=repr((kind, sorted(params.items()))),
+        build=build,
+    )
+    return answer
+
+
 class ClusterScopedMixin:
     """Resolves <name> to a cluster the user may see; 404 otherwise."""
 
@@ -161,24 +177,34 @@ class HeatmapView(ClusterScopedMixin, APIView):
     @extend_schema(parameters=[s.HeatmapQuerySerializer], responses=s.HeatmapSerializer)
     def get(self, request: Request, name: str) -> Response:
         query = _query(s.HeatmapQuerySerializer, request)
-        heatmap = heatmap_get(
-            cluster=self.cluster_get(),
-            metric=query["metric"],
-            include_internal=query["internal"],
-            search=query["search"],
-            sort=query["sort"],
-            limit=query["limit"],
-            offset=query["offset"],
-        )
-        return Response(s.HeatmapSerializer(heatmap).data)
+        cluster = self.cluster_get()
+
+        def build() -> dict:
+            heatmap = heatmap_get(
+                cluster=cluster,
+                metric=query["metric"],
+                include_internal=query["internal"],
+                search=query["search"],
+                sort=query["sort"],
+                limit=query["limit"],
+                offset=query["offset"],
+            )
+            return dict(s.HeatmapSerializer(heatmap).data)
+
+        return Response(_stamped(cluster=cluster, query=query, kind="heatmap", build=build))
 
 
 class TrafficView(ClusterScopedMixin, APIView):
     @extend_schema(parameters=[s.TrafficQuerySerializer], responses=s.BrokerTrafficSerializer)
     def get(self, request: Request, name: str) -> Response:
         query = _query(s.TrafficQuerySerializer, request)
-        traffic = broker_traffic_series(cluster=self.cluster_get(), windows=query["windows"])
-        return Response(s.BrokerTrafficSerializer(traffic).data)
+        cluster = self.cluster_get()
+
+        def build() -> dict:
+            traffic = broker_traffic_series(cluster=cluster, windows=query["windows"])
+            return dict(s.BrokerTrafficSerializer(traffic).data)
+
+        return Response(_stamped(cluster=cluster, query=query, kind="traffic", build=build))
 
 
 class BrokerLoadListView(ClusterScopedMixin, generics.ListAPIView):

@@ -1,10 +1,11 @@
 """Websocket consumers, one per concern, each joined to per-cluster groups.
 
-They only forward the small notices `events.py` sends; pages then fetch what they
-show over HTTP with the same permission checks as any page. A socket needs a
-signed-in user allowed to see the cluster: otherwise it is accepted and closed at
-once with a 44xx code, so the browser knows not to reconnect (a refused handshake
-looks like a network error and would be retried forever).
+They only forward the small notices `events.py` sends (noting a pushed stamp, so the
+answers built for it are shared without reading it again: metrics.selectors.shared);
+pages then fetch what they show over HTTP with the same permission checks as any
+page. A socket needs a signed-in user allowed to see the cluster: otherwise it is
+accepted and closed at once with a 44xx code, so the browser knows not to reconnect
+(a refused handshake looks like a network error and would be retried forever).
 """
 
 from channels.db import database_sync_to_async
@@ -16,6 +17,7 @@ from apps.clusters.selectors import (
     clusters_visible_list,
     user_may_see_clusters,
 )
+from apps.metrics.selectors import stamp_pushed_note
 
 from .events import cluster_group_name, plans_group_name
 
@@ -67,9 +69,15 @@ class _GroupsConsumer(AsyncJsonWebsocketConsumer):
     async def forward(self, event: dict) -> None:
         await self.send_json(event)
 
+    async def forward_stamped(self, event: dict) -> None:
+        # The pages will ask for answers of this stamp: this process may trust it.
+        if event.get("stamp"):
+            await stamp_pushed_note(cluster_id=event["cluster_id"], stamp=event["stamp"])
+        await self.send_json(event)
+
     # Channels calls the handler named after the event type ("." becomes "_").
-    cluster_changed = forward
-    loads_changed = forward
+    cluster_changed = forward_stamped
+    loads_changed = forward_stamped
     plan_changed = forward
     execution_progress = forward
 

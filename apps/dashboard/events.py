@@ -55,12 +55,19 @@ def cluster_changed_send(
     event_send(group=cluster_group_name(cluster_id=cluster_id), message=message)
 
 
-def loads_changed_send(*, cluster_id: int, window_end: str = "") -> None:
-    """New per-partition / per-broker load windows were written for this cluster."""
-    event_send(
-        group=cluster_group_name(cluster_id=cluster_id),
-        message={"type": "loads.changed", "cluster_id": cluster_id, "window_end": window_end},
-    )
+def loads_changed_send(
+    *, cluster_id: int, window_end: str = "", stamp: dict[str, str] | None = None
+) -> None:
+    """New per-partition / per-broker load windows were written for this cluster.
+    `stamp`, as for `cluster_changed_send`, lets every page fetch answers shared by all."""
+    message: dict[str, Any] = {
+        "type": "loads.changed",
+        "cluster_id": cluster_id,
+        "window_end": window_end,
+    }
+    if stamp is not None:
+        message["stamp"] = stamp
+    event_send(group=cluster_group_name(cluster_id=cluster_id), message=message)
 
 
 def plan_changed_send(*, cluster_id: int, plan_id: int, state: str) -> None:

@@ -65,4 +65,8 @@ def _plan_event_push(sender, instance: AuditEvent, created: bool, **kwargs) -> N
 @receiver(post_save, sender=AggregationRun, dispatch_uid="dashboard_loads_push")
 def _loads_push(sender, instance: AggregationRun, created: bool, **kwargs) -> None:
     if instance.status == AggregationRun.Status.SUCCEEDED and instance.output_rows:
-        loads_changed_send(cluster_id=instance.cluster_id)
+        # The stamp names the new window, so pages share one heatmap and one traffic answer.
+        loads_changed_send(
+            cluster_id=instance.cluster_id,
+            stamp=cluster_state_stamp(cluster_id=instance.cluster_id),
+        )

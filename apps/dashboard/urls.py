@@ -1,6 +1,6 @@
 from django.urls import path, re_path
 
-from . import views, views_clusters, views_notifications
+from . import views, views_clusters, views_live, views_notifications
 
 app_name = "dashboard"
 
@@ -8,6 +8,7 @@ urlpatterns = [
     path("", views.clusters_page, name="clusters"),
     path("clusters/new/", views_clusters.cluster_add, name="cluster-add"),
     path("clusters/<slug:name>/", views.cluster_page, name="cluster"),
+    path("clusters/<slug:name>/live/", views_live.cluster_live_regions, name="cluster-live"),
     path("clusters/<slug:name>/edit/", views_clusters.cluster_edit, name="cluster-edit"),
     path("clusters/<slug:name>/remove/", views_clusters.cluster_remove, name="cluster-remove"),
     path("clusters/<slug:name>/policy/", views_clusters.cluster_policy, name="cluster-policy"),

@@ -18,6 +18,7 @@ from support.users import user_make
 from apps.audit.models import AuditEvent
 from apps.clusters.models import Cluster
 from apps.dashboard.events import cluster_changed_send, loads_changed_send
+from apps.metrics.selectors import cluster_state_stamp
 from apps.plans.models import Plan
 
 from .conftest import screenshot
@@ -116,7 +117,10 @@ def test_it_shows_the_heatmap_and_charts_and_follows_the_cluster_live(site, worl
     def broker_2_dies() -> None:
         cluster = Cluster.objects.get(name="prod")
         cluster_apply(cluster, ASSIGNMENT, alive=(1, 3))
-        cluster_changed_send(cluster_id=cluster.pk)
+        # Stamped as the sync's push is: the page fetches the answers shared for it.
+        cluster_changed_send(
+            cluster_id=cluster.pk, stamp=cluster_state_stamp(cluster_id=cluster.pk)
+        )
 
     site.call(broker_2_dies)
     page.wait_for_selector('tr[data-broker="2"][data-alive="false"]', timeout=15_000)

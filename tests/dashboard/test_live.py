@@ -11,6 +11,7 @@ from django.utils import timezone
 from apps.clusters import services as cluster_services
 from apps.dashboard.events import cluster_changed_send, loads_changed_send
 from apps.metrics.models import AggregationRun
+from apps.metrics.selectors import cluster_state_stamp
 from balancer_site.asgi import application
 
 from .factories import SKEWED, cluster_make, cluster_state, plan_make
@@ -166,7 +167,14 @@ def test_it_announces_new_load_windows_when_an_aggregation_succeeds(client, memo
         assert await socket.receive_nothing(timeout=0.3)
         await sync_to_async(aggregation_finishes)(48)
         event = await socket.receive_json_from(timeout=5)
-        assert event == {"type": "loads.changed", "cluster_id": cluster.pk, "window_end": ""}
+        # Stamped like a sync, so every page fetches the new window's answers once.
+        stamp = await sync_to_async(cluster_state_stamp)(cluster_id=cluster.pk)
+        assert event == {
+            "type": "loads.changed",
+            "cluster_id": cluster.pk,
+            "window_end": "",
+            "stamp": stamp,
+        }
         await socket.disconnect()
 
     async_to_sync(scenario)()

@@ -2,6 +2,7 @@
 
 from .heatmap import HEATMAP_LIMIT_MAX, HEATMAP_METRICS, HEATMAP_SORTS, Heatmap, heatmap_get
 from .runs import aggregation_runs_recent
+from .shared import SHARED_SECONDS, stamp_pushed_note, stamp_token, stamped_answer_get
 from .snapshot import cluster_snapshot_build
 from .stamp import cluster_state_stamp
 from .traffic import TRAFFIC_WINDOWS_MAX, BrokerTraffic, broker_traffic_series
@@ -17,6 +18,7 @@ __all__ = [
     "HEATMAP_LIMIT_MAX",
     "HEATMAP_METRICS",
     "HEATMAP_SORTS",
+    "SHARED_SECONDS",
     "TRAFFIC_WINDOWS_MAX",
     "BrokerTraffic",
     "Heatmap",
@@ -30,4 +32,7 @@ __all__ = [
     "loads_broker_filter",
     "loads_partition_filter",
     "partition_loads_latest",
+    "stamp_pushed_note",
+    "stamp_token",
+    "stamped_answer_get",
 ]

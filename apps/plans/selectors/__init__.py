@@ -36,6 +36,7 @@ from .shortfalls import (
     plan_shortfalls_get,
 )
 from .snapshot import ScopedSnapshot, policy_or_default, snapshot_build, topic_in_scope
+from .stamp import cluster_plans_stamp
 
 __all__ = [
     "PLAN_MOVE_ORDERINGS",
@@ -54,6 +55,7 @@ __all__ = [
     "audit_plan_clusters",
     "cluster_audited_objects",
     "cluster_health_get",
+    "cluster_plans_stamp",
     "cluster_health_list",
     "loads_before_after",
     "plan_actions_get",

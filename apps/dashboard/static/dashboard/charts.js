@@ -37,7 +37,8 @@
   /* Heatmap: brokers (columns) x one page of topics (rows), the heaviest first, the
    * rest summed into one "other topics" row; search, sort and paging on the server.
    * opts: el, apiUrl, partitionsUrl, metricSelect, filterInput, internalInput,
-   * sortSelect, prevButton, nextButton, cellPanel. Returns {reload()}. */
+   * sortSelect, prevButton, nextButton, cellPanel, and stamp (optional: a function
+   * answering the cluster state the page shows). Returns {reload()}. */
   const OTHER = "(other topics)";
   function heatmapInit(opts) {
     const el = opts.el;
@@ -113,6 +114,8 @@
         limit: String(limit),
         offset: String(offset),
       });
+      // The cluster state the page shows: the server shares one answer per state.
+      if (opts.stamp) params.set("stamp", opts.stamp());
       data = await Live.fetchJson(opts.apiUrl + "?" + params);
       draw();
     }
@@ -167,11 +170,13 @@
   }
 
   /* Traffic charts: one line per broker over the kept windows. opts: apiUrl, targets
-   * {network_in: el, network_out: el, messages_in: el}, box (hidden while empty), emptyNote. */
+   * {network_in: el, network_out: el, messages_in: el}, box (hidden while empty), emptyNote,
+   * stamp (optional, as for the heatmap). */
   function trafficInit(opts) {
     const units = { network_in: "B/s", network_out: "B/s", messages_in: "msg/s" };
     async function reload() {
-      const data = await Live.fetchJson(opts.apiUrl);
+      const query = opts.stamp ? "?" + new URLSearchParams({ stamp: opts.stamp() }) : "";
+      const data = await Live.fetchJson(opts.apiUrl + query);
       const brokers = Object.keys(data.series);
       opts.emptyNote.hidden = data.windows.length > 0;
       if (opts.box) opts.box.hidden = data.windows.length === 0;

@@ -3,7 +3,11 @@
 (function () {
   "use strict";
   const root = document.getElementById("cluster-page");
+  // What the page shows, as the server stamped it (metrics.selectors.cluster_state_stamp).
+  const stamp = { model: root.dataset.stampModel, window: root.dataset.stampWindow };
+  const token = () => stamp.model + "|" + stamp.window;
   const heatmap = Charts.heatmapInit({
+    stamp: token,
     el: document.getElementById("heatmap"),
     apiUrl: root.dataset.heatmapUrl,
     partitionsUrl: root.dataset.partitionsUrl,
@@ -16,6 +20,7 @@
     cellPanel: document.getElementById("cell-partitions"),
   });
   const traffic = Charts.trafficInit({
+    stamp: token,
     apiUrl: root.dataset.trafficUrl,
     targets: {
       network_in: document.getElementById("chart-network-in"),
@@ -25,12 +30,38 @@
     emptyNote: document.getElementById("traffic-empty"),
     box: document.getElementById("traffic-charts"),
   });
-  const regions = Live.coalesce(Live.regionsRefresh);
+  // The regions for the page's stamp, its topic search and page: after a push every
+  // open page asks for the same stamp, and the server builds the answer once for all.
+  const liveUrl = "/clusters/" + encodeURIComponent(root.dataset.cluster) + "/live/";
+  let askCurrent = false;
+  async function regionsFetch() {
+    const page = new URLSearchParams(location.search);
+    const query = new URLSearchParams({ stamp: askCurrent ? "" : token() });
+    askCurrent = false;
+    for (const key of ["topic", "topics_page"]) if (page.has(key)) query.set(key, page.get(key));
+    const answer = await Live.fetchJson(liveUrl + "?" + query);
+    Live.regionsApply(answer.regions);
+    stampAdopt(answer.stamp, false);
+  }
+  const regions = Live.coalesce(regionsFetch);
 
+  /* Take a newer state than the page's (pushed, or answered after a missed push) and
+   * fetch only what it changed: the regions and heatmap for a new model, all of it for
+   * a new window (the summary's balance ratios and the charts read the window). */
+  function stampAdopt(fresh, withRegions) {
+    const modelChanged = fresh.model !== stamp.model;
+    const windowChanged = fresh.window !== stamp.window;
+    stamp.model = fresh.model;
+    stamp.window = fresh.window;
+    if (withRegions && (modelChanged || windowChanged)) regions();
+    if (modelChanged || windowChanged) heatmap.reload();
+    if (windowChanged) traffic.reload();
+  }
+
+  // After a reconnection: ask for the current state, whatever the page's stamp.
   function everything() {
+    askCurrent = true;
     regions();
-    heatmap.reload();
-    traffic.reload();
   }
 
   const request = document.getElementById("plan-request");
@@ -55,35 +86,18 @@
     });
   }
 
-  // What the page shows, as the server stamped it (metrics.selectors.cluster_state_stamp).
-  const stamp = { model: root.dataset.stampModel, window: root.dataset.stampWindow };
-
   Live.connect("/ws/clusters/" + encodeURIComponent(root.dataset.cluster) + "/", {
     onEvent(message) {
-      if (message.type === "cluster.changed") {
-        const fresh = message.stamp;
-        if (!fresh) {
-          everything();
-          return;
-        }
-        // One stamp per sync for every open page: fetch only what changed.
+      const stamped = message.type === "cluster.changed" || message.type === "loads.changed";
+      if (stamped && !message.stamp) {
+        everything();
+        return;
+      }
+      if (stamped) {
+        // One stamp per sync or new window for every open page.
         const last = document.getElementById("last-sync");
         if (last && message.synced_at) last.textContent = "just now";
-        if (fresh.model !== stamp.model) {
-          regions();
-          heatmap.reload();
-        }
-        // A sync tick is also the fallback if a new window went unannounced.
-        if (fresh.window !== stamp.window) {
-          heatmap.reload();
-          traffic.reload();
-        }
-        stamp.model = fresh.model;
-        stamp.window = fresh.window;
-      } else if (message.type === "loads.changed") {
-        regions();
-        heatmap.reload();
-        traffic.reload();
+        stampAdopt(message.stamp, true);
       } else if (message.type === "plan.changed") {
         regions();
       }

@@ -92,7 +92,17 @@
     };
   }
 
-  /* Re-fetch this page and swap every element marked data-live-region (by id). */
+  /* Swap every element marked data-live-region for its fresh HTML; fresh(id) answers
+   * the region's new inner HTML, or undefined to leave it. */
+  function regionsSwap(fresh) {
+    document.querySelectorAll("[data-live-region]").forEach((el) => {
+      const html = fresh(el.id);
+      if (html !== undefined && html !== el.innerHTML) el.innerHTML = html;
+    });
+    document.dispatchEvent(new CustomEvent("live:regions"));
+  }
+
+  /* Re-fetch this page and swap its live regions (by id). */
   async function regionsRefresh() {
     const response = await fetch(location.href, {
       headers: { "X-Requested-With": "fetch" },
@@ -100,11 +110,15 @@
     });
     if (!response.ok) throw new Error("page answered " + response.status);
     const doc = new DOMParser().parseFromString(await response.text(), "text/html");
-    document.querySelectorAll("[data-live-region]").forEach((el) => {
-      const fresh = doc.getElementById(el.id);
-      if (fresh && fresh.innerHTML !== el.innerHTML) el.innerHTML = fresh.innerHTML;
+    regionsSwap((id) => {
+      const el = doc.getElementById(id);
+      return el ? el.innerHTML : undefined;
     });
-    document.dispatchEvent(new CustomEvent("live:regions"));
+  }
+
+  /* Swap the live regions for those of an answer {id: html} (a live endpoint). */
+  function regionsApply(regions) {
+    regionsSwap((id) => (Object.prototype.hasOwnProperty.call(regions, id) ? regions[id] : undefined));
   }
 
   async function fetchJson(url) {
@@ -121,5 +135,5 @@
     return match ? decodeURIComponent(match[1]) : "";
   }
 
-  window.Live = { connect, coalesce, regionsRefresh, fetchJson, statusShow, csrfToken };
+  window.Live = { connect, coalesce, regionsRefresh, regionsApply, fetchJson, statusShow, csrfToken };
 })();
