@@ -229,47 +229,49 @@ def main() -> None:
         print(f"{label}: {steps[label][0]:.3f} s (CPU {steps[label][1]:.3f} s)", flush=True)
         return value
 
-    partitions, _, _ = timed(
-        "metadata -> partitions", lambda: sampling.partitions_describe(admin=admin)
-    )
-    start, end = timed(
-        "ListOffsets x2, requests and answers",
-        lambda: sampling.log_offsets_list(admin=admin, partitions=partitions),
-    )
-    sizes = timed(
-        "DescribeLogDirs answers -> sizes",
-        lambda: kafka_python_adapter.replica_sizes_describe(bootstrap_servers="fake:9092"),
-    )
-    committed = timed(
-        "consumer group offsets", lambda: sampling.committed_offsets_list(admin=admin)
-    )
-    records = timed(
-        "records built",
-        lambda: sampling.metric_records_build(
-            ts_ms=int(time.time() * 1000),
-            partitions=partitions,
-            start_offsets=start,
-            end_offsets=end,
-            sizes=sizes,
-            committed=committed,
-        ),
-    )
-    # Nothing listens there: produce() only queues, as it does before delivery.
-    producer = Producer(
-        {
-            "bootstrap.servers": "127.0.0.1:9",
-            "linger.ms": 20,
-            "compression.type": "lz4",
-            "queue.buffering.max.messages": 1_000_000,
-        }
-    )
+    # As in metrics_sample: no cyclic garbage collection while the round runs.
+    with sampling.garbage_collection_paused():
+        partitions, _, _ = timed(
+            "metadata -> partitions", lambda: sampling.partitions_describe(admin=admin)
+        )
+        start, end = timed(
+            "ListOffsets x2, requests and answers",
+            lambda: sampling.log_offsets_list(admin=admin, partitions=partitions),
+        )
+        sizes = timed(
+            "DescribeLogDirs answers -> sizes",
+            lambda: kafka_python_adapter.replica_sizes_describe(bootstrap_servers="fake:9092"),
+        )
+        committed = timed(
+            "consumer group offsets", lambda: sampling.committed_offsets_list(admin=admin)
+        )
+        records = timed(
+            "records built",
+            lambda: sampling.metric_records_build(
+                ts_ms=int(time.time() * 1000),
+                partitions=partitions,
+                start_offsets=start,
+                end_offsets=end,
+                sizes=sizes,
+                committed=committed,
+            ),
+        )
+        # Nothing listens there: produce() only queues, as it does before delivery.
+        producer = Producer(
+            {
+                "bootstrap.servers": "127.0.0.1:9",
+                "linger.ms": 20,
+                "compression.type": "lz4",
+                "queue.buffering.max.messages": 1_000_000,
+            }
+        )
 
-    def produce() -> None:
-        for key, value in records:
-            producer.produce("metrics", key=key, value=value)
+        def produce() -> None:
+            for key, value in records:
+                producer.produce("metrics", key=key, value=value)
 
-    timed("records queued to the producer", produce)
-    producer.purge()
+        timed("records queued to the producer", produce)
+        producer.purge()
     wall, cpu = (sum(step[i] for step in steps.values()) for i in (0, 1))
     print(
         f"sample round, in process (Kafka's answers excluded): {wall:.2f} s (CPU {cpu:.2f} s)",
