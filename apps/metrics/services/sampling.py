@@ -263,35 +263,34 @@ def metric_records_build(
 ) -> list[tuple[bytes, bytes]]:
     """(key, value) per partition whose offsets are known, in the schema of metrics_schema."""
     # metrics_schema imports pyspark: kept out of processes that import services only.
-    from spark_jobs.metrics_schema import metric_key_encode, metric_record_encode
+    from spark_jobs.metrics_schema import metric_records_encode
 
-    records = []
+    no_groups: dict[str, int] = {}
+    rows = []
     for p in partitions:
         tp = (p.topic, p.partition)
-        if tp not in end_offsets or tp not in start_offsets:
+        start = start_offsets.get(tp)
+        end = end_offsets.get(tp)
+        if start is None or end is None:
             continue
-        replica_sizes = {
-            b: sizes[(p.topic, p.partition, b)]
-            for b in p.replicas
-            if sizes is not None and (p.topic, p.partition, b) in sizes
-        }
-        records.append(
+        replica_sizes = (
+            {b: sizes[k] for b in p.replicas if (k := (p.topic, p.partition, b)) in sizes}
+            if sizes is not None
+            else {}
+        )
+        rows.append(
             (
-                metric_key_encode(topic=p.topic, partition=p.partition),
-                metric_record_encode(
-                    ts_ms=ts_ms,
-                    topic=p.topic,
-                    partition=p.partition,
-                    leader=p.leader,
-                    replicas=p.replicas,
-                    start_offset=start_offsets[tp],
-                    end_offset=end_offsets[tp],
-                    sizes=replica_sizes,
-                    committed=committed.get(tp, {}),
-                ),
+                p.topic,
+                p.partition,
+                p.leader,
+                p.replicas,
+                start,
+                end,
+                replica_sizes,
+                committed.get(tp, no_groups),
             )
         )
-    return records
+    return metric_records_encode(ts_ms=ts_ms, rows=rows)
 
 
 def metric_records_publish(
