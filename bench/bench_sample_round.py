@@ -9,7 +9,7 @@ own work, step by step, for P partitions on B brokers:
 
 - metadata to partitions (partitions_describe);
 - the two ListOffsets requests built and their answers read (log_offsets_list);
-- replica sizes from DescribeLogDirs answers (replica_sizes_describe);
+- replica sizes from DescribeLogDirs answers (partition_sizes_describe);
 - committed offsets of G consumer groups each reading C partitions;
 - one record per partition built (metric_records_build);
 - the records handed to the producer (produce() calls into librdkafka's queue; the
@@ -240,7 +240,7 @@ def main() -> None:
         )
         sizes = timed(
             "DescribeLogDirs answers -> sizes",
-            lambda: kafka_python_adapter.replica_sizes_describe(bootstrap_servers="fake:9092"),
+            lambda: kafka_python_adapter.partition_sizes_describe(bootstrap_servers="fake:9092"),
         )
         committed = timed(
             "consumer group offsets", lambda: sampling.committed_offsets_list(admin=admin)

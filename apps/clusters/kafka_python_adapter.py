@@ -111,16 +111,17 @@ def reassignments_list(
     }
 
 
-def replica_sizes_describe(
+def partition_sizes_describe(
     *, connection: ConnectionSettings | None = None, bootstrap_servers: str | None = None
-) -> dict[tuple[str, int, int], int]:
-    """Bytes on disk of every replica: {(topic, partition, broker_id): size}.
+) -> dict[tuple[str, int], dict[int, int]]:
+    """Bytes on disk of every replica by partition: {(topic, partition): {broker_id: size}}.
 
     One DescribeLogDirs request per live broker (plus the metadata request that
     lists the partitions). Future replicas (a move between log dirs in progress)
-    are left out: the current log is what serves traffic.
+    are left out: the current log is what serves traffic. Keyed by partition, as
+    the sampler reads it: one entry per partition, not per replica.
     """
-    sizes: dict[tuple[str, int, int], int] = {}
+    sizes: dict[tuple[str, int], dict[int, int]] = {}
     with admin_client_open(connection=connection, bootstrap_servers=bootstrap_servers) as client:
         for broker in client.describe_log_dirs():
             broker_id = int(broker["broker"])
@@ -128,9 +129,30 @@ def replica_sizes_describe(
                 if log_dir.get("error_code", 0):
                     continue  # offline log dir: its replicas are unknown, not empty
                 for topic in log_dir["topics"]:
+                    name = topic["name"]
                     for p in topic["partitions"]:
                         if p.get("is_future_key"):
                             continue
-                        key = (topic["name"], int(p["partition_index"]), broker_id)
-                        sizes[key] = sizes.get(key, 0) + int(p["partition_size"])
+                        # kafka-python decodes the INT32 / INT64 fields as int.
+                        key, size = (name, p["partition_index"]), p["partition_size"]
+                        per_broker = sizes.get(key)
+                        if per_broker is None:
+                            sizes[key] = {broker_id: size}
+                        else:
+                            per_broker[broker_id] = per_broker.get(broker_id, 0) + size
     return sizes
+
+
+def replica_sizes_describe(
+    *, connection: ConnectionSettings | None = None, bootstrap_servers: str | None = None
+) -> dict[tuple[str, int, int], int]:
+    """Bytes on disk of every replica: {(topic, partition, broker_id): size}
+    (partition_sizes_describe, keyed by replica)."""
+    by_partition = partition_sizes_describe(
+        connection=connection, bootstrap_servers=bootstrap_servers
+    )
+    return {
+        (topic, index, broker_id): size
+        for (topic, index), per_broker in by_partition.items()
+        for broker_id, size in per_broker.items()
+    }

@@ -235,16 +235,17 @@ def committed_offsets_list(*, admin: AdminClient) -> dict[tuple[str, int], dict[
 
 def replica_sizes_read(
     *, cluster: Cluster, errors: list[str] | None = None
-) -> dict[tuple[str, int, int], int] | None:
-    """Replica sizes, or None when DescribeLogDirs failed (the job then uses offsets).
+) -> dict[tuple[str, int], dict[int, int]] | None:
+    """{(topic, partition): {broker: size}}, or None when DescribeLogDirs failed (the job
+    then uses offsets).
 
     Why it failed is appended to `errors`: the sample round warns once when that
     starts (sample_round), not every round.
     """
-    from apps.clusters.kafka_python_adapter import replica_sizes_describe
+    from apps.clusters.kafka_python_adapter import partition_sizes_describe
 
     try:
-        return replica_sizes_describe(connection=cluster.connection)
+        return partition_sizes_describe(connection=cluster.connection)
     except Exception as exc:  # kafka-python raises many unrelated types
         logger.debug("describe_log_dirs on %s failed: %s", cluster.name, exc)
         if errors is not None:
@@ -258,7 +259,7 @@ def metric_records_build(
     partitions: list[PartitionInfo],
     start_offsets: dict[tuple[str, int], int],
     end_offsets: dict[tuple[str, int], int],
-    sizes: dict[tuple[str, int, int], int] | None,
+    sizes: dict[tuple[str, int], dict[int, int]] | None,
     committed: dict[tuple[str, int], dict[str, int]],
 ) -> list[tuple[bytes, bytes]]:
     """(key, value) per partition whose offsets are known, in the schema of metrics_schema."""
@@ -266,6 +267,7 @@ def metric_records_build(
     from spark_jobs.metrics_schema import metric_records_encode
 
     no_groups: dict[str, int] = {}
+    no_sizes: dict[int, int] = {}
     rows = []
     for p in partitions:
         tp = (p.topic, p.partition)
@@ -273,11 +275,10 @@ def metric_records_build(
         end = end_offsets.get(tp)
         if start is None or end is None:
             continue
-        replica_sizes = (
-            {b: sizes[k] for b in p.replicas if (k := (p.topic, p.partition, b)) in sizes}
-            if sizes is not None
-            else {}
-        )
+        known = no_sizes if sizes is None else sizes.get(tp, no_sizes)
+        # Only the current replicas: a log left on a broker the partition moved off
+        # until it is deleted is not the partition's.
+        replica_sizes = {b: known[b] for b in p.replicas if b in known}
         rows.append(
             (
                 p.topic,
