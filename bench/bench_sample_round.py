@@ -2,14 +2,18 @@
 
 A sample round (apps/metrics/services/sampling.py) asks Kafka for metadata, ListOffsets
 twice, DescribeLogDirs and the consumer groups' offsets, builds one record per partition
-and produces them. Here every Kafka answer is ready at once (a fake admin client that
-returns completed futures, one per partition as confluent-kafka's own client makes them,
-and a DescribeLogDirs answer already decoded), so what is timed is only this process's
-own work, step by step, for P partitions on B brokers:
+and produces them. Here every Kafka answer is ready at once, so what is timed is only
+this process's own work, the clients' Python side included, step by step, for P
+partitions on B brokers. confluent-kafka's AdminClient runs its own Python layer over
+a fake of librdkafka's side that hands back what librdkafka's C code builds (fresh
+metadata objects; per ListOffsets request a dict of TopicPartition to
+ListOffsetsResultInfo). kafka-python decodes each broker's DescribeLogDirs answer from
+the bytes Kafka would send. Left out: librdkafka's own C work (encoding requests,
+parsing answers; --compare-real measures it) and the network.
 
 - metadata to partitions (partitions_describe);
 - the two ListOffsets requests built and their answers read (log_offsets_list);
-- replica sizes from DescribeLogDirs answers (partition_sizes_describe);
+- replica sizes from DescribeLogDirs answers, decoded (partition_sizes_describe);
 - committed offsets of G consumer groups each reading C partitions;
 - one record per partition built (metric_records_build);
 - the records handed to the producer (produce() calls into librdkafka's queue; the
@@ -17,6 +21,7 @@ own work, step by step, for P partitions on B brokers:
 
     .venv/bin/python bench/bench_sample_round.py --partitions 10000 --brokers 3
     .venv/bin/python bench/bench_sample_round.py --partitions 200000 --brokers 270
+    .venv/bin/python bench/bench_sample_round.py --compare-real 127.0.0.1:9092  # a real cluster
 
 Prints a calibration loop timed in the same run (bench_control_plane.py's), so runs on
 a noisy machine can be compared. The real round on the dev cluster (Kafka's answers
@@ -52,6 +57,7 @@ from confluent_kafka.admin import (  # noqa: E402
 from confluent_kafka.cimpl import _AdminClientImpl  # noqa: E402
 
 RF = 3
+LOG_DIRS_VERSION = 4
 
 
 def _done(value) -> Future:
@@ -125,27 +131,65 @@ class FakeAdmin(AdminClient, _AnsweringImpl):
         tps = [TopicPartition(t, p, 500) for t, p in self.groups[group]]
         return {group: _done(SimpleNamespace(topic_partitions=tps))}
 
-    def log_dirs(self) -> list[dict]:
-        """DescribeLogDirs answers as kafka-python decodes them: one per broker."""
-        per_broker: dict[int, dict[str, list[dict]]] = {b: {} for b in self._broker_ids}
+    def log_dirs(self) -> dict[int, bytes]:
+        """Each broker's DescribeLogDirs answer as it comes off the wire (v4)."""
+        from kafka.protocol.admin.cluster import DescribeLogDirsResponse as Response
+
+        result = Response.DescribeLogDirsResult
+        topic_class = result.DescribeLogDirsTopic
+        partition_class = topic_class.DescribeLogDirsPartition
+        per_broker: dict[int, dict[str, list]] = {b: {} for b in self._broker_ids}
         for name, placement in self._placement.items():
             for index, replicas in placement:
                 for b in replicas:
                     per_broker[b].setdefault(name, []).append(
-                        {"partition_index": index, "partition_size": 1_000_000}
+                        partition_class(
+                            partition_index=index,
+                            partition_size=1_000_000,
+                            offset_lag=0,
+                            is_future_key=False,
+                        )
                     )
+        return {
+            b: Response(
+                version=LOG_DIRS_VERSION,
+                throttle_time_ms=0,
+                error_code=0,
+                results=[
+                    result(
+                        error_code=0,
+                        log_dir="/var/lib/kafka",
+                        total_bytes=-1,
+                        usable_bytes=-1,
+                        topics=[topic_class(name=n, partitions=ps) for n, ps in topics.items()],
+                    )
+                ],
+            ).encode(version=LOG_DIRS_VERSION)
+            for b, topics in per_broker.items()
+        }
+
+
+def kafka_python_fake(answers: dict[int, bytes]) -> SimpleNamespace:
+    """kafka-python's KafkaAdminClient for DescribeLogDirs: each broker's answer decoded
+    and turned into dicts as its describe_log_dirs does once the bytes have arrived."""
+    from kafka.protocol.admin.cluster import DescribeLogDirsResponse as Response
+
+    def describe_log_dirs(_topic_partitions=None, _brokers=None) -> list[dict]:
         return [
             {
                 "broker": b,
                 "log_dirs": [
-                    {
-                        "error_code": 0,
-                        "topics": [{"name": n, "partitions": ps} for n, ps in topics.items()],
-                    }
+                    r.to_dict() for r in Response.decode(data, version=LOG_DIRS_VERSION).results
                 ],
             }
-            for b, topics in per_broker.items()
+            for b, data in answers.items()
         ]
+
+    return SimpleNamespace(
+        describe_log_dirs=describe_log_dirs,
+        _async_describe_log_dirs=describe_log_dirs,
+        _manager=SimpleNamespace(run=lambda fn, *args: fn(*args)),
+    )
 
 
 def real_and_fake_compare(*, bootstrap: str, groups: int, repeat: int = 5) -> None:
@@ -216,7 +260,7 @@ def main() -> None:
 
     @contextlib.contextmanager
     def fake_client(**_kwargs):
-        yield SimpleNamespace(describe_log_dirs=lambda: log_dirs)
+        yield kafka_python_fake(log_dirs)
 
     kafka_python_adapter.admin_client_open = fake_client
     steps: dict[str, tuple[float, float]] = {}
