@@ -171,25 +171,26 @@ class FakeAdmin(AdminClient, _AnsweringImpl):
 
 def kafka_python_fake(answers: dict[int, bytes]) -> SimpleNamespace:
     """kafka-python's KafkaAdminClient for DescribeLogDirs: each broker's answer decoded
-    and turned into dicts as its describe_log_dirs does once the bytes have arrived."""
+    from its bytes once they have arrived, by kafka-python's own decoder."""
     from kafka.protocol.admin.cluster import DescribeLogDirsResponse as Response
 
-    def describe_log_dirs(_topic_partitions=None, _brokers=None) -> list[dict]:
-        return [
-            {
-                "broker": b,
-                "log_dirs": [
-                    r.to_dict() for r in Response.decode(data, version=LOG_DIRS_VERSION).results
-                ],
-            }
-            for b, data in answers.items()
-        ]
+    async def send(_request, node_id):
+        return Response.decode(answers[node_id], version=LOG_DIRS_VERSION)
 
-    return SimpleNamespace(
-        describe_log_dirs=describe_log_dirs,
-        _async_describe_log_dirs=describe_log_dirs,
-        _manager=SimpleNamespace(run=lambda fn, *args: fn(*args)),
+    def run(coroutine_function, *args):
+        # Every answer is there at once: the coroutine never waits (no event loop).
+        try:
+            coroutine_function(*args).send(None)
+        except StopIteration as done:
+            return done.value
+        raise RuntimeError("the coroutine waited")
+
+    manager = SimpleNamespace(
+        cluster=SimpleNamespace(brokers=lambda: [SimpleNamespace(node_id=b) for b in answers]),
+        send=send,
+        run=run,
     )
+    return SimpleNamespace(_manager=manager)
 
 
 def real_and_fake_compare(*, bootstrap: str, groups: int, repeat: int = 5) -> None:
