@@ -187,8 +187,9 @@ def log_offsets_list(
             try:
                 answer = future.result(_timeout())
             except KafkaException as exc:
-                # The request failed as a whole: its partitions are skipped this round.
-                logger.warning("list_offsets failed for one leader's partitions: %s", exc)
+                # The request failed as a whole (its leader just went): its partitions
+                # are skipped this round, logged at debug as a partition's error was.
+                logger.debug("list_offsets failed for one leader's partitions: %s", exc)
                 continue
             before = len(offsets)
             offsets.update(
