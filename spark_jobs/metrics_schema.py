@@ -30,7 +30,7 @@ and skips it.
 from __future__ import annotations
 
 import json
-from typing import Any
+from collections.abc import Iterable
 
 from pyspark.sql.types import (
     ArrayType,
@@ -60,6 +60,10 @@ METRIC_RECORD_SCHEMA = StructType(
 )
 
 
+# (topic, partition, leader, replicas, start_offset, end_offset, sizes, committed)
+MetricRow = tuple[str, int, int, list[int], int, int, dict[int, int], dict[str, int]]
+
+
 def metric_key_encode(*, topic: str, partition: int) -> bytes:
     return f"{topic}-{partition}".encode()
 
@@ -76,16 +80,34 @@ def metric_record_encode(
     sizes: dict[int, int],
     committed: dict[str, int],
 ) -> bytes:
-    record: dict[str, Any] = {
-        "v": METRIC_RECORD_VERSION,
-        "ts": ts_ms,
-        "topic": topic,
-        "partition": partition,
-        "leader": leader,
-        "replicas": replicas,
-        "start_offset": start_offset,
-        "end_offset": end_offset,
-        "sizes": {str(broker): size for broker, size in sizes.items()},
-        "committed": committed,
-    }
-    return json.dumps(record, separators=(",", ":")).encode()
+    row = (topic, partition, leader, replicas, start_offset, end_offset, sizes, committed)
+    return metric_records_encode(ts_ms=ts_ms, rows=[row])[0][1]
+
+
+def metric_records_encode(*, ts_ms: int, rows: Iterable[MetricRow]) -> list[tuple[bytes, bytes]]:
+    """(key, value) of each row, values exactly as `json.dumps(record, separators=(",",
+    ":"))` writes them, without building a dict per record (a sample round encodes one
+    per partition: 200k here took 2.5 s of CPU through json.dumps)."""
+    dumps = json.dumps
+    quoted: dict[str, str] = {}  # names as JSON strings, once per topic
+    head = f'{{"v":{METRIC_RECORD_VERSION},"ts":{ts_ms},"topic":'
+    out: list[tuple[bytes, bytes]] = []
+    append = out.append
+    for topic, partition, leader, replicas, start, end, sizes, committed in rows:
+        name = quoted.get(topic)
+        if name is None:
+            name = quoted[topic] = dumps(topic)
+        replicas_text = ",".join(map(str, replicas))
+        sizes_text = ",".join([f'"{broker}":{size}' for broker, size in sizes.items()])
+        committed_text = dumps(committed, separators=(",", ":")) if committed else "{}"
+        append(
+            (
+                f"{topic}-{partition}".encode(),
+                (
+                    f'{head}{name},"partition":{partition},"leader":{leader},'
+                    f'"replicas":[{replicas_text}],"start_offset":{start},'
+                    f'"end_offset":{end},"sizes":{{{sizes_text}}},"committed":{committed_text}}}'
+                ).encode(),
+            )
+        )
+    return out

@@ -6,20 +6,26 @@ See docs/metrics.md for the record schema and the requests a round makes.
 
 from __future__ import annotations
 
+import gc
 import logging
 import time
 from collections import defaultdict
+from collections.abc import Iterator
+from concurrent.futures import Future
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from confluent_kafka import (
+    OFFSET_BEGINNING,
+    OFFSET_END,
     ConsumerGroupTopicPartitions,
     KafkaError,
     KafkaException,
     Producer,
     TopicPartition,
 )
-from confluent_kafka.admin import AdminClient, NewTopic, OffsetSpec
+from confluent_kafka.admin import AdminClient, NewTopic
 from django.conf import settings
 
 from apps.clusters.authorization import authorization_denied, missing_acl_text
@@ -33,8 +39,9 @@ def _timeout() -> float:
     return settings.KAFKA_REQUEST_TIMEOUT
 
 
-@dataclass(frozen=True)
-class PartitionInfo:
+class PartitionInfo(NamedTuple):
+    """One per partition and round: a tuple, as a frozen dataclass costs 4x to create."""
+
     topic: str
     partition: int
     leader: int
@@ -51,6 +58,25 @@ class SampleResult:
     seconds: float
     # Why DescribeLogDirs failed this round (sizes then come from offsets), else "".
     sizes_error: str = ""
+
+
+@contextmanager
+def garbage_collection_paused() -> Iterator[None]:
+    """No cyclic garbage collection while a round runs.
+
+    A round makes a few objects per partition (metadata, offsets, sizes, records),
+    none in a cycle, so reference counting frees them all; but each of Python's full
+    collections walks every live object, and a round's allocations trigger many:
+    at 200k partitions they took 7 of a round's 11 s of CPU (bench_sample_round.py).
+    Whatever cycles are left are collected once the collector is back on.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 class SampleNotAuthorized(Exception):
@@ -94,33 +120,87 @@ def partitions_describe(*, admin: AdminClient) -> tuple[list[PartitionInfo], set
         if topic.error is not None:
             continue
         for index, p in topic.partitions.items():
-            partitions.append(
-                PartitionInfo(
-                    topic=name, partition=index, leader=p.leader, replicas=list(p.replicas)
-                )
-            )
+            # librdkafka builds fresh metadata objects per call: no copy needed.
+            partitions.append(PartitionInfo(name, index, p.leader, p.replicas))
     return partitions, set(md.topics), len(md.brokers)
+
+
+# librdkafka's ListOffsets costs more than linearly in the partitions of one request
+# (on the dev cluster, 1,000 partitions of one leader: 24 ms of CPU in one request,
+# 16 ms in requests of 500, 13 ms of 250), so a round sends one request per leader
+# and at most this many partitions each.
+OFFSETS_REQUEST_PARTITIONS = 500
+
+
+def _offsets_request_send(*, admin: AdminClient, request: list[TopicPartition]) -> Future:
+    """Send one ListOffsets request; its future gives {TopicPartition: answer or KafkaError}.
+
+    This is what AdminClient.list_offsets does below its Python layer: the same
+    librdkafka call (one ListOffsets request per leader broker, each partition's
+    `offset` field the spec: OFFSET_BEGINNING / OFFSET_END). The layer on top makes,
+    sets running and completes one Future per partition and wants one `.result()`
+    each, two thirds of a round's own time at 200k partitions (docs/metrics.md), so a
+    round reads the request's one answer instead. Relies on confluent-kafka's
+    `_AdminClientImpl.list_offsets(partitions, future, **kwargs)`, stable since 2.3
+    (the version is pinned in requirements.txt; tests/metrics live tests read it).
+    """
+    future: Future = Future()
+    future.set_running_or_notify_cancel()
+    super(AdminClient, admin).list_offsets(request, future, request_timeout=_timeout())
+    return future
 
 
 def log_offsets_list(
     *, admin: AdminClient, partitions: list[PartitionInfo]
 ) -> tuple[dict[tuple[str, int], int], dict[tuple[str, int], int]]:
-    """(log-start, log-end) offsets; librdkafka sends one ListOffsets per leader broker."""
+    """(log-start, log-end) offsets of the partitions with a leader.
+
+    One ListOffsets request per leader and spec (split past OFFSETS_REQUEST_PARTITIONS),
+    all sent before any answer is awaited. A partition whose answer is an error (it
+    just lost its leader) is left out this round.
+    """
+    by_leader: dict[int, list[tuple[str, int]]] = defaultdict(list)
+    for p in partitions:
+        if p.leader >= 0:
+            by_leader[p.leader].append((p.topic, p.partition))
+    if not by_leader:
+        return {}, {}
+    chunks = [
+        keys[i : i + OFFSETS_REQUEST_PARTITIONS]
+        for keys in by_leader.values()
+        for i in range(0, len(keys), OFFSETS_REQUEST_PARTITIONS)
+    ]
+    futures = [
+        [
+            _offsets_request_send(
+                admin=admin, request=[TopicPartition(topic, index, spec) for topic, index in chunk]
+            )
+            for chunk in chunks
+        ]
+        for spec in (OFFSET_BEGINNING, OFFSET_END)
+    ]
     result: list[dict[tuple[str, int], int]] = []
-    online = [p for p in partitions if p.leader >= 0]
-    for spec in (OffsetSpec.earliest(), OffsetSpec.latest()):
-        if not online:
-            result.append({})
-            continue
-        request = {TopicPartition(p.topic, p.partition): spec for p in online}
-        futures = admin.list_offsets(request, request_timeout=_timeout())
+    for spec_futures in futures:
         offsets: dict[tuple[str, int], int] = {}
-        for tp, future in futures.items():
+        unanswered = 0
+        for future in spec_futures:
             try:
-                offsets[(tp.topic, tp.partition)] = future.result(_timeout()).offset
+                answer = future.result(_timeout())
             except KafkaException as exc:
-                # A partition that just lost its leader: skip it this round.
-                logger.debug("list_offsets %s-%s: %s", tp.topic, tp.partition, exc)
+                # The request failed as a whole (its leader just went): its partitions
+                # are skipped this round, logged at debug as a partition's error was.
+                logger.debug("list_offsets failed for one leader's partitions: %s", exc)
+                continue
+            before = len(offsets)
+            offsets.update(
+                ((tp.topic, tp.partition), info.offset)
+                for tp, info in answer.items()
+                if type(info) is not KafkaError
+            )
+            unanswered += len(answer) - (len(offsets) - before)
+        if unanswered:
+            # Partitions that just lost their leader: skipped this round.
+            logger.debug("list_offsets: %d partitions unanswered", unanswered)
         result.append(offsets)
     return result[0], result[1]
 
@@ -154,16 +234,17 @@ def committed_offsets_list(*, admin: AdminClient) -> dict[tuple[str, int], dict[
 
 def replica_sizes_read(
     *, cluster: Cluster, errors: list[str] | None = None
-) -> dict[tuple[str, int, int], int] | None:
-    """Replica sizes, or None when DescribeLogDirs failed (the job then uses offsets).
+) -> dict[tuple[str, int], dict[int, int]] | None:
+    """{(topic, partition): {broker: size}}, or None when DescribeLogDirs failed (the job
+    then uses offsets).
 
     Why it failed is appended to `errors`: the sample round warns once when that
     starts (sample_round), not every round.
     """
-    from apps.clusters.kafka_python_adapter import replica_sizes_describe
+    from apps.clusters.kafka_python_adapter import partition_sizes_describe
 
     try:
-        return replica_sizes_describe(connection=cluster.connection)
+        return partition_sizes_describe(connection=cluster.connection)
     except Exception as exc:  # kafka-python raises many unrelated types
         logger.debug("describe_log_dirs on %s failed: %s", cluster.name, exc)
         if errors is not None:
@@ -177,40 +258,39 @@ def metric_records_build(
     partitions: list[PartitionInfo],
     start_offsets: dict[tuple[str, int], int],
     end_offsets: dict[tuple[str, int], int],
-    sizes: dict[tuple[str, int, int], int] | None,
+    sizes: dict[tuple[str, int], dict[int, int]] | None,
     committed: dict[tuple[str, int], dict[str, int]],
 ) -> list[tuple[bytes, bytes]]:
     """(key, value) per partition whose offsets are known, in the schema of metrics_schema."""
     # metrics_schema imports pyspark: kept out of processes that import services only.
-    from spark_jobs.metrics_schema import metric_key_encode, metric_record_encode
+    from spark_jobs.metrics_schema import metric_records_encode
 
-    records = []
+    no_groups: dict[str, int] = {}
+    no_sizes: dict[int, int] = {}
+    rows = []
     for p in partitions:
         tp = (p.topic, p.partition)
-        if tp not in end_offsets or tp not in start_offsets:
+        start = start_offsets.get(tp)
+        end = end_offsets.get(tp)
+        if start is None or end is None:
             continue
-        replica_sizes = {
-            b: sizes[(p.topic, p.partition, b)]
-            for b in p.replicas
-            if sizes is not None and (p.topic, p.partition, b) in sizes
-        }
-        records.append(
+        known = no_sizes if sizes is None else sizes.get(tp, no_sizes)
+        # Only the current replicas: a log left on a broker the partition moved off
+        # until it is deleted is not the partition's.
+        replica_sizes = {b: known[b] for b in p.replicas if b in known}
+        rows.append(
             (
-                metric_key_encode(topic=p.topic, partition=p.partition),
-                metric_record_encode(
-                    ts_ms=ts_ms,
-                    topic=p.topic,
-                    partition=p.partition,
-                    leader=p.leader,
-                    replicas=p.replicas,
-                    start_offset=start_offsets[tp],
-                    end_offset=end_offsets[tp],
-                    sizes=replica_sizes,
-                    committed=committed.get(tp, {}),
-                ),
+                p.topic,
+                p.partition,
+                p.leader,
+                p.replicas,
+                start,
+                end,
+                replica_sizes,
+                committed.get(tp, no_groups),
             )
         )
-    return records
+    return metric_records_encode(ts_ms=ts_ms, rows=rows)
 
 
 def metric_records_publish(
@@ -257,32 +337,33 @@ def metrics_sample(*, cluster: Cluster, admin: AdminClient | None = None) -> Sam
     becomes visible before one of this round (the aggregation relies on it).
     """
     started = time.monotonic()
-    admin = admin or admin_client_create(connection=cluster.connection)
-    topic = settings.METRICS_TOPIC
-    partitions, existing, brokers = partitions_describe(admin=admin)
-    metrics_topic_ensure(admin=admin, topic=topic, existing=existing, brokers=brokers)
-    # One timestamp per round; the offsets are read first as they carry the rates.
-    ts_ms = int(time.time() * 1000)
-    start_offsets, end_offsets = log_offsets_list(admin=admin, partitions=partitions)
-    sizes_errors: list[str] = []
-    sizes = replica_sizes_read(cluster=cluster, errors=sizes_errors)
-    committed = committed_offsets_list(admin=admin)
-    records = metric_records_build(
-        ts_ms=ts_ms,
-        partitions=partitions,
-        start_offsets=start_offsets,
-        end_offsets=end_offsets,
-        sizes=sizes,
-        committed=committed,
-    )
-    metric_records_publish(cluster=cluster, topic=topic, records=records)
-    groups = {g for per_group in committed.values() for g in per_group}
-    return SampleResult(
-        ts_ms=ts_ms,
-        partitions=len(partitions),
-        records=len(records),
-        consumer_groups=len(groups),
-        sizes_known=sizes is not None,
-        sizes_error="; ".join(sizes_errors),
-        seconds=time.monotonic() - started,
-    )
+    with garbage_collection_paused():
+        admin = admin or admin_client_create(connection=cluster.connection)
+        topic = settings.METRICS_TOPIC
+        partitions, existing, brokers = partitions_describe(admin=admin)
+        metrics_topic_ensure(admin=admin, topic=topic, existing=existing, brokers=brokers)
+        # One timestamp per round; the offsets are read first as they carry the rates.
+        ts_ms = int(time.time() * 1000)
+        start_offsets, end_offsets = log_offsets_list(admin=admin, partitions=partitions)
+        sizes_errors: list[str] = []
+        sizes = replica_sizes_read(cluster=cluster, errors=sizes_errors)
+        committed = committed_offsets_list(admin=admin)
+        records = metric_records_build(
+            ts_ms=ts_ms,
+            partitions=partitions,
+            start_offsets=start_offsets,
+            end_offsets=end_offsets,
+            sizes=sizes,
+            committed=committed,
+        )
+        metric_records_publish(cluster=cluster, topic=topic, records=records)
+        groups = {g for per_group in committed.values() for g in per_group}
+        return SampleResult(
+            ts_ms=ts_ms,
+            partitions=len(partitions),
+            records=len(records),
+            consumer_groups=len(groups),
+            sizes_known=sizes is not None,
+            sizes_error="; ".join(sizes_errors),
+            seconds=time.monotonic() - started,
+        )

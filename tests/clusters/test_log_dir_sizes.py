@@ -1,0 +1,95 @@
+"""Replica sizes from DescribeLogDirs answers as kafka-python decodes them off the wire:
+asked for every topic (null), future replicas and offline log dirs left out."""
+
+from __future__ import annotations
+
+import contextlib
+from types import SimpleNamespace
+
+import pytest
+from kafka.protocol.admin.cluster import DescribeLogDirsResponse as Response
+
+from apps.clusters import kafka_python_adapter
+
+VERSION = 4
+Result = Response.DescribeLogDirsResult
+Topic = Result.DescribeLogDirsTopic
+Part = Topic.DescribeLogDirsPartition
+
+
+def _log_dir(*, error_code=0, topics: dict[str, list[tuple[int, int, bool]]]):
+    return Result(
+        error_code=error_code,
+        log_dir="/var/lib/kafka",
+        total_bytes=-1,
+        usable_bytes=-1,
+        topics=[
+            Topic(
+                name=name,
+                partitions=[
+                    Part(partition_index=i, partition_size=size, offset_lag=0, is_future_key=fut)
+                    for i, size, fut in parts
+                ],
+            )
+            for name, parts in topics.items()
+        ],
+    )
+
+
+ANSWERS = {
+    1: [_log_dir(topics={"orders": [(0, 100, False), (1, 7, False)]})],
+    # Broker 2 moves orders-0 between its log dirs: the future copy is not counted.
+    2: [
+        _log_dir(topics={"orders": [(0, 90, False)]}),
+        _log_dir(topics={"orders": [(0, 40, True)]}),
+        _log_dir(error_code=57, topics={"orders": [(1, 1, False)]}),  # offline dir
+    ],
+}
+
+
+@pytest.fixture
+def requests_seen(monkeypatch) -> list:
+    seen: list = []
+
+    async def send(request, node_id):
+        seen.append((node_id, request.topics))
+        wire = Response(
+            version=VERSION, throttle_time_ms=0, error_code=0, results=ANSWERS[node_id]
+        ).encode(version=VERSION)
+        return Response.decode(wire, version=VERSION)
+
+    def run_to_end(coroutine_function, *args):
+        try:
+            coroutine_function(*args).send(None)
+        except StopIteration as done:
+            return done.value
+        raise AssertionError("the coroutine waited")
+
+    manager = SimpleNamespace(
+        cluster=SimpleNamespace(brokers=lambda: [SimpleNamespace(node_id=b) for b in ANSWERS]),
+        send=send,
+        run=run_to_end,
+    )
+
+    @contextlib.contextmanager
+    def client_open(**_kwargs):
+        yield SimpleNamespace(_manager=manager)
+
+    monkeypatch.setattr(kafka_python_adapter, "admin_client_open", client_open)
+    return seen
+
+
+def test_it_reads_the_size_of_every_current_replica_by_partition(requests_seen):
+    sizes = kafka_python_adapter.partition_sizes_describe(bootstrap_servers="k:9092")
+
+    assert sizes == {("orders", 0): {1: 100, 2: 90}, ("orders", 1): {1: 7}}
+    # One request per broker, for every topic (null), not a list of every partition.
+    assert requests_seen == [(1, None), (2, None)]
+
+
+def test_it_keeps_the_per_replica_shape_for_the_planner(requests_seen):
+    assert kafka_python_adapter.replica_sizes_describe(bootstrap_servers="k:9092") == {
+        ("orders", 0, 1): 100,
+        ("orders", 0, 2): 90,
+        ("orders", 1, 1): 7,
+    }
