@@ -213,6 +213,36 @@ def test_it_swaps_when_a_move_alone_would_break_an_earlier_goal() -> None:
     assert goal(pr.report, "network-in-distribution")["swaps"] >= 1
 
 
+def test_it_swaps_weighing_every_measure_when_the_nearest_partners_break_another_band() -> None:
+    # disk must stay level (14 / 14): the seven light replicas closest in network in to
+    # what broker 1 should shed all weigh 1 on disk, so only trading the heavy one for
+    # g (same size, lightest of all) levels network in without unbalancing disk
+    fillers = [part("t", i, [2], bytes_in=0.6, size=1) for i in range(7)]
+    snap = snapshot(
+        [broker(1), broker(2)],
+        [
+            part("a", 0, [1], bytes_in=10.0, size=7),
+            part("a", 1, [1], bytes_in=10.0, size=7),
+            part("g", 0, [2], bytes_in=0.1, size=7),
+            *fillers,
+        ],
+    )
+    pr = propose(
+        snap,
+        options=only(
+            "disk-distribution",
+            "network-in-distribution",
+            thresholds={"disk-distribution": 1.0, "network-in-distribution": 1.2},
+        ),
+    )
+    after = apply_plan(snap, pr.plan)
+    loads = broker_loads(after)
+    assert [loads[b]["disk"] for b in (1, 2)] == [14, 14]
+    assert ratio(after, "network_in") <= 1.2
+    assert assignment(after)[("g", 0)] == [1]
+    assert pr.report["movement"]["replica_moves"] == 2
+
+
 def test_it_spreads_each_topics_replicas() -> None:
     snap = snapshot(
         [broker(1), broker(2), broker(3), broker(4)],

@@ -24,6 +24,7 @@ import math
 import numpy as np
 
 from ..model import LEADER_BYTES_IN, LEADER_MEASURES, LEADERS, NW_OUT, ClusterModel
+from .pair_search import best_swap
 
 MAX_ROUNDS = 6
 # consecutive rejected candidates after which a source broker is given up for a pass
@@ -33,6 +34,7 @@ SWAP_SOURCES = 64  # heaviest candidates of a source tried in swaps
 SWAP_DESTS = 12  # least utilised brokers tried as swap partners
 SWAP_PARTNERS = 6  # partner replicas tried per candidate
 SWAP_FAILS = 200  # rejected swaps after which a pair of brokers is given up
+PAIR_SWAPS = 64  # swaps judged on every measure (pair_search.py) per round at most
 MAX_OFFENDERS = 10  # worst offenders listed per goal in a judgement
 
 
@@ -230,6 +232,10 @@ class BandGoal(Goal):
                     model, lo, hi
                 ):
                     moved += self._swaps(model, lo, hi)
+                    # last resort, once nothing cheaper moves: swaps weighed on every
+                    # measure at once
+                    if moved == 0 and self._out_of_band(model, lo, hi):
+                        moved += self._pair_swaps(model, lo, hi)
             if moved == 0:
                 return
 
@@ -466,6 +472,45 @@ class BandGoal(Goal):
                     break
                 moved += self._swap_pair(model, index, cache, s, d, lo, hi)
             idle = idle + 1 if moved == moved_before else 0
+        return moved
+
+    def _pair_swaps(self, model: ClusterModel, lo: np.ndarray, hi: np.ndarray) -> int:
+        """Swaps weighed on every measure at once (pair_search.py), worst broker first,
+        each with the partners on the other side of it, least / most utilised first."""
+        j = self.measure
+        x = model.load[:, j]
+        norm = model.norm[:, j]
+        moved = 0
+        while moved < PAIR_SWAPS:
+            util = x / norm
+            over = model.usable & (x > hi + tolerance(hi))
+            under = model.usable & model.dest & (x < lo - tolerance(lo))
+            dist = np.where(over, x - hi, 0.0) + np.where(under, lo - x, 0.0)
+            bad = np.flatnonzero(over | under)
+            bad = bad[np.lexsort((bad, -(dist[bad] / norm[bad])))]
+            found = None
+            for b in bad.tolist():
+                if over[b]:
+                    partners = np.flatnonzero(model.usable & (util < util[b]))
+                    partners = partners[np.lexsort((partners, util[partners]))][:SWAP_DESTS]
+                else:
+                    partners = np.flatnonzero(model.usable & (util > util[b]))
+                    partners = partners[np.lexsort((partners, -util[partners]))][:SWAP_DESTS]
+                for other in partners.tolist():
+                    s, d = (b, other) if over[b] else (other, b)
+                    found = best_swap(model, s, d, j, lo, hi)
+                    if found is not None:
+                        break
+                if found is not None:
+                    break
+            if found is None:
+                break
+            p1, k1, p2, k2 = found
+            d, s = int(model.assign[p2, k2]), int(model.assign[p1, k1])
+            model.move_replica(p1, k1, d, self.name)
+            model.move_replica(p2, k2, s, self.name)
+            model.counter(self.name).swaps += 1
+            moved += 1
         return moved
 
     def _needs(self, x: np.ndarray, lo: np.ndarray, hi: np.ndarray, b: int) -> bool:
