@@ -243,6 +243,25 @@ def test_it_swaps_weighing_every_measure_when_the_nearest_partners_break_another
     assert pr.report["movement"]["replica_moves"] == 2
 
 
+def test_it_passes_leadership_through_a_middle_broker_when_no_single_change_levels() -> None:
+    # broker 1 leads 3, broker 3 leads 1, band 2..2: they share no partition, broker 2
+    # is full; a0 to broker 2 and b0 from broker 2 to broker 3 levels it, no data copied
+    snap = snapshot(
+        [broker(1), broker(2), broker(3)],
+        [
+            *[part("a", i, [1, 2], size=100) for i in range(3)],
+            part("b", 0, [2, 3], size=100),
+            part("b", 1, [2], size=100),
+            part("c", 0, [3], size=100),
+        ],
+    )
+    pr = propose(snap, options=only("leader-distribution", balance_threshold=1.0))
+    loads = broker_loads(apply_plan(snap, pr.plan))
+    assert [loads[b]["leaders"] for b in (1, 2, 3)] == [2, 2, 2]
+    assert pr.report["movement"]["bytes_moved"] == 0
+    assert goal(pr.report, "leader-distribution")["leadership_moves"] == 2
+
+
 def test_it_spreads_each_topics_replicas() -> None:
     snap = snapshot(
         [broker(1), broker(2), broker(3), broker(4)],

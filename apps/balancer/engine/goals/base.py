@@ -24,6 +24,7 @@ import math
 import numpy as np
 
 from ..model import LEADER_BYTES_IN, LEADER_MEASURES, LEADERS, NW_OUT, ClusterModel
+from .leader_chains import leader_chain
 from .pair_search import best_swap
 
 MAX_ROUNDS = 6
@@ -35,6 +36,7 @@ SWAP_DESTS = 12  # least utilised brokers tried as swap partners
 SWAP_PARTNERS = 6  # partner replicas tried per candidate
 SWAP_FAILS = 200  # rejected swaps after which a pair of brokers is given up
 PAIR_SWAPS = 64  # swaps judged on every measure (pair_search.py) per round at most
+CHAINS = 64  # two-step leadership changes (leader_chains.py) per round at most
 MAX_OFFENDERS = 10  # worst offenders listed per goal in a judgement
 
 
@@ -224,6 +226,8 @@ class BandGoal(Goal):
             moved = 0
             if can_lead:
                 moved += self._leaders(model, lo, hi)
+                if self.measure == LEADERS and self._out_of_band(model, lo, hi):
+                    moved += self._leader_chains(model, lo, hi)
             if can_move:
                 moved += self._replicas(model, lo, hi, shed=True)
                 moved += self._replicas(model, lo, hi, shed=False)
@@ -472,6 +476,39 @@ class BandGoal(Goal):
                     break
                 moved += self._swap_pair(model, index, cache, s, d, lo, hi)
             idle = idle + 1 if moved == moved_before else 0
+        return moved
+
+    def _leader_chains(self, model: ClusterModel, lo: np.ndarray, hi: np.ndarray) -> int:
+        """Leader counts a single change can't level: two changes in a row through a
+        middle broker whose count stays (leader_chains.py), from a broker above the
+        band or to one below it, the most / least loaded partners first."""
+        x = model.load[:, self.measure]
+        moved = 0
+        while moved < CHAINS:
+            tol = tolerance(hi)
+            ok = model.usable & model.leader_dest
+            over = np.flatnonzero(model.usable & (x > hi + tol))
+            under = np.flatnonzero(ok & (x < lo - tolerance(lo)))
+            pairs: list[tuple[int, int]] = []
+            for a in over[np.lexsort((over, -x[over]))].tolist():
+                takers = np.flatnonzero(ok & (x + 1 <= hi + tol) & (x + 1 <= x[a] - 1 + tol))
+                pairs += [(a, c) for c in takers[np.lexsort((takers, x[takers]))].tolist()]
+            for c in under[np.lexsort((under, x[under]))].tolist():
+                givers = np.flatnonzero(
+                    model.usable & (x - 1 >= lo - tolerance(lo)) & (x - 1 >= x[c] + 1 - tol)
+                )
+                pairs += [(a, c) for a in givers[np.lexsort((givers, -x[givers]))].tolist()]
+            found = None
+            for a, c in pairs:
+                found = leader_chain(model, a, c)
+                if found is not None:
+                    break
+            if found is None:
+                break
+            p1, k1, p2, k2 = found
+            model.move_leader(p1, k1, self.name)
+            model.move_leader(p2, k2, self.name)
+            moved += 1
         return moved
 
     def _pair_swaps(self, model: ClusterModel, lo: np.ndarray, hi: np.ndarray) -> int:
