@@ -337,8 +337,10 @@ class BandGoal(Goal):
             ps, ks = ps[sel], ks[sel]
             w = model.lvec[ps, j]
             leaders = assign[ps, 0]
-            # take leadership from the most utilised current leaders first
-            keep = (w > 0) & (x[leaders] - w >= lo[leaders])
+            # take leadership from the most utilised current leaders first; never from
+            # a broker that is not usable (dead or being removed): that would change
+            # the usable brokers' total, so the band an earlier count goal met moves
+            keep = (w > 0) & model.usable[leaders] & (x[leaders] - w >= lo[leaders])
             ps, ks, w = ps[keep], ks[keep], w[keep]
             fails = 0
             for i in self._leader_order(model, ps, w).tolist():
