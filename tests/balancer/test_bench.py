@@ -105,3 +105,15 @@ def test_it_never_bounds_leaders_above_what_the_planner_reached() -> None:
     for seed in range(4):
         res = module.run_case(seed, 60)
         assert res["leaders_reorder_bound"] <= res["balance"]["leaders"][1] + 1e-9, seed
+
+
+def test_it_levels_leaders_after_adding_two_brokers_to_six() -> None:
+    # leadership trades that make network-out room: 1.333 before, the count bound now
+    path = BENCH.parent / "bench_planner_leadership.py"
+    spec = importlib.util.spec_from_file_location("bench_planner_leadership", path)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    res = module.run_case("add-6+2")
+    assert res["leaders"][1] <= 1.10
+    assert res["leaders_reorder_bound"] <= res["leaders"][1] + 1e-9

@@ -24,7 +24,7 @@ import math
 import numpy as np
 
 from ..model import LEADER_BYTES_IN, LEADER_MEASURES, LEADERS, NW_OUT, ClusterModel
-from .leader_chains import leader_chain
+from .leader_chains import leader_chain, leader_single, room_swaps
 from .pair_search import best_swap
 
 MAX_ROUNDS = 6
@@ -37,6 +37,8 @@ SWAP_PARTNERS = 6  # partner replicas tried per candidate
 SWAP_FAILS = 200  # rejected swaps after which a pair of brokers is given up
 PAIR_SWAPS = 64  # swaps judged on every measure (pair_search.py) per round at most
 CHAINS = 64  # two-step leadership changes (leader_chains.py) per round at most
+ROOM_SWAPS = 8  # leadership trades tried per broker to make room for a give
+ROOM_BROKERS = 4  # brokers above the band, and takers each, tried for such trades
 MAX_OFFENDERS = 10  # worst offenders listed per goal in a judgement
 
 
@@ -506,12 +508,51 @@ class BandGoal(Goal):
                 if found is not None:
                     break
             if found is None:
-                break
+                if not self._room_then_give(model, over, x, hi):
+                    break
+                moved += 1
+                continue
             p1, k1, p2, k2 = found
             model.move_leader(p1, k1, self.name)
             model.move_leader(p2, k2, self.name)
             moved += 1
         return moved
+
+    def _room_then_give(
+        self, model: ClusterModel, over: np.ndarray, x: np.ndarray, hi: np.ndarray
+    ) -> bool:
+        """A broker above the band that can't give a leadership (it would fall under
+        another band's lower edge, or the taker would go over one) first trades a
+        leadership of its own, or the taker's, for one lighter or heavier (counts
+        unchanged), then gives one, directly or through a middle broker; the trade
+        is undone when no give follows."""
+        tol = tolerance(hi)
+        ok = model.usable & model.leader_dest
+        # a search per broker pair: the most loaded few brokers and takers only
+        for a in over[np.lexsort((over, -x[over]))][:ROOM_BROKERS].tolist():
+            takers = np.flatnonzero(ok & (x + 1 <= hi + tol) & (x + 1 <= x[a] - 1 + tol))
+            takers = takers[np.lexsort((takers, x[takers]))][:ROOM_BROKERS].tolist()
+            trades = [(t, None) for t in room_swaps(model, a)[:ROOM_SWAPS]]
+            for c in takers:
+                trades += [(t, c) for t in room_swaps(model, c, more=False)[:ROOM_SWAPS]]
+            for (p, k, q, kq), only in trades:
+                model.begin()
+                model.move_leader(p, k, self.name)
+                model.move_leader(q, kq, self.name)
+                for c in takers if only is None else [only]:
+                    single = leader_single(model, a, c)
+                    if single is not None:
+                        model.move_leader(*single, self.name)
+                        model.commit()
+                        return True
+                    chain = leader_chain(model, a, c)
+                    if chain is not None:
+                        model.move_leader(chain[0], chain[1], self.name)
+                        model.move_leader(chain[2], chain[3], self.name)
+                        model.commit()
+                        return True
+                model.rollback()
+        return False
 
     def _pair_swaps(self, model: ClusterModel, lo: np.ndarray, hi: np.ndarray) -> int:
         """Swaps weighed on every measure at once (pair_search.py), worst broker first,

@@ -79,3 +79,60 @@ def leader_chain(model: ClusterModel, a: int, c: int) -> tuple[int, int, int, in
         if best is None or key < best[0]:
             best = (key, cand)
     return None if best is None else best[1]
+
+
+def leader_single(model: ClusterModel, a: int, c: int) -> tuple[int, int] | None:
+    """One leadership change from broker a to broker c every registered constraint
+    accepts: (p, k), the lightest in network out, or None."""
+    if not (model.leader_dest[c] and model.usable[c]):
+        return None
+    ps = _led(model, a)
+    has_c = model.assign[ps] == c
+    sel = has_c.any(axis=1)
+    ps, ks = ps[sel], np.argmax(has_c[sel], axis=1)
+    if ps.shape[0] == 0:
+        return None
+    vec = model.lvec[ps]
+    ok = _fits(model, a, -vec) & _fits(model, c, vec)
+    ps, ks = ps[ok], ks[ok]
+    if ps.shape[0] == 0:
+        return None
+    i = int(np.lexsort((ps, model.lvec[ps, NW_OUT]))[0])
+    return int(ps[i]), int(ks[i])
+
+
+def room_swaps(
+    model: ClusterModel, a: int, *, more: bool = True
+) -> list[tuple[int, int, int, int]]:
+    """Leadership trades that leave every count as it is but give broker a more
+    network out (a takes a heavier partition from d, d a lighter one from a), so
+    that a may then hand a leadership on without falling under a band's lower edge,
+    or with `more=False` less, so that a may then take one without going over a
+    band: (p from a, its slot of d, q from d, its slot of a), most network out
+    shifted first, a few per partner."""
+    out: list[tuple[float, int, int, int, int, int]] = []
+    ps = _led(model, a)
+    lvec = model.lvec
+    for d in np.flatnonzero(model.usable & model.leader_dest).tolist():
+        if d == a:
+            continue
+        has_d = model.assign[ps] == d
+        sel = has_d.any(axis=1)
+        p1, k1 = ps[sel], np.argmax(has_d[sel], axis=1)
+        qs = _led(model, d)
+        has_a = model.assign[qs] == a
+        sel2 = has_a.any(axis=1)
+        q2, k2 = qs[sel2], np.argmax(has_a[sel2], axis=1)
+        if p1.shape[0] == 0 or q2.shape[0] == 0:
+            continue
+        net = lvec[q2][None, :, :] - lvec[p1][:, None, :]  # what a gains, d loses
+        shift = net[:, :, NW_OUT] if more else -net[:, :, NW_OUT]
+        ok = _fits(model, a, net) & _fits(model, d, -net) & (shift > 0)
+        i1, i2 = np.nonzero(ok)
+        gain = shift[i1, i2]
+        for i in np.lexsort((i2, i1, -gain))[:4].tolist():
+            out.append(
+                (-float(gain[i]), d, int(p1[i1[i]]), int(k1[i1[i]]), int(q2[i2[i]]), int(k2[i2[i]]))
+            )
+    out.sort()
+    return [(p, k, q, kq) for _, _, p, k, q, kq in out]
