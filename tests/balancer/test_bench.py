@@ -56,3 +56,64 @@ def test_it_levels_network_out_on_five_brokers_with_one_come_back_empty() -> Non
             assert before > 1.25  # broker 5 starts empty: the others carry 5/4 at least
             assert after <= module.CC_NETWORK_OUT, (seed, partitions, after)
             assert res["movement"]["replica_moves"] > 0
+
+
+def test_it_balances_every_resource_on_five_brokers_with_240_partitions() -> None:
+    # seed 5 left network in at 1.159 before swaps weighed on every measure at once
+    path = BENCH.parent / "bench_planner_small_cluster.py"
+    spec = importlib.util.spec_from_file_location("bench_planner_small_cluster", path)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    for seed in range(8):
+        res = module.run_case(seed, 240)
+        for name, (_, after, _) in res["balance"].items():
+            assert after <= 1.10 + 1e-9, (seed, name, after)
+
+
+def leader_bound_module():
+    path = BENCH.parent / "leader_bound.py"
+    spec = importlib.util.spec_from_file_location("leader_bound", path)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_it_bounds_leaders_by_the_brokers_that_hold_replicas() -> None:
+    # broker 3 holds no replica: whatever the order, one of 1 and 2 leads 2 of 4
+    lb = leader_bound_module().leader_bound
+    reps = [[1, 2], [2, 1], [1, 2], [2, 1]]
+    assert lb(reps, [1.0] * 4, [1, 2, 3], {1: 2.0, 2: 2.0}, 100.0) == 2 / (4 / 3)
+
+
+def test_it_bounds_leaders_by_the_network_out_a_broker_may_carry() -> None:
+    # whoever leads the heavy partition (10) may take nothing else: the other leads 3
+    lb = leader_bound_module().leader_bound
+    reps = [[1, 2]] * 4
+    lout = [10.0, 1.0, 1.0, 1.0]
+    assert lb(reps, lout, [1, 2], {1: 10.0, 2: 3.0}, 1.10) == 1.5
+    assert lb(reps, lout, [1, 2], {1: 10.0, 2: 3.0}, 100.0) == 1.0  # count alone
+
+
+def test_it_never_bounds_leaders_above_what_the_planner_reached() -> None:
+    path = BENCH.parent / "bench_planner_small_cluster.py"
+    spec = importlib.util.spec_from_file_location("bench_planner_small_cluster", path)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    for seed in range(4):
+        res = module.run_case(seed, 60)
+        assert res["leaders_reorder_bound"] <= res["balance"]["leaders"][1] + 1e-9, seed
+
+
+def test_it_levels_leaders_after_adding_two_brokers_to_six() -> None:
+    # leadership trades that make network-out room: 1.333 before, the count bound now
+    path = BENCH.parent / "bench_planner_leadership.py"
+    spec = importlib.util.spec_from_file_location("bench_planner_leadership", path)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    res = module.run_case("add-6+2")
+    assert res["leaders"][1] <= 1.10
+    assert res["leaders_reorder_bound"] <= res["leaders"][1] + 1e-9

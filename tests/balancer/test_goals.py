@@ -213,6 +213,55 @@ def test_it_swaps_when_a_move_alone_would_break_an_earlier_goal() -> None:
     assert goal(pr.report, "network-in-distribution")["swaps"] >= 1
 
 
+def test_it_swaps_weighing_every_measure_when_the_nearest_partners_break_another_band() -> None:
+    # disk must stay level (14 / 14): the seven light replicas closest in network in to
+    # what broker 1 should shed all weigh 1 on disk, so only trading the heavy one for
+    # g (same size, lightest of all) levels network in without unbalancing disk
+    fillers = [part("t", i, [2], bytes_in=0.6, size=1) for i in range(7)]
+    snap = snapshot(
+        [broker(1), broker(2)],
+        [
+            part("a", 0, [1], bytes_in=10.0, size=7),
+            part("a", 1, [1], bytes_in=10.0, size=7),
+            part("g", 0, [2], bytes_in=0.1, size=7),
+            *fillers,
+        ],
+    )
+    pr = propose(
+        snap,
+        options=only(
+            "disk-distribution",
+            "network-in-distribution",
+            thresholds={"disk-distribution": 1.0, "network-in-distribution": 1.2},
+        ),
+    )
+    after = apply_plan(snap, pr.plan)
+    loads = broker_loads(after)
+    assert [loads[b]["disk"] for b in (1, 2)] == [14, 14]
+    assert ratio(after, "network_in") <= 1.2
+    assert assignment(after)[("g", 0)] == [1]
+    assert pr.report["movement"]["replica_moves"] == 2
+
+
+def test_it_passes_leadership_through_a_middle_broker_when_no_single_change_levels() -> None:
+    # broker 1 leads 3, broker 3 leads 1, band 2..2: they share no partition, broker 2
+    # is full; a0 to broker 2 and b0 from broker 2 to broker 3 levels it, no data copied
+    snap = snapshot(
+        [broker(1), broker(2), broker(3)],
+        [
+            *[part("a", i, [1, 2], size=100) for i in range(3)],
+            part("b", 0, [2, 3], size=100),
+            part("b", 1, [2], size=100),
+            part("c", 0, [3], size=100),
+        ],
+    )
+    pr = propose(snap, options=only("leader-distribution", balance_threshold=1.0))
+    loads = broker_loads(apply_plan(snap, pr.plan))
+    assert [loads[b]["leaders"] for b in (1, 2, 3)] == [2, 2, 2]
+    assert pr.report["movement"]["bytes_moved"] == 0
+    assert goal(pr.report, "leader-distribution")["leadership_moves"] == 2
+
+
 def test_it_spreads_each_topics_replicas() -> None:
     snap = snapshot(
         [broker(1), broker(2), broker(3), broker(4)],

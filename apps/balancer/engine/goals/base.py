@@ -24,6 +24,8 @@ import math
 import numpy as np
 
 from ..model import LEADER_BYTES_IN, LEADER_MEASURES, LEADERS, NW_OUT, ClusterModel
+from .leader_chains import leader_chain, leader_single, room_swaps
+from .pair_search import best_swap
 
 MAX_ROUNDS = 6
 # consecutive rejected candidates after which a source broker is given up for a pass
@@ -33,6 +35,10 @@ SWAP_SOURCES = 64  # heaviest candidates of a source tried in swaps
 SWAP_DESTS = 12  # least utilised brokers tried as swap partners
 SWAP_PARTNERS = 6  # partner replicas tried per candidate
 SWAP_FAILS = 200  # rejected swaps after which a pair of brokers is given up
+PAIR_SWAPS = 64  # swaps judged on every measure (pair_search.py) per round at most
+CHAINS = 64  # two-step leadership changes (leader_chains.py) per round at most
+ROOM_SWAPS = 8  # leadership trades tried per broker to make room for a give
+ROOM_BROKERS = 4  # brokers above the band, and takers each, tried for such trades
 MAX_OFFENDERS = 10  # worst offenders listed per goal in a judgement
 
 
@@ -222,6 +228,8 @@ class BandGoal(Goal):
             moved = 0
             if can_lead:
                 moved += self._leaders(model, lo, hi)
+                if self.measure == LEADERS and self._out_of_band(model, lo, hi):
+                    moved += self._leader_chains(model, lo, hi)
             if can_move:
                 moved += self._replicas(model, lo, hi, shed=True)
                 moved += self._replicas(model, lo, hi, shed=False)
@@ -230,6 +238,10 @@ class BandGoal(Goal):
                     model, lo, hi
                 ):
                     moved += self._swaps(model, lo, hi)
+                    # last resort, once nothing cheaper moves: swaps weighed on every
+                    # measure at once
+                    if moved == 0 and self._out_of_band(model, lo, hi):
+                        moved += self._pair_swaps(model, lo, hi)
             if moved == 0:
                 return
 
@@ -327,8 +339,10 @@ class BandGoal(Goal):
             ps, ks = ps[sel], ks[sel]
             w = model.lvec[ps, j]
             leaders = assign[ps, 0]
-            # take leadership from the most utilised current leaders first
-            keep = (w > 0) & (x[leaders] - w >= lo[leaders])
+            # take leadership from the most utilised current leaders first; never from
+            # a broker that is not usable (dead or being removed): that would change
+            # the usable brokers' total, so the band an earlier count goal met moves
+            keep = (w > 0) & model.usable[leaders] & (x[leaders] - w >= lo[leaders])
             ps, ks, w = ps[keep], ks[keep], w[keep]
             fails = 0
             for i in self._leader_order(model, ps, w).tolist():
@@ -466,6 +480,117 @@ class BandGoal(Goal):
                     break
                 moved += self._swap_pair(model, index, cache, s, d, lo, hi)
             idle = idle + 1 if moved == moved_before else 0
+        return moved
+
+    def _leader_chains(self, model: ClusterModel, lo: np.ndarray, hi: np.ndarray) -> int:
+        """Leader counts a single change can't level: two changes in a row through a
+        middle broker whose count stays (leader_chains.py), from a broker above the
+        band or to one below it, the most / least loaded partners first."""
+        x = model.load[:, self.measure]
+        moved = 0
+        while moved < CHAINS:
+            tol = tolerance(hi)
+            ok = model.usable & model.leader_dest
+            over = np.flatnonzero(model.usable & (x > hi + tol))
+            under = np.flatnonzero(ok & (x < lo - tolerance(lo)))
+            pairs: list[tuple[int, int]] = []
+            for a in over[np.lexsort((over, -x[over]))].tolist():
+                takers = np.flatnonzero(ok & (x + 1 <= hi + tol) & (x + 1 <= x[a] - 1 + tol))
+                pairs += [(a, c) for c in takers[np.lexsort((takers, x[takers]))].tolist()]
+            for c in under[np.lexsort((under, x[under]))].tolist():
+                givers = np.flatnonzero(
+                    model.usable & (x - 1 >= lo - tolerance(lo)) & (x - 1 >= x[c] + 1 - tol)
+                )
+                pairs += [(a, c) for a in givers[np.lexsort((givers, -x[givers]))].tolist()]
+            found = None
+            for a, c in pairs:
+                found = leader_chain(model, a, c)
+                if found is not None:
+                    break
+            if found is None:
+                if not self._room_then_give(model, over, x, hi):
+                    break
+                moved += 1
+                continue
+            p1, k1, p2, k2 = found
+            model.move_leader(p1, k1, self.name)
+            model.move_leader(p2, k2, self.name)
+            moved += 1
+        return moved
+
+    def _room_then_give(
+        self, model: ClusterModel, over: np.ndarray, x: np.ndarray, hi: np.ndarray
+    ) -> bool:
+        """A broker above the band that can't give a leadership (it would fall under
+        another band's lower edge, or the taker would go over one) first trades a
+        leadership of its own, or the taker's, for one lighter or heavier (counts
+        unchanged), then gives one, directly or through a middle broker; the trade
+        is undone when no give follows."""
+        tol = tolerance(hi)
+        ok = model.usable & model.leader_dest
+        # a search per broker pair: the most loaded few brokers and takers only
+        for a in over[np.lexsort((over, -x[over]))][:ROOM_BROKERS].tolist():
+            takers = np.flatnonzero(ok & (x + 1 <= hi + tol) & (x + 1 <= x[a] - 1 + tol))
+            takers = takers[np.lexsort((takers, x[takers]))][:ROOM_BROKERS].tolist()
+            trades = [(t, None) for t in room_swaps(model, a)[:ROOM_SWAPS]]
+            for c in takers:
+                trades += [(t, c) for t in room_swaps(model, c, more=False)[:ROOM_SWAPS]]
+            for (p, k, q, kq), only in trades:
+                model.begin()
+                model.move_leader(p, k, self.name)
+                model.move_leader(q, kq, self.name)
+                for c in takers if only is None else [only]:
+                    single = leader_single(model, a, c)
+                    if single is not None:
+                        model.move_leader(*single, self.name)
+                        model.commit()
+                        return True
+                    chain = leader_chain(model, a, c)
+                    if chain is not None:
+                        model.move_leader(chain[0], chain[1], self.name)
+                        model.move_leader(chain[2], chain[3], self.name)
+                        model.commit()
+                        return True
+                model.rollback()
+        return False
+
+    def _pair_swaps(self, model: ClusterModel, lo: np.ndarray, hi: np.ndarray) -> int:
+        """Swaps weighed on every measure at once (pair_search.py), worst broker first,
+        each with the partners on the other side of it, least / most utilised first."""
+        j = self.measure
+        x = model.load[:, j]
+        norm = model.norm[:, j]
+        moved = 0
+        while moved < PAIR_SWAPS:
+            util = x / norm
+            over = model.usable & (x > hi + tolerance(hi))
+            under = model.usable & model.dest & (x < lo - tolerance(lo))
+            dist = np.where(over, x - hi, 0.0) + np.where(under, lo - x, 0.0)
+            bad = np.flatnonzero(over | under)
+            bad = bad[np.lexsort((bad, -(dist[bad] / norm[bad])))]
+            found = None
+            for b in bad.tolist():
+                if over[b]:
+                    partners = np.flatnonzero(model.usable & (util < util[b]))
+                    partners = partners[np.lexsort((partners, util[partners]))][:SWAP_DESTS]
+                else:
+                    partners = np.flatnonzero(model.usable & (util > util[b]))
+                    partners = partners[np.lexsort((partners, -util[partners]))][:SWAP_DESTS]
+                for other in partners.tolist():
+                    s, d = (b, other) if over[b] else (other, b)
+                    found = best_swap(model, s, d, j, lo, hi)
+                    if found is not None:
+                        break
+                if found is not None:
+                    break
+            if found is None:
+                break
+            p1, k1, p2, k2 = found
+            d, s = int(model.assign[p2, k2]), int(model.assign[p1, k1])
+            model.move_replica(p1, k1, d, self.name)
+            model.move_replica(p2, k2, s, self.name)
+            model.counter(self.name).swaps += 1
+            moved += 1
         return moved
 
     def _needs(self, x: np.ndarray, lo: np.ndarray, hi: np.ndarray, b: int) -> bool:

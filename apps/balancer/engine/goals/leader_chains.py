@@ -1,0 +1,138 @@
+"""Two leadership changes in a row, for a leader count a single change can't level.
+
+A broker above the leader-count band often can't hand a leadership straight to one
+below it: either they share no partition, or every partition they share would push
+the taker past a band an earlier goal registered (network out, typically, when a
+few partitions carry most of it). A chain A -> B -> C moves the leadership of p1
+from A to B and of p2 from B to C: B keeps its count, A loses one, C gains one, and
+B's network out changes only by the difference of the two partitions' leader loads,
+so a light partition can carry the count past a broker with no room. No data is
+copied. All pairs (p1, p2) through every middle broker are weighed in one numpy pass
+against every registered constraint ("never worse", as `leader_move_ok` judges a
+single change); among those that fit, the pair whose partitions the plan lists
+anyway goes first, then the one moving the least network out.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..model import NW_OUT, ClusterModel
+
+TOL = 1e-9
+
+
+def _led(model: ClusterModel, a: int) -> np.ndarray:
+    ps = np.flatnonzero(model.assign[:, 0] == a)
+    return ps[~model.frozen[ps] & model.leader_movable[ps]]
+
+
+def _fits(model: ClusterModel, b: int, delta: np.ndarray) -> np.ndarray:
+    """Per row of `delta` (..., measures): may broker b's loads change by it?"""
+    cur = model.load[b]
+    new = cur + delta
+    top = np.maximum(model.hi[b], cur) + np.abs(cur) * TOL + TOL
+    bottom = np.minimum(model.lo[b], cur) - np.abs(cur) * TOL - TOL
+    return ((new <= top) & (new >= bottom)).all(axis=-1)
+
+
+def leader_chain(model: ClusterModel, a: int, c: int) -> tuple[int, int, int, int] | None:
+    """Leadership of p1 from broker a to a middle broker, and of p2 from there to c,
+    every registered constraint kept: (p1, k1, p2, k2) with k the slot of the new
+    leader in each replica list, or None."""
+    if not (model.leader_dest[c] and model.usable[c]):
+        return None
+    lvec = model.lvec
+    p1s = _led(model, a)
+    if p1s.shape[0] == 0:
+        return None
+    ok_a = _fits(model, a, -lvec[p1s])
+    p1s = p1s[ok_a]
+    rows = model.assign[p1s]
+    best: tuple[tuple, tuple[int, int, int, int]] | None = None
+    for b in np.unique(rows[:, 1:][rows[:, 1:] >= 0]).tolist():
+        if b in (a, c) or not (model.leader_dest[b] and model.usable[b]):
+            continue
+        has_b = rows == b
+        sel = has_b.any(axis=1)
+        q1, k1 = p1s[sel], np.argmax(has_b[sel], axis=1)
+        p2s = _led(model, b)
+        has_c = model.assign[p2s] == c
+        sel2 = has_c.any(axis=1)
+        q2, k2 = p2s[sel2], np.argmax(has_c[sel2], axis=1)
+        if q1.shape[0] == 0 or q2.shape[0] == 0:
+            continue
+        ok2 = _fits(model, c, lvec[q2])
+        q2, k2 = q2[ok2], k2[ok2]
+        if q2.shape[0] == 0:
+            continue
+        mid = _fits(model, b, lvec[q1][:, None, :] - lvec[q2][None, :, :])
+        i1, i2 = np.nonzero(mid)
+        if i1.shape[0] == 0:
+            continue
+        listed = (model.assign != model.initial).any(axis=1)
+        untouched = (~listed[q1[i1]]).astype(np.int64) + (~listed[q2[i2]]).astype(np.int64)
+        moved = lvec[q1[i1], NW_OUT] + lvec[q2[i2], NW_OUT]
+        i = int(np.lexsort((i2, i1, moved, untouched))[0])
+        key = (int(untouched[i]), float(moved[i]), b)
+        cand = (int(q1[i1[i]]), int(k1[i1[i]]), int(q2[i2[i]]), int(k2[i2[i]]))
+        if best is None or key < best[0]:
+            best = (key, cand)
+    return None if best is None else best[1]
+
+
+def leader_single(model: ClusterModel, a: int, c: int) -> tuple[int, int] | None:
+    """One leadership change from broker a to broker c every registered constraint
+    accepts: (p, k), the lightest in network out, or None."""
+    if not (model.leader_dest[c] and model.usable[c]):
+        return None
+    ps = _led(model, a)
+    has_c = model.assign[ps] == c
+    sel = has_c.any(axis=1)
+    ps, ks = ps[sel], np.argmax(has_c[sel], axis=1)
+    if ps.shape[0] == 0:
+        return None
+    vec = model.lvec[ps]
+    ok = _fits(model, a, -vec) & _fits(model, c, vec)
+    ps, ks = ps[ok], ks[ok]
+    if ps.shape[0] == 0:
+        return None
+    i = int(np.lexsort((ps, model.lvec[ps, NW_OUT]))[0])
+    return int(ps[i]), int(ks[i])
+
+
+def room_swaps(
+    model: ClusterModel, a: int, *, more: bool = True
+) -> list[tuple[int, int, int, int]]:
+    """Leadership trades that leave every count as it is but give broker a more
+    network out (a takes a heavier partition from d, d a lighter one from a), so
+    that a may then hand a leadership on without falling under a band's lower edge,
+    or with `more=False` less, so that a may then take one without going over a
+    band: (p from a, its slot of d, q from d, its slot of a), most network out
+    shifted first, a few per partner."""
+    out: list[tuple[float, int, int, int, int, int]] = []
+    ps = _led(model, a)
+    lvec = model.lvec
+    for d in np.flatnonzero(model.usable & model.leader_dest).tolist():
+        if d == a:
+            continue
+        has_d = model.assign[ps] == d
+        sel = has_d.any(axis=1)
+        p1, k1 = ps[sel], np.argmax(has_d[sel], axis=1)
+        qs = _led(model, d)
+        has_a = model.assign[qs] == a
+        sel2 = has_a.any(axis=1)
+        q2, k2 = qs[sel2], np.argmax(has_a[sel2], axis=1)
+        if p1.shape[0] == 0 or q2.shape[0] == 0:
+            continue
+        net = lvec[q2][None, :, :] - lvec[p1][:, None, :]  # what a gains, d loses
+        shift = net[:, :, NW_OUT] if more else -net[:, :, NW_OUT]
+        ok = _fits(model, a, net) & _fits(model, d, -net) & (shift > 0)
+        i1, i2 = np.nonzero(ok)
+        gain = shift[i1, i2]
+        for i in np.lexsort((i2, i1, -gain))[:4].tolist():
+            out.append(
+                (-float(gain[i]), d, int(p1[i1[i]]), int(k1[i1[i]]), int(q2[i2[i]]), int(k2[i2[i]]))
+            )
+    out.sort()
+    return [(p, k, q, kq) for _, _, p, k, q, kq in out]

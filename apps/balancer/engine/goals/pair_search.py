@@ -1,0 +1,91 @@
+"""Swaps judged on every measure at once, for a band goal the greedy swap left out of band.
+
+`BandGoal._swaps` pairs a heavy replica with a partner of the right weight in the
+goal's own measure, a few partners each. On a small cluster whose other bands are
+tight that misses the one trade that helps: e.g. a broker over the network-in band
+and at the bottom of the disk band needs a replica heavy in network in and light on
+disk to leave, and one light in network in and heavy on disk to come back. Here
+every pair of replicas of two brokers is weighed in one numpy pass (the candidates
+capped per side, so a big cluster stays cheap): the load each measure would have on
+both brokers, against every registered constraint ("never worse", as `swap_ok`
+judges it), and the goal's own violation on the two brokers. The pair that lowers
+that violation most, then copies the fewest bytes, is tried first; `swap_ok` has the
+last word (racks, membership, per-topic counts).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..model import ClusterModel
+
+# replicas per side weighed: 400 x 400 pairs x 6 measures is a few MB of floats
+MAX_SIDE = 400
+MAX_TRIES = 64  # ranked pairs `swap_ok` is asked about per broker pair
+TOL = 1e-9
+
+
+def _cells(model: ClusterModel, b: int, to: int):
+    ps, ks = np.nonzero(model.assign == b)
+    keep = model.movable[ps, ks] & ~model.frozen[ps]
+    if not model.dest[to]:  # only replicas that came from `to` may go back there
+        keep &= (model.initial[ps] == to).any(axis=1)
+    ps, ks = ps[keep], ks[keep]
+    vec = model.fvec[ps] + np.where((ks == 0)[:, None], model.lvec[ps], 0.0)
+    cost = model.move_cost(ps, b)
+    return ps, ks, vec, cost
+
+
+def _violation(x: np.ndarray, lo: float, hi: float) -> np.ndarray:
+    return np.maximum(x - hi, 0.0) + np.maximum(lo - x, 0.0)
+
+
+def best_swap(
+    model: ClusterModel,
+    s: int,
+    d: int,
+    j: int,
+    lo: np.ndarray,
+    hi: np.ndarray,
+) -> tuple[int, int, int, int] | None:
+    """The swap of a replica on s for one on d that most lowers measure j's band
+    violation on the two brokers (fewest bytes copied among equals) and that every
+    constraint accepts: (p1, k1, p2, k2), or None."""
+    pa, ka, va, ca = _cells(model, s, d)
+    pb, kb, vb, cb = _cells(model, d, s)
+    if pa.shape[0] == 0 or pb.shape[0] == 0:
+        return None
+    # only a net flow of j from s to d can help when s is the heavier side
+    if pa.shape[0] > MAX_SIDE:
+        keep = np.argsort(-va[:, j], kind="stable")[:MAX_SIDE]
+        pa, ka, va, ca = pa[keep], ka[keep], va[keep], ca[keep]
+    if pb.shape[0] > MAX_SIDE:
+        keep = np.argsort(vb[:, j], kind="stable")[:MAX_SIDE]
+        pb, kb, vb, cb = pb[keep], kb[keep], vb[keep], cb[keep]
+    net = va[:, None, :] - vb[None, :, :]  # what flows from s to d, per pair and measure
+    load = model.load
+    ok = np.ones(net.shape[:2], dtype=bool)
+    for b, sign in ((d, 1.0), (s, -1.0)):
+        cur = load[b]
+        top = np.maximum(model.hi[b], cur) + np.abs(cur) * TOL + TOL
+        bottom = np.minimum(model.lo[b], cur) - np.abs(cur) * TOL - TOL
+        new = cur + sign * net
+        ok &= ((new <= top) & (new >= bottom)).all(axis=2)
+    t = net[:, :, j]
+    gain = (
+        _violation(load[s, j], lo[s], hi[s])
+        + _violation(load[d, j], lo[d], hi[d])
+        - _violation(load[s, j] - t, lo[s], hi[s])
+        - _violation(load[d, j] + t, lo[d], hi[d])
+    )
+    ok &= gain > np.abs(load[s, j]) * TOL + TOL
+    ia, ib = np.nonzero(ok)
+    if ia.shape[0] == 0:
+        return None
+    cost = ca[ia] + cb[ib]
+    order = np.lexsort((ib, ia, cost, -gain[ia, ib]))[:MAX_TRIES]
+    for i in order.tolist():
+        p1, k1, p2, k2 = int(pa[ia[i]]), int(ka[ia[i]]), int(pb[ib[i]]), int(kb[ib[i]])
+        if model.swap_ok(p1, k1, p2, k2):
+            return p1, k1, p2, k2
+    return None
