@@ -27,7 +27,7 @@ TOL = 1e-9
 MAX_ROUNDS = 2
 
 
-def _hold_balance(model: ClusterModel) -> None:
+def hold_balance(model: ClusterModel) -> None:
     """Constrain every measure to the spread it has now (see the module docstring)."""
     u = model.usable
     if not u.any():
@@ -66,7 +66,7 @@ class _Cells:
 
 def trim(model: ClusterModel) -> int:
     """Give back replica moves no goal needs; returns how many were given back."""
-    _hold_balance(model)
+    hold_balance(model)
     given = 0
     for _ in range(MAX_ROUNDS):
         n = _round(model)
