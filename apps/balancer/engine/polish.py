@@ -39,7 +39,7 @@ REPLICA_ORDER = (REPLICAS, NW_IN, NW_OUT, DISK)
 TARGET_SHARE = 0.75  # aim at 1 + 3/4 of the threshold's margin (1.075 for 1.10)
 BUDGET_SHARE = 0.001  # bytes it may add to the plan: 0.1 % of all bytes on disk
 MAX_STEPS = 5_000  # moves per measure
-STEP = 0.002  # of the ideal: how far below the next busiest broker a paid move may go
+STEP = 0.01  # of the ideal: how far below the next busiest broker a paid move may go
 SWAP_PARTNERS = 4  # least busy brokers tried as swap partners
 SWAP_LIGHT = 8  # their replicas tried, fewest bytes first
 SWAP_HEAVY = 64  # replicas of the busiest broker tried in swaps
@@ -149,8 +149,8 @@ def _weights(model: ClusterModel, j: int, ps: np.ndarray, ks: np.ndarray) -> np.
 
 class _Cells:
     """Per broker, its movable replica cells as of the start of a measure's turn,
-    with their weight and the bytes moving each off it adds (computed once per
-    broker; cells that left since are dropped on every call)."""
+    with their weight and the bytes moving each off it adds, in candidate order
+    (computed once per broker; cells that left since are dropped on every call)."""
 
     def __init__(self, model: ClusterModel, j: int, index: tuple[np.ndarray, np.ndarray]) -> None:
         self.model, self.j, self.index = model, j, index
@@ -162,7 +162,11 @@ class _Cells:
             ps, ks = m.cells_of(self.index, b)
             keep = m.movable[ps, ks] & ~m.frozen[ps]
             ps, ks = ps[keep], ks[keep]
-            self.cache[b] = (ps, ks, _weights(m, self.j, ps, ks), m.move_cost(ps, b))
+            w, cost = _weights(m, self.j, ps, ks), m.move_cost(ps, b)
+            # candidate order once per broker: most of the measure per byte added
+            # to the plan, then the heaviest
+            order = np.lexsort((ps, -w, -(w / (cost + 1.0))))
+            self.cache[b] = (ps[order], ks[order], w[order], cost[order])
         ps, ks, w, cost = self.cache[b]
         here = m.assign[ps, ks] == b
         return ps[here], ks[here], w[here], cost[here]
@@ -195,9 +199,8 @@ def _replicas(model: ClusterModel, j: int, stop: float, budget: list[float]) -> 
         paid = cost > 0
         if np.count_nonzero(ok & paid & (w <= need)):
             ok &= ~paid | (w <= need)
-        ps, ks, w = ps[ok], ks[ok], w[ok]
-        order = np.lexsort((ps, -w, -(w / (cost[ok] + 1.0))))[:MAX_TRIES]
-        cand = (ps[order], ks[order], w[order])
+        sel = np.flatnonzero(ok)[:MAX_TRIES]
+        cand = (ps[sel], ks[sel], w[sel])
         if _move(model, j, s, top, util, cand, budget) or _swap(
             model, j, s, top, util, cand, cells, budget
         ):
