@@ -13,7 +13,8 @@ broker that held it saves its bytes), within a byte budget.
 Every step moves load off the busiest broker onto one that ends below it, so the
 busiest broker of the measure only comes down; every registered constraint holds
 (hard goals, bands, racks, per-topic counts) and no other measure ends above its
-busiest broker or below its least busy one: no balance figure gets worse.
+busiest broker or below its least busy one: no balance figure gets worse. The
+movement pass runs again afterwards (optimizer.py).
 """
 
 from __future__ import annotations

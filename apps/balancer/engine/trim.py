@@ -2,8 +2,9 @@
 
 Goals decide move by move, and a move that was needed when made may no longer be
 once later goals have moved other replicas. After every goal (and the leadership
-pass) has run, each replica the net plan copies to a new broker is tried back on a
-broker that held it at the start, largest first (the most bytes saved).
+pass) has run, and once more after the polish pass (polish.py), each replica the
+net plan copies to a new broker is tried back on a broker that held it at the
+start, largest first (the most bytes saved).
 
 A give-back is kept only when every registered constraint accepts it (hard goals,
 every soft goal's band, racks, per-topic counts; a violated goal never gets worse)
