@@ -3,12 +3,13 @@ than the goals' bands ask, for few bytes (BALANCING.md §5).
 
 A goal stops as soon as every broker is inside its band, so the busiest broker ends
 just inside the threshold. After the goals, the leadership pass and the movement
-pass, this pass levels each measure whose distribution goal the request runs
-towards a tighter target (1 + 3/4 of the threshold's margin): network out first by
-leadership changes alone (no data copied), then replica counts, network in, network
-out and disk by replica moves, the most of the measure per byte added to the plan
-first (a replica the plan already copies moves on for free; one going back to a
-broker that held it saves its bytes), within a byte budget.
+pass, in `full` mode, this pass levels each measure whose distribution goal the
+request runs towards a tighter target (1 + 3/4 of the threshold's margin):
+network out first by leadership changes alone (no data copied), then replica
+counts, network in, network out and disk by replica moves, the most of the
+measure per byte added to the plan first (a replica the plan already copies moves
+on for free; one going back to a broker that held it saves its bytes), within a
+byte budget.
 
 Every step moves load off the busiest broker onto one that ends below it, so the
 busiest broker of the measure only comes down; every registered constraint holds
@@ -51,7 +52,8 @@ EPS = 1e-9
 def polish(model: ClusterModel, goals: Sequence[Goal]) -> int:
     """Level the measures further; returns the replica and leadership moves made."""
     u = model.usable
-    if not u.any():
+    # the other modes move only what they must (add-brokers: onto the new brokers)
+    if model.setup.mode != "full" or not u.any():
         return 0
     ran = {g.name: g.threshold for g in goals if not g.hard and g.threshold is not None}
     measures = {j: ran[name] for j, name in GOAL_OF.items() if name in ran}
