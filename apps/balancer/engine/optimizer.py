@@ -85,10 +85,11 @@ def run(model: ClusterModel, goals: Sequence[Goal], leadership: Sequence[Goal] =
     model.polished = polish(model, goals)
     for st in stats:
         if st["name"] in before_polish:
-            r0, l0 = before_polish[st["name"]]
-            r1, l1 = _moves(model, st["name"])
+            r0, l0, s0 = before_polish[st["name"]]
+            r1, l1, s1 = _moves(model, st["name"])
             st["replica_moves"] += r1 - r0
             st["leadership_moves"] += l1 - l0
+            st["swaps"] += s1 - s0
             st["polish_moves"] = (r1 - r0) + (l1 - l0)
     # once more: the polish moves free room on brokers a give-back had to skip
     model.trimmed += trim(model)
@@ -102,6 +103,6 @@ def run(model: ClusterModel, goals: Sequence[Goal], leadership: Sequence[Goal] =
     return stats
 
 
-def _moves(model: ClusterModel, name: str) -> tuple[int, int]:
+def _moves(model: ClusterModel, name: str) -> tuple[int, int, int]:
     c = model.counter(name)
-    return c.replica_moves, c.leader_moves
+    return c.replica_moves, c.leader_moves, c.swaps
