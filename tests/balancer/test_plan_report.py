@@ -82,6 +82,7 @@ def test_it_reports_figures_movement_goals_and_time() -> None:
         "bytes_moved",
         "leadership_moves",
         "given_back",
+        "polish_moves",
     }
     assert len(r["moves"]) == len(pr.plan["partitions"]) == r["movement"]["partitions_changed"]
     for m in r["moves"]:

@@ -210,6 +210,7 @@ class ClusterModel:
         self.data_loss_healed: list[int] = []
         self.unfixable: dict[int, str] = {}
         self.trimmed = 0  # replica moves the final movement pass gave back (trim.py)
+        self.polished = 0  # moves the polish pass made (polish.py)
 
     # ---------------------------------------------------------------- helpers
     def members(self, p: int) -> list[int]:

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 from .goals import Goal
 from .model import ClusterModel
+from .polish import GOAL_OF, polish
 from .trim import trim
 
 
@@ -80,6 +81,18 @@ def run(model: ClusterModel, goals: Sequence[Goal], leadership: Sequence[Goal] =
         st["leadership_pass_moves"] = c.leader_moves - moves_before
         st["seconds"] = round(st["seconds"] + time.perf_counter() - t0, 4)
     model.trimmed = trim(model)
+    before_polish = {n: _moves(model, n) for n in GOAL_OF.values()}
+    model.polished = polish(model, goals)
+    for st in stats:
+        if st["name"] in before_polish:
+            r0, l0, s0 = before_polish[st["name"]]
+            r1, l1, s1 = _moves(model, st["name"])
+            st["replica_moves"] += r1 - r0
+            st["leadership_moves"] += l1 - l0
+            st["swaps"] += s1 - s0
+            st["polish_moves"] = (r1 - r0) + (l1 - l0)
+    # once more: the polish moves free room on brokers a give-back had to skip
+    model.trimmed += trim(model)
     # measured again at the end: a goal satisfied in its turn must still be satisfied
     for g, st, first in zip([*goals, *extra], stats, start, strict=True):
         end = g.judge(model)
@@ -88,3 +101,8 @@ def run(model: ClusterModel, goals: Sequence[Goal], leadership: Sequence[Goal] =
         st["start"] = first
         st["end"] = end
     return stats
+
+
+def _moves(model: ClusterModel, name: str) -> tuple[int, int, int]:
+    c = model.counter(name)
+    return c.replica_moves, c.leader_moves, c.swaps

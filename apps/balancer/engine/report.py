@@ -59,7 +59,11 @@ def build_report(
             "allow_data_loss": options.allow_data_loss,
         },
         "balance": balance,
-        "movement": {**movement(snap, model.assign), "given_back": model.trimmed},
+        "movement": {
+            **movement(snap, model.assign),
+            "given_back": model.trimmed,
+            "polish_moves": model.polished,
+        },
         "goals": goal_stats,
         "unmet_hard_goals": unmet_hard_goals(goal_stats),
         "data_loss": {

@@ -2,8 +2,9 @@
 
 Goals decide move by move, and a move that was needed when made may no longer be
 once later goals have moved other replicas. After every goal (and the leadership
-pass) has run, each replica the net plan copies to a new broker is tried back on a
-broker that held it at the start, largest first (the most bytes saved).
+pass) has run, and once more after the polish pass (polish.py), each replica the
+net plan copies to a new broker is tried back on a broker that held it at the
+start, largest first (the most bytes saved).
 
 A give-back is kept only when every registered constraint accepts it (hard goals,
 every soft goal's band, racks, per-topic counts; a violated goal never gets worse)
@@ -27,7 +28,7 @@ TOL = 1e-9
 MAX_ROUNDS = 2
 
 
-def _hold_balance(model: ClusterModel) -> None:
+def hold_balance(model: ClusterModel) -> None:
     """Constrain every measure to the spread it has now (see the module docstring)."""
     u = model.usable
     if not u.any():
@@ -66,7 +67,7 @@ class _Cells:
 
 def trim(model: ClusterModel) -> int:
     """Give back replica moves no goal needs; returns how many were given back."""
-    _hold_balance(model)
+    hold_balance(model)
     given = 0
     for _ in range(MAX_ROUNDS):
         n = _round(model)
