@@ -170,7 +170,13 @@ def _cluster_detect_locked(
     if _loads_outdated(cluster=cluster, snapshot=snapshot):
         logger.info("detection on %s dropped: newer loads were stored meanwhile", cluster.name)
         return open_plan
-    if open_plan is not None and open_plan.reassignment == proposal.plan:
+    if (
+        open_plan is not None
+        # The stored count first: a different plan usually differs in size, and then
+        # its reassignment (megabytes at 100k+ moves) need not be read.
+        and open_plan.partition_count == len(proposal.plan["partitions"])
+        and open_plan.reassignment == proposal.plan
+    ):
         return open_plan  # same proposal as before: keep it, don't churn the audit trail
     _violation_remember(policy=policy, window_start=None)
     return plan_create_from_proposal(
