@@ -43,9 +43,12 @@ def plan_create(
     rollback_of: Plan | None = None,
     client_address: str | None = None,
     sizes_read_at: datetime | None = None,
+    write_rates: dict[PartitionKey, float] | None = None,
 ) -> Plan:
     """Store a proposal with its moves, superseding any older open proposal of the
-    cluster, then apply the policy's auto-approval rules."""
+    cluster, then apply the policy's auto-approval rules. `write_rates`: bytes/s
+    written to the moved partitions, if the caller has them (else the newest window's
+    are read)."""
     entries = reassignment.get("partitions", [])
     if not entries:
         raise PlanRequestInvalid("the plan changes nothing")
@@ -78,7 +81,7 @@ def plan_create(
             {"topic": t, "partition": p, "replicas": r} for (t, p), r in before_of_plan.items()
         ],
     }
-    rates = partition_write_rates(cluster=cluster)
+    rates = partition_write_rates(cluster=cluster) if write_rates is None else write_rates
     duration = duration_estimate(
         cluster=cluster,
         moves=moves,
@@ -245,14 +248,20 @@ def plan_create_from_proposal(
     """
     # Only the partitions the plan changes: their moves and rollback need them.
     planned = {(e["topic"], e["partition"]) for e in proposal.plan.get("partitions", [])}
-    before, sizes = {}, {}
+    before, sizes, rates = {}, {}, {}
     for p in scoped.snapshot["partitions"]:
         key = (p["topic"], p["partition"])
         if key not in planned:
             continue
         before[key] = p["replicas"]
-        if "load" in p and p["load"].get("size") is not None:
-            sizes[key] = int(p["load"]["size"])
+        load = p.get("load")
+        if load is not None:
+            if load.get("size") is not None:
+                sizes[key] = int(load["size"])
+            # The newest window's write rate (the snapshot's window is the newest:
+            # detection drops a plan made on older loads), so it is not read again.
+            if load.get("bytes_in") is not None:
+                rates[key] = float(load["bytes_in"])
     copied = [
         (e["topic"], e["partition"])
         for e in proposal.plan.get("partitions", [])
@@ -286,4 +295,5 @@ def plan_create_from_proposal(
         request_reason=request_reason,
         client_address=client_address,
         sizes_read_at=read_at,
+        write_rates=rates if scoped.snapshot.get("window") is not None else None,
     )

@@ -16,7 +16,9 @@ proposes from loads older than the newest stored window.
 """
 
 import logging
+from collections import Counter
 from datetime import datetime, timedelta
+from itertools import chain
 
 from django.conf import settings
 from django.db import transaction
@@ -105,10 +107,8 @@ def _cluster_detect_locked(
     snapshot = scoped.snapshot
     if not snapshot["partitions"]:
         return open_plan
-    hosted: dict[int, int] = {}
-    for p in snapshot["partitions"]:
-        for b in p["replicas"]:
-            hosted[b] = hosted.get(b, 0) + 1
+    # Counted in C: a Python loop over 600k replicas took a few tenths of a second.
+    hosted = Counter(chain.from_iterable(p["replicas"] for p in snapshot["partitions"]))
     brokers = {b.node_id: b for b in cluster.brokers.all()}
     dead = [b["id"] for b in snapshot["brokers"] if not b["alive"] and hosted.get(b["id"])]
     grace = timedelta(seconds=policy.dead_broker_grace)
