@@ -123,13 +123,31 @@ class QueryCounter:
         return execute(sql, params, many, context)
 
 
-def timed(label: str, fn, *, queries: bool = False):
+def profiled(fn, path: Path | None):
+    """fn, run under cProfile when a path is given (stats dumped there)."""
+    if path is None:
+        return fn
+
+    def run():
+        import cProfile
+
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with cProfile.Profile() as profile:
+            try:
+                return fn()
+            finally:
+                profile.dump_stats(path)
+
+    return run
+
+
+def timed(label: str, fn, *, queries: bool = False, profile: Path | None = None):
     from django.db import connection
 
     counter = QueryCounter()
     start, cpu = time.perf_counter(), time.process_time()
     with connection.execute_wrapper(counter):
-        result = fn()
+        result = profiled(fn, profile)()
     elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
     extra = f"  ({counter.count} queries)" if queries else ""
     print(f"  {label:<44} {elapsed:8.3f} s  cpu {cpu:7.3f} s{extra}", flush=True)
@@ -165,9 +183,9 @@ def size_print(*, kept: int, windows: int) -> None:
             print(f"  {table:<44} {size / 2**20:8.1f} MiB (pg_total_relation_size)", flush=True)
 
 
-def page(client, label: str, url: str) -> tuple[float, int]:
+def page(client, label: str, url: str, *, profile: Path | None = None) -> tuple[float, int]:
     start, cpu = time.perf_counter(), time.process_time()
-    response = client.get(url)
+    response = profiled(lambda: client.get(url), profile)()
     body = b"".join(response.streaming_content) if response.streaming else response.content
     elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
     if response.status_code != 200:
@@ -298,6 +316,12 @@ def main() -> None:
         help="windows of loads stored (default: the partition windows kept + 1, so the "
         "last one prunes; the database size is printed after them)",
     )
+    parser.add_argument(
+        "--profile",
+        type=Path,
+        help="directory: cProfile stats of each detection round and of the cluster page "
+        "(read with python -m pstats)",
+    )
     args = parser.parse_args()
     if args.partitions < args.topics:
         parser.error("--partitions must be at least --topics")
@@ -415,7 +439,7 @@ def run(args: argparse.Namespace) -> None:
 
         detection.planner_run = planner_timed
 
-        def detect(label: str) -> None:
+        def detect(label: str, name: str) -> None:
             planner_seconds.clear()
             planner_cpu.clear()
             # Detection plans only on a fresh model; the rounds above may have taken long.
@@ -423,7 +447,10 @@ def run(args: argparse.Namespace) -> None:
             cluster.refresh_from_db()
             detect_cpu = time.process_time()
             figures["detection"], _ = timed(
-                label, lambda: detection.cluster_detect(cluster=cluster)
+                label,
+                lambda: detection.cluster_detect(cluster=cluster),
+                queries=True,
+                profile=args.profile and args.profile / f"{name}.prof",
             )
             detect_cpu = time.process_time() - detect_cpu
             planner = sum(planner_seconds)
@@ -434,7 +461,7 @@ def run(args: argparse.Namespace) -> None:
                 flush=True,
             )
 
-        detect("detection round")
+        detect("detection round", "detection")
         if not Plan.objects.filter(cluster=cluster).exists():
             # A traffic violation is proposed on once a newer window confirms it: store
             # one and look again, so the plan's creation is timed too.
@@ -446,14 +473,25 @@ def run(args: argparse.Namespace) -> None:
                     seed=11 + windows,
                 )
             )
-            detect("detection round, violation confirmed")
+            detect("detection round, violation confirmed", "detection-proposing")
         detection.planner_run = real_planner
 
     user = get_user_model().objects.create_superuser("bench", "bench@example.com", "x")
     client = Client()
     client.force_login(user)
     page(client, "clusters overview", "/")
-    figures["cluster_page"], _ = page(client, "cluster page", "/clusters/bench/")
+    figures["cluster_page"], _ = page(
+        client,
+        "cluster page",
+        "/clusters/bench/",
+        profile=args.profile and args.profile / "cluster-page.prof",
+    )
+    page(
+        client,
+        "cluster page (again)",
+        "/clusters/bench/",
+        profile=args.profile and args.profile / "cluster-page-again.prof",
+    )
     page(client, "heatmap API (replicas)", "/api/clusters/bench/heatmap/?metric=replicas")
     page(client, "heatmap API (network_in)", "/api/clusters/bench/heatmap/?metric=network_in")
     plan = Plan.objects.filter(cluster=cluster).order_by("-pk").first()

@@ -96,6 +96,15 @@ def topic_rows_list(*, cluster: Cluster, include_internal: bool = True) -> list[
 
 
 TOPICS_PAGE_SIZE = 50
+_TOPIC_ROW_FIELDS = (
+    "cluster_id",
+    "name",
+    "internal",
+    "partitions_count",
+    "replication_factor",
+    "offline_count",
+    "under_replicated_count",
+)
 
 
 def topic_rows_page(
@@ -104,7 +113,9 @@ def topic_rows_page(
     """One page of topic rows, those with offline and then under-replicated partitions
     first, then the largest: what an operator looks for among thousands of topics.
     Counted by the sync (Topic.partitions_count and the others): no partition is read."""
-    topics = cluster.topics.order_by(
+    # Not the packed placement (every partition of the topic): the page sorts all the
+    # cluster's topics to show 50, and the sort would carry it along.
+    topics = cluster.topics.only(*_TOPIC_ROW_FIELDS).order_by(
         "-offline_count", "-under_replicated_count", "-partitions_count", "name"
     )
     if search:

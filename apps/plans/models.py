@@ -155,10 +155,8 @@ class Plan(models.Model):
     )
     # sha256 of the replica lists, at proposal time, of the partitions the plan changes.
     fingerprint = models.CharField(max_length=64)
-    # Kafka's reassignment JSON, and the one that restores the starting assignment.
-    reassignment = models.JSONField()
-    rollback_reassignment = models.JSONField()
-    report = models.JSONField(default=dict, blank=True)
+    # Partitions the reassignment changes, stored so lists need not read it.
+    partition_count = models.PositiveIntegerField(default=0)
     bytes_to_move = models.BigIntegerField(default=0)
     # When bytes_to_move was read from the replicas' logs (proposal, then approval),
     # and the copy time expected then (None: no rate known yet).
@@ -204,13 +202,95 @@ class Plan(models.Model):
     def __str__(self) -> str:
         return f"plan #{self.pk} ({self.get_mode_display()}) on {self.cluster.name}"
 
-    @property
-    def partition_count(self) -> int:
-        return len(self.reassignment.get("partitions", []))
+    def save(self, *args, update_fields=None, **kwargs) -> None:
+        if update_fields is not None:  # the content's parts are saved below, if set
+            update_fields = [f for f in update_fields if f not in PLAN_CONTENT_FIELDS]
+        super().save(*args, update_fields=update_fields, **kwargs)
+        if self.__dict__.pop("_content_changed", False):
+            content = self._content_get()
+            content.plan = self
+            # A new row is inserted at once: an UPDATE tried first would serialise
+            # the multi-megabyte JSON once more, for nothing.
+            content.save(force_insert=content._state.adding)
+
+    def refresh_from_db(self, *args, **kwargs) -> None:
+        super().refresh_from_db(*args, **kwargs)
+        whole = not args and kwargs.get("fields") is None
+        if whole and not self.__dict__.get("_content_changed"):
+            self.__dict__.pop("_content", None)
 
     @property
     def needs_data_loss_confirmation(self) -> bool:
         return bool(self.data_loss_partitions)
+
+    # The large parts (reassignment, rollback, report: megabytes at 100k+ moves) live in
+    # PlanContent, read on first use. Setting one (also as a keyword of Plan(...) or
+    # Plan.objects.create) is written by the next save(); the reassignment also sets
+    # partition_count.
+    def _content_get(self) -> "PlanContent":
+        content = self.__dict__.get("_content")
+        if content is None:
+            if self.pk is not None:
+                content = PlanContent.objects.filter(plan_id=self.pk).first()
+            if content is None:
+                content = PlanContent(
+                    reassignment={"version": 1, "partitions": []},
+                    rollback_reassignment={"version": 1, "partitions": []},
+                )
+            self.__dict__["_content"] = content
+        return content
+
+    def _content_set(self, name: str, value: dict) -> None:
+        setattr(self._content_get(), name, value)
+        self.__dict__["_content_changed"] = True
+
+    @property
+    def reassignment(self) -> dict:
+        """Kafka's reassignment JSON."""
+        return self._content_get().reassignment
+
+    @reassignment.setter
+    def reassignment(self, value: dict) -> None:
+        self._content_set("reassignment", value)
+        self.partition_count = len(value.get("partitions", []))
+
+    @property
+    def rollback_reassignment(self) -> dict:
+        """The reassignment that restores the starting assignment."""
+        return self._content_get().rollback_reassignment
+
+    @rollback_reassignment.setter
+    def rollback_reassignment(self, value: dict) -> None:
+        self._content_set("rollback_reassignment", value)
+
+    @property
+    def report(self) -> dict:
+        return self._content_get().report
+
+    @report.setter
+    def report(self, value: dict) -> None:
+        self._content_set("report", value)
+
+
+PLAN_CONTENT_FIELDS = ("reassignment", "rollback_reassignment", "report")
+
+
+class PlanContent(models.Model):
+    """A plan's large parts, in a table of their own: lists, badges and the
+    compare-and-set of a state change read and write the plan's short row only (SQLite
+    keeps a row's columns together, so a deferred multi-megabyte column still had to be
+    walked past, and rewritten on every update of the row)."""
+
+    plan = models.OneToOneField(
+        Plan, on_delete=models.CASCADE, primary_key=True, related_name="content"
+    )
+    # Kafka's reassignment JSON, and the one that restores the starting assignment.
+    reassignment = models.JSONField()
+    rollback_reassignment = models.JSONField()
+    report = models.JSONField(default=dict, blank=True)
+
+    def __str__(self) -> str:
+        return f"content of plan #{self.plan_id}"
 
 
 class MoveState(models.TextChoices):

@@ -2,8 +2,10 @@
 
 import pytest
 from dashboard.factories import SKEWED, cluster_apply, cluster_make, plan_make
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
-from apps.plans.models import Plan
+from apps.plans.models import Plan, PlanContent, PlanState
 from apps.plans.selectors import (
     cluster_health_get,
     plan_actions_get,
@@ -11,9 +13,12 @@ from apps.plans.selectors import (
     plan_loads_before_after,
     plan_moves_filter,
     plan_report_summary,
+    plans_list,
     policy_or_default,
     snapshot_build,
 )
+from apps.plans.services.actors import DETECTOR
+from apps.plans.services.transitions import plan_transition
 
 pytestmark = pytest.mark.django_db
 
@@ -60,7 +65,7 @@ def test_it_stores_the_bars_with_the_plan_and_they_match_the_cluster_recomputed(
         stored = plan_loads_before_after(plan=plan)
     report = dict(plan.report)
     del report["broker_loads"]
-    Plan.objects.filter(pk=plan.pk).update(report=report)
+    PlanContent.objects.filter(plan=plan).update(report=report)
     recomputed = plan_loads_before_after(plan=plan)
     assert stored.brokers == recomputed.brokers
     for side in ("before", "after"):
@@ -76,7 +81,7 @@ def test_it_lists_the_goals_of_the_moves_and_the_report_summary_without_the_move
     assert every_move and plan_goals_list(plan=plan) == every_move
     report = dict(plan.report)
     del report["move_goals"]  # a plan made before they were stored
-    Plan.objects.filter(pk=plan.pk).update(report=report)
+    PlanContent.objects.filter(plan=plan).update(report=report)
     assert plan_goals_list(plan=plan) == every_move
 
     summary = plan_report_summary(plan=plan)
@@ -118,3 +123,24 @@ def test_it_lists_the_metrics_topic_as_unplaceable_unless_the_policy_excludes_it
     assert scoped.unplaceable == []
     topics = {p["topic"] for p in scoped.snapshot["partitions"]}
     assert "__balancer_metrics" not in topics and topics  # the rest stays in scope
+
+
+def test_it_keeps_a_plans_large_parts_out_of_its_row(cluster):
+    plan = plan_make(cluster)
+    content = PlanContent.objects.get(plan=plan)
+    assert content.reassignment["partitions"] and content.rollback_reassignment["partitions"]
+    assert plan.partition_count == len(content.reassignment["partitions"])
+    # The report's per-partition moves are the plan's moves, stored once.
+    assert "moves" not in content.report and content.report["balance"]
+    assert plan.moves.count() == plan.partition_count
+
+    with CaptureQueriesContext(connection) as queries:
+        listed = [(p.pk, p.partition_count, p.state) for p in plans_list(cluster=cluster)]
+        plan_transition(
+            plan=Plan.objects.get(pk=plan.pk),
+            to=PlanState.REJECTED,
+            actor=DETECTOR,
+            action="plan.rejected",
+        )
+    assert listed == [(plan.pk, plan.partition_count, "proposed")]
+    assert not [q for q in queries if "plans_plancontent" in q["sql"]]

@@ -1,4 +1,5 @@
 from django import template
+from django.utils.safestring import mark_safe
 
 register = template.Library()
 
@@ -32,3 +33,17 @@ def iec_bytes(value: float | int | None) -> str:
             return f"{n:.0f}\xa0{unit}" if unit == "B" else f"{n:.1f}\xa0{unit}"
         n /= 1024
     return ""
+
+
+@register.filter
+def skew(value: float | None) -> str:
+    """A broker's deviation from the mean (percent, None for a dead broker), flagged
+    beyond ±10 % (warn) and ±25 % (bad). A filter rather than an include: the broker
+    table shows it twice per broker, and 540 includes were a fifth of the page's time
+    at 270 brokers."""
+    if value is None:
+        return "—"
+    flag = " bad" if abs(value) > 25 else " warn" if abs(value) > 10 else ""
+    shown = round(float(value), 1) + 0.0  # + 0.0: no "-0.0"
+    # Only a number and a fixed class: nothing to escape.
+    return mark_safe(f'<span class="skew{flag}">{shown:.1f} %</span>')  # noqa: S308

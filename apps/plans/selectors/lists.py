@@ -9,19 +9,16 @@ from django.db.models import QuerySet
 from apps.clusters.models import Cluster
 from apps.clusters.selectors import User, user_may_see_clusters
 
-from ..models import ACTIVE_STATES, Plan, PlanMove, PlanState
+from ..models import ACTIVE_STATES, Plan, PlanContent, PlanMove, PlanState
 
-# A plan's report (every move, with its reasons) and rollback are as large as the plan:
-# megabytes at 100k+ moves. Lists and badges do not show them; they load if read.
-_LARGE_FIELDS = ("report", "rollback_reassignment")
+# A plan's report (every move, with its reasons) and reassignments are as large as the
+# plan: megabytes at 100k+ moves. They live in PlanContent, read only when used.
 
 
 def plans_list(
     *, cluster: Cluster | None = None, states: Iterable[str] | None = None
 ) -> QuerySet[Plan]:
-    plans = Plan.objects.select_related("cluster", "requested_by", "decided_by").defer(
-        *_LARGE_FIELDS
-    )
+    plans = Plan.objects.select_related("cluster", "requested_by", "decided_by")
     if cluster is not None:
         plans = plans.filter(cluster=cluster)
     if states:
@@ -33,7 +30,6 @@ def plan_open_get(*, cluster: Cluster) -> Plan | None:
     """The proposal awaiting a decision, if any."""
     return (
         Plan.objects.filter(cluster=cluster, state=PlanState.PROPOSED)
-        .defer(*_LARGE_FIELDS)
         .order_by("-created_at", "-id")
         .first()
     )
@@ -43,7 +39,6 @@ def plan_running_get(*, cluster: Cluster) -> Plan | None:
     """The approved or executing plan, if any (the lifecycle allows one at a time)."""
     return (
         Plan.objects.filter(cluster=cluster, state__in=ACTIVE_STATES)
-        .defer(*_LARGE_FIELDS)
         .order_by("-created_at", "-id")
         .first()
     )
@@ -54,12 +49,7 @@ def plan_visible_get(*, user: User, plan_id: int) -> Plan | None:
     reassignments (megabytes at 100k+ moves) load only if read."""
     if not user_may_see_clusters(user=user) or not user.has_perm("plans.view_plan"):
         return None
-    return (
-        Plan.objects.select_related("cluster")
-        .defer(*_LARGE_FIELDS, "reassignment")
-        .filter(pk=plan_id)
-        .first()
-    )
+    return Plan.objects.select_related("cluster").filter(pk=plan_id).first()
 
 
 # The report's parts a plan page shows; its moves, one per partition, it does not.
@@ -71,7 +61,7 @@ def plan_report_keys(*, plan: Plan, keys: Iterable[str]) -> dict:
     rest. PostgreSQL extracts them from its binary JSON; SQLite would parse the whole
     text once per key, so there the report is read once and picked from."""
     keys = tuple(keys)
-    rows = Plan.objects.filter(pk=plan.pk)
+    rows = PlanContent.objects.filter(plan_id=plan.pk)
     if connection.vendor == "postgresql":
         row = rows.values_list(*(f"report__{key}" for key in keys)).first() or ()
         found = dict(zip(keys, row, strict=False))

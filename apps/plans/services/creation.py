@@ -1,7 +1,9 @@
 """Storing a proposal as a plan: its moves, its rollback reassignment, the older open
 proposals it supersedes, then the policy's say on approving it at once."""
 
+import json
 from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import datetime
 
 from django.contrib.auth.base_user import AbstractBaseUser
@@ -14,10 +16,10 @@ from apps.clusters.models import Cluster
 
 from ..errors import PlanRequestInvalid, PlanStateError
 from ..kafka_ops import KafkaOps, PartitionKey
-from ..models import Plan, PlanMove, PlanState
+from ..models import MoveState, Plan, PlanMove, PlanState
 from ..selectors import ScopedSnapshot, assignment_fingerprint
 from .decisions import plan_auto_approve
-from .estimate import bytes_forecast, duration_estimate
+from .estimate import bytes_forecast, duration_estimate, partition_write_rates
 from .policy import policy_get
 from .sizes import partition_sizes_measure
 from .transitions import plan_summarize, plan_transition
@@ -41,9 +43,12 @@ def plan_create(
     rollback_of: Plan | None = None,
     client_address: str | None = None,
     sizes_read_at: datetime | None = None,
+    write_rates: dict[PartitionKey, float] | None = None,
 ) -> Plan:
     """Store a proposal with its moves, superseding any older open proposal of the
-    cluster, then apply the policy's auto-approval rules."""
+    cluster, then apply the policy's auto-approval rules. `write_rates`: bytes/s
+    written to the moved partitions, if the caller has them (else the newest window's
+    are read)."""
     entries = reassignment.get("partitions", [])
     if not entries:
         raise PlanRequestInvalid("the plan changes nothing")
@@ -60,11 +65,12 @@ def plan_create(
         before_of_plan[key] = before
         added = [b for b in after if b not in before]
         moves.append(
-            PlanMove(
+            _MoveDraft(
                 topic=key[0],
                 partition=key[1],
                 replicas_before=before,
                 replicas_after=after,
+                added=added,
                 bytes=int(sizes.get(key, 0)) * len(added),
                 goals=goals_by_key.get(key, []),
             )
@@ -75,14 +81,18 @@ def plan_create(
             {"topic": t, "partition": p, "replicas": r} for (t, p), r in before_of_plan.items()
         ],
     }
+    rates = partition_write_rates(cluster=cluster) if write_rates is None else write_rates
     duration = duration_estimate(
         cluster=cluster,
         moves=moves,
         throttle_rate=policy_get(cluster=cluster).throttle_bytes_per_sec,
+        rates=rates,
     )
-    bytes_to_move = bytes_forecast(cluster=cluster, moves=moves, seconds=duration)
-    # The plan page's goal filter offers these without reading every move.
-    report = {**report, "move_goals": sorted({g for m in moves for g in m.goals})}
+    bytes_to_move = bytes_forecast(cluster=cluster, moves=moves, seconds=duration, rates=rates)
+    # The report's moves (one entry per partition) are the plan's PlanMove rows, stored
+    # once. The plan page's goal filter offers move_goals without reading every move.
+    report = {k: v for k, v in report.items() if k != "moves"}
+    report["move_goals"] = sorted({g for m in moves for g in m.goals})
     with transaction.atomic():
         plan = Plan.objects.create(
             cluster=cluster,
@@ -102,9 +112,7 @@ def plan_create(
             request_reason=request_reason,
             rollback_of=rollback_of,
         )
-        for move in moves:
-            move.plan = plan
-        _moves_insert(moves)
+        _moves_insert(plan=plan, moves=moves)
         audit_record(
             actor=actor,
             action="plan.proposed",
@@ -130,25 +138,90 @@ def plan_create(
     return plan
 
 
-def _moves_insert(moves: list[PlanMove]) -> None:
-    """One prepared INSERT executed for every move. bulk_create asks SQLite for the new
-    ids in batches of ~70 rows (its 999-parameter limit): seconds for 100k+ moves, and
-    nothing here needs the ids."""
+@dataclass(slots=True)
+class _MoveDraft:
+    """A move about to be stored: what the estimate reads, without a model instance
+    per move (28k PlanMove instances took ~0.4 s of CPU)."""
+
+    topic: str
+    partition: int
+    replicas_before: list[int]
+    replicas_after: list[int]
+    added: list[int]
+    bytes: int
+    goals: list[str]
+    bytes_copied: int | None = None
+
+
+# PlanMove's columns in the order _moves_insert writes them; the rest are constants.
+_MOVE_COLUMNS = (
+    "plan",
+    "topic",
+    "partition",
+    "replicas_before",
+    "replicas_after",
+    "bytes",
+    "goals",
+    "state",
+    "batch",
+    "submissions",
+    "bytes_done",
+    "bytes_copied",
+    "started_at",
+    "progressed_at",
+    "finished_at",
+    "error",
+)
+
+
+def _moves_insert(*, plan: Plan, moves: list[_MoveDraft]) -> None:
+    """Every move in one statement: on PostgreSQL one COPY, elsewhere one prepared
+    INSERT executed for every row. Rows are built as tuples with the JSON serialised
+    once (the fields' get_db_prep_save per value was most of the time, and bulk_create
+    asks SQLite for the new ids in batches of ~70 rows); nothing here needs the ids."""
     if not moves:
         return
-    fields = [f for f in PlanMove._meta.concrete_fields if not f.primary_key]
-    # The connection itself, not django.db.connection: that proxy looks the connection
-    # up again on every use, and this runs once per field of every move.
     db = connections[DEFAULT_DB_ALIAS]
+    meta = PlanMove._meta
+    if {f.column for f in meta.concrete_fields if not f.primary_key} != {
+        meta.get_field(name).column for name in _MOVE_COLUMNS
+    }:
+        raise RuntimeError("PlanMove's columns changed: update _MOVE_COLUMNS")  # pragma: no cover
+    copy = db.vendor == "postgresql"
+    dumps = json.dumps
+    pending = MoveState.PENDING.value
+    rows = [
+        (
+            plan.pk,
+            m.topic,
+            m.partition,
+            dumps(m.replicas_before),
+            dumps(m.replicas_after),
+            m.bytes,
+            dumps(m.goals),
+            pending,
+            None,
+            0,
+            0,
+            None,
+            None,
+            None,
+            None,
+            "",
+        )
+        for m in moves
+    ]
     qn = db.ops.quote_name
-    sql = "INSERT INTO {} ({}) VALUES ({})".format(
-        qn(PlanMove._meta.db_table),
-        ", ".join(qn(f.column) for f in fields),
-        ", ".join(["%s"] * len(fields)),
-    )
-    params = [[f.get_db_prep_save(f.pre_save(move, True), db) for f in fields] for move in moves]
+    table = qn(meta.db_table)
+    columns = ", ".join(qn(meta.get_field(name).column) for name in _MOVE_COLUMNS)
     with db.cursor() as cursor:
-        cursor.executemany(sql, params)
+        if copy:
+            with cursor.cursor.copy(f"COPY {table} ({columns}) FROM STDIN") as pipe:
+                for row in rows:
+                    pipe.write_row(row)
+            return
+        placeholders = ", ".join(["%s"] * len(_MOVE_COLUMNS))
+        cursor.executemany(f"INSERT INTO {table} ({columns}) VALUES ({placeholders})", rows)
 
 
 def plan_create_from_proposal(
@@ -173,12 +246,22 @@ def plan_create_from_proposal(
     its replicas' logs now, when the policy auto-approves by size: that rule
     needs every size to decide.
     """
-    before, sizes = {}, {}
+    # Only the partitions the plan changes: their moves and rollback need them.
+    planned = {(e["topic"], e["partition"]) for e in proposal.plan.get("partitions", [])}
+    before, sizes, rates = {}, {}, {}
     for p in scoped.snapshot["partitions"]:
         key = (p["topic"], p["partition"])
+        if key not in planned:
+            continue
         before[key] = p["replicas"]
-        if "load" in p and p["load"].get("size") is not None:
-            sizes[key] = int(p["load"]["size"])
+        load = p.get("load")
+        if load is not None:
+            if load.get("size") is not None:
+                sizes[key] = int(load["size"])
+            # The newest window's write rate (the snapshot's window is the newest:
+            # detection drops a plan made on older loads), so it is not read again.
+            if load.get("bytes_in") is not None:
+                rates[key] = float(load["bytes_in"])
     copied = [
         (e["topic"], e["partition"])
         for e in proposal.plan.get("partitions", [])
@@ -212,4 +295,5 @@ def plan_create_from_proposal(
         request_reason=request_reason,
         client_address=client_address,
         sizes_read_at=read_at,
+        write_rates=rates if scoped.snapshot.get("window") is not None else None,
     )

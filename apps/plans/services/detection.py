@@ -16,7 +16,9 @@ proposes from loads older than the newest stored window.
 """
 
 import logging
+from collections import Counter
 from datetime import datetime, timedelta
+from itertools import chain
 
 from django.conf import settings
 from django.db import transaction
@@ -105,10 +107,8 @@ def _cluster_detect_locked(
     snapshot = scoped.snapshot
     if not snapshot["partitions"]:
         return open_plan
-    hosted: dict[int, int] = {}
-    for p in snapshot["partitions"]:
-        for b in p["replicas"]:
-            hosted[b] = hosted.get(b, 0) + 1
+    # Counted in C: a Python loop over 600k replicas took a few tenths of a second.
+    hosted = Counter(chain.from_iterable(p["replicas"] for p in snapshot["partitions"]))
     brokers = {b.node_id: b for b in cluster.brokers.all()}
     dead = [b["id"] for b in snapshot["brokers"] if not b["alive"] and hosted.get(b["id"])]
     grace = timedelta(seconds=policy.dead_broker_grace)
@@ -170,7 +170,13 @@ def _cluster_detect_locked(
     if _loads_outdated(cluster=cluster, snapshot=snapshot):
         logger.info("detection on %s dropped: newer loads were stored meanwhile", cluster.name)
         return open_plan
-    if open_plan is not None and open_plan.reassignment == proposal.plan:
+    if (
+        open_plan is not None
+        # The stored count first: a different plan usually differs in size, and then
+        # its reassignment (megabytes at 100k+ moves) need not be read.
+        and open_plan.partition_count == len(proposal.plan["partitions"])
+        and open_plan.reassignment == proposal.plan
+    ):
         return open_plan  # same proposal as before: keep it, don't churn the audit trail
     _violation_remember(policy=policy, window_start=None)
     return plan_create_from_proposal(

@@ -4,6 +4,8 @@ shows what the cluster holds when the operator decides, not an old window's gues
 
 import logging
 from collections import defaultdict
+from collections.abc import Sequence
+from typing import Protocol
 
 from django.db import transaction
 from django.utils import timezone
@@ -18,6 +20,19 @@ from .policy import policy_get
 logger = logging.getLogger(__name__)
 
 ReplicaSizes = dict[tuple[str, int, int], int]
+
+
+class MoveSized(Protocol):
+    """What the estimate reads of a move: a stored PlanMove, or one being created."""
+
+    topic: str
+    partition: int
+    replicas_before: list[int]
+    bytes: int
+    bytes_copied: int | None
+
+    @property
+    def added(self) -> list[int]: ...
 
 
 def move_bytes_from_logs(*, moves: list[PlanMove], sizes: ReplicaSizes) -> None:
@@ -37,7 +52,11 @@ CATCH_UP_FLOOR = 0.1
 
 
 def duration_estimate(
-    *, cluster: Cluster, moves: list[PlanMove], throttle_rate: int | None
+    *,
+    cluster: Cluster,
+    moves: Sequence[MoveSized],
+    throttle_rate: int | None,
+    rates: dict[tuple[str, int], float] | None = None,
 ) -> float | None:
     """Seconds the copy should take. The throttle caps each broker, so the slowest
     broker sets the pace: what it sends or receives, at the throttle less what the
@@ -52,7 +71,9 @@ def duration_estimate(
     last = _last_run(cluster=cluster)
     if throttle_rate:
         copy = _copy_seconds(
-            moves=moves, throttle_rate=throttle_rate, rates=_write_rates(cluster=cluster)
+            moves=moves,
+            throttle_rate=throttle_rate,
+            rates=partition_write_rates(cluster=cluster) if rates is None else rates,
         )
     elif last is not None and last["busiest"] > 0:
         copy = busiest / (last["busiest"] / last["seconds"])
@@ -61,14 +82,21 @@ def duration_estimate(
     return copy + (last["overhead"] if last is not None else 0.0)
 
 
-def bytes_forecast(*, cluster: Cluster, moves: list[PlanMove], seconds: float | None) -> int:
+def bytes_forecast(
+    *,
+    cluster: Cluster,
+    moves: Sequence[MoveSized],
+    seconds: float | None,
+    rates: dict[tuple[str, int], float] | None = None,
+) -> int:
     """Bytes the copy moves: what the logs hold now, plus what is written to the moved
     partitions while their new replicas catch up (they copy that too), at the newest
     measured window's rates for the expected `seconds`."""
     total = sum(m.bytes for m in moves)
     if not seconds:
         return total
-    rates = _write_rates(cluster=cluster)
+    if rates is None:
+        rates = partition_write_rates(cluster=cluster)
     written = sum(rates.get((m.topic, m.partition), 0.0) * len(m.added) for m in moves)
     return total + int(written * seconds)
 
@@ -98,11 +126,12 @@ def plan_estimate(
     if throttle_rate is None:
         throttle_rate = policy_get(cluster=plan.cluster).throttle_bytes_per_sec
     plan.bytes_estimated_at = timezone.now()
+    rates = partition_write_rates(cluster=plan.cluster)
     plan.duration_estimate_seconds = duration_estimate(
-        cluster=plan.cluster, moves=moves, throttle_rate=throttle_rate
+        cluster=plan.cluster, moves=moves, throttle_rate=throttle_rate, rates=rates
     )
     plan.bytes_to_move = bytes_forecast(
-        cluster=plan.cluster, moves=moves, seconds=plan.duration_estimate_seconds
+        cluster=plan.cluster, moves=moves, seconds=plan.duration_estimate_seconds, rates=rates
     )
     with transaction.atomic():
         PlanMove.objects.bulk_update(moves, ["bytes"])
@@ -112,7 +141,7 @@ def plan_estimate(
     return plan
 
 
-def _busiest_broker_bytes(*, moves: list[PlanMove], copied: bool) -> int:
+def _busiest_broker_bytes(*, moves: Sequence[MoveSized], copied: bool) -> int:
     """Most bytes one broker receives (new replicas) or sends (as the leader they
     catch up with); `copied`: what was really copied, else the estimate."""
     through: dict[tuple[str, int], int] = defaultdict(int)
@@ -129,7 +158,7 @@ def _busiest_broker_bytes(*, moves: list[PlanMove], copied: bool) -> int:
 
 
 def _copy_seconds(
-    *, moves: list[PlanMove], throttle_rate: float, rates: dict[tuple[str, int], float]
+    *, moves: Sequence[MoveSized], throttle_rate: float, rates: dict[tuple[str, int], float]
 ) -> float:
     """The slowest broker's copy time: each broker's bytes to send or receive over the
     throttle left once the moved partitions' writes (bytes/s, `rates`) are served."""
@@ -155,7 +184,7 @@ def _copy_seconds(
     )
 
 
-def _write_rates(*, cluster: Cluster) -> dict[tuple[str, int], float]:
+def partition_write_rates(*, cluster: Cluster) -> dict[tuple[str, int], float]:
     """Bytes/s written to each partition in the newest measured window ({} before any)."""
     return {
         (topic, partition): rate
@@ -193,7 +222,7 @@ def _last_run(*, cluster: Cluster) -> dict | None:
         # The bytes it was timed with (read when it started), not what its new
         # replicas held at the end: retention may have deleted some of those meanwhile.
         copy = _copy_seconds(
-            moves=moves, throttle_rate=throttle, rates=_write_rates(cluster=cluster)
+            moves=moves, throttle_rate=throttle, rates=partition_write_rates(cluster=cluster)
         )
         overhead = max(seconds - copy, 0.0)
     return {"busiest": busiest, "seconds": seconds, "overhead": overhead}
