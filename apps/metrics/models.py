@@ -59,6 +59,9 @@ class BrokerLoad(models.Model):
     # Messages in of the partitions it leads (null: it led none in the window), so the
     # traffic chart outlives the partition rows of a window (retention keeps fewer).
     messages_in = models.FloatField(null=True, blank=True)
+    # False: no partition's rate could be measured in the window (its first, with one
+    # sample), so the totals are sums of nothing; the charts show a gap, not a zero.
+    measured = models.BooleanField(default=True)
     # Emptied once the window is older than the partition rows kept (retention).
     topic_replicas = models.JSONField(default=dict, help_text="Replica count per topic.")
 
