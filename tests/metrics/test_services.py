@@ -14,7 +14,13 @@ from django.core.management import CommandError, call_command
 from django.utils import timezone
 
 from apps.clusters.models import ClusterRound
-from apps.metrics.models import AggregationRun, BrokerLoad, MetricsCursor, PartitionLoad
+from apps.metrics.models import (
+    AggregationRun,
+    BrokerLoad,
+    MetricsCursor,
+    PartitionLoad,
+    TopicLoad,
+)
 from apps.metrics.selectors import broker_traffic_series
 from apps.metrics.services import (
     AggregationAlreadyRunning,
@@ -216,6 +222,18 @@ def test_it_flags_a_window_nothing_was_measured_in_and_the_chart_keeps_its_gap(s
     traffic = broker_traffic_series(cluster=cluster, windows=4)
     assert traffic.series[1]["network_in"] == [None, 5000.0, 5000.0]
     assert traffic.series[1]["messages_in"] == [None, 51.0, 52.0]
+
+
+def test_it_deletes_a_clusters_windows_with_it():
+    cluster = cluster_create()
+    run = aggregation_run_start(cluster=cluster)
+    aggregation_results_store(cluster=cluster, run=run, topic="m", result=result_for(windows=[0]))
+    assert PartitionLoad.objects.count() == TopicLoad.objects.count() == 1
+
+    cluster.delete()
+
+    # No database constraint on these two: the cascade is Django's.
+    assert PartitionLoad.objects.count() == TopicLoad.objects.count() == 0
 
 
 def test_it_records_a_run_that_fails(settings):
