@@ -162,7 +162,13 @@ def size_print(*, kept: int, windows: int) -> None:
     """The database's size with the kept windows of partition loads stored."""
     from django.db import connection
 
-    tables = ("metrics_partitionload", "metrics_brokerload", "clusters_partition", "clusters_topic")
+    tables = (
+        "metrics_partitionload",
+        "metrics_topicload",
+        "metrics_brokerload",
+        "clusters_partition",
+        "clusters_topic",
+    )
     label = f"database size ({min(kept, windows)} partition windows kept)"
     if connection.vendor == "sqlite":
         with connection.cursor() as cursor:
