@@ -12,9 +12,15 @@ from apps.clusters.models import Cluster
 
 class PartitionLoad(models.Model):
     # No index of its own: the unique constraint's index starts with the cluster, and
-    # each extra index is maintained for every one of a window's 200k rows.
+    # each extra index is maintained for every one of a window's 200k rows. No foreign
+    # key constraint either: PostgreSQL checked it per row at commit (0.8 s of server
+    # CPU per 200k-row window); the rows still go with their cluster (Django's cascade).
     cluster = models.ForeignKey(
-        Cluster, on_delete=models.CASCADE, related_name="partition_loads", db_index=False
+        Cluster,
+        on_delete=models.CASCADE,
+        related_name="partition_loads",
+        db_index=False,
+        db_constraint=False,
     )
     topic = models.CharField(max_length=249)
     partition = models.IntegerField()
@@ -59,6 +65,9 @@ class BrokerLoad(models.Model):
     # Messages in of the partitions it leads (null: it led none in the window), so the
     # traffic chart outlives the partition rows of a window (retention keeps fewer).
     messages_in = models.FloatField(null=True, blank=True)
+    # False: no partition's rate could be measured in the window (its first, with one
+    # sample), so the totals are sums of nothing; the charts show a gap, not a zero.
+    measured = models.BooleanField(default=True)
     # Emptied once the window is older than the partition rows kept (retention).
     topic_replicas = models.JSONField(default=dict, help_text="Replica count per topic.")
 
@@ -128,7 +137,15 @@ class TopicLoad(models.Model):
     of BALANCING.md §3 on the window's own placement: the heatmap's traffic rows,
     written with the window so a page never reads the window's partitions."""
 
-    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="topic_loads")
+    # No index or foreign key constraint of its own, as PartitionLoad's (8,000 rows a
+    # window): the unique constraint's index starts with the cluster.
+    cluster = models.ForeignKey(
+        Cluster,
+        on_delete=models.CASCADE,
+        related_name="topic_loads",
+        db_index=False,
+        db_constraint=False,
+    )
     topic = models.CharField(max_length=249)
     window_start = models.DateTimeField()
     window_end = models.DateTimeField()

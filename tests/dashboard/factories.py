@@ -126,6 +126,8 @@ def loads_make(
             disk=row["disk"],
             replicas=0,
             leaders=0,
+            # As the storage service flags it: no partition's rate in the window.
+            measured=any(b_in is not None for b_in, _, _ in loads.values()),
         )
     # The per-topic summaries the storage service writes with every window.
     topic_loads_store(cluster=cluster, loads=summaries)

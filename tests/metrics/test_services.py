@@ -14,7 +14,13 @@ from django.core.management import CommandError, call_command
 from django.utils import timezone
 
 from apps.clusters.models import ClusterRound
-from apps.metrics.models import AggregationRun, BrokerLoad, MetricsCursor, PartitionLoad
+from apps.metrics.models import (
+    AggregationRun,
+    BrokerLoad,
+    MetricsCursor,
+    PartitionLoad,
+    TopicLoad,
+)
 from apps.metrics.selectors import broker_traffic_series
 from apps.metrics.services import (
     AggregationAlreadyRunning,
@@ -194,6 +200,40 @@ def test_it_keeps_partition_rows_of_fewer_windows_than_broker_totals(settings):
     assert [brokers[m].topic_replicas for m in (1, 2, 3, 4)] == [{}, {}, kept, kept]
     traffic = broker_traffic_series(cluster=cluster, windows=4)
     assert traffic.series[1]["messages_in"] == [51.0, 52.0, 53.0, 54.0]
+
+
+def test_it_flags_a_window_nothing_was_measured_in_and_the_chart_keeps_its_gap(settings):
+    settings.METRICS_WINDOWS_KEPT = 4
+    settings.METRICS_PARTITION_WINDOWS_KEPT = 1
+    settings.METRICS_WINDOW_SLIDE_SECONDS = 60
+    cluster = cluster_create()
+    run = aggregation_run_start(cluster=cluster)
+    result = result_for(windows=[0, 1, 2])
+    # The first window collected has one sample: no rate, broker totals summed from nothing.
+    result.partition_loads[0].update(messages_in=None, bytes_in=None, bytes_out=None)
+    result.broker_loads[0].update(network_in=0.0, network_out=0.0)
+
+    aggregation_results_store(cluster=cluster, run=run, topic="m", result=result)
+
+    flags = dict(BrokerLoad.objects.values_list("window_start__minute", "measured"))
+    assert flags == {0: False, 1: True, 2: True}
+    # Read from the broker rows: the gap outlives the window's partition rows.
+    assert list(PartitionLoad.objects.values_list("window_start__minute", flat=True)) == [2]
+    traffic = broker_traffic_series(cluster=cluster, windows=4)
+    assert traffic.series[1]["network_in"] == [None, 5000.0, 5000.0]
+    assert traffic.series[1]["messages_in"] == [None, 51.0, 52.0]
+
+
+def test_it_deletes_a_clusters_windows_with_it():
+    cluster = cluster_create()
+    run = aggregation_run_start(cluster=cluster)
+    aggregation_results_store(cluster=cluster, run=run, topic="m", result=result_for(windows=[0]))
+    assert PartitionLoad.objects.count() == TopicLoad.objects.count() == 1
+
+    cluster.delete()
+
+    # No database constraint on these two: the cascade is Django's.
+    assert PartitionLoad.objects.count() == TopicLoad.objects.count() == 0
 
 
 def test_it_records_a_run_that_fails(settings):

@@ -1,6 +1,7 @@
 """Traffic per broker over the kept windows, for the charts."""
 
 from dataclasses import dataclass
+from datetime import datetime
 
 from django.db.models import Sum
 
@@ -45,25 +46,24 @@ def broker_traffic_series(*, cluster: Cluster, windows: int = 60) -> BrokerTraff
         return series[broker]
 
     # A window in which no partition's rate could be measured (the first one collected
-    # has a single sample) stores broker loads summed from nothing: 0. It is a gap in
-    # the charts, not a drop to zero. Windows older than the partition rows kept
-    # (METRICS_PARTITION_WINDOWS_KEPT) were measured, or they would not have lasted.
-    unmeasured = {
-        start
-        for start in starts
-        if PartitionLoad.objects.filter(cluster=cluster, window_start=start).exists()
-        and not PartitionLoad.objects.filter(
-            cluster=cluster, window_start=start, bytes_in__isnull=False
-        ).exists()
-    }
+    # has a single sample) stores broker loads summed from nothing: 0, flagged
+    # unmeasured when stored. It is a gap in the charts, not a drop to zero.
+    unmeasured: set[datetime] = set()
     counted: set[int] = set()  # windows whose broker rows carry messages in
     for row in BrokerLoad.objects.filter(cluster=cluster, window_start__in=starts).values(
-        "broker_id", "window_start", "window_end", "network_in", "network_out", "messages_in"
+        "broker_id",
+        "window_start",
+        "window_end",
+        "network_in",
+        "network_out",
+        "messages_in",
+        "measured",
     ):
         i = position[row["window_start"]]
         ends[i] = row["window_end"].isoformat()
         s = slot(row["broker_id"])
-        if row["window_start"] in unmeasured:
+        if not row["measured"]:
+            unmeasured.add(row["window_start"])
             continue
         s["network_in"][i] = row["network_in"]
         s["network_out"][i] = row["network_out"]

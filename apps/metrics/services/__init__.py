@@ -6,6 +6,7 @@ the windows. One concept per module:
 - `runs`: the aggregation run row, which is also the per-cluster lock;
 - `aggregation`: one aggregation in this process (read range, Spark job, store);
 - `storage`: one run's results written in one transaction;
+- `bulk_insert`: a window's many new rows inserted in bulk (COPY / one INSERT);
 - `topic_loads`: each stored window summed per topic and broker (the heatmap's rows);
 - `retention`: which windows and runs are kept;
 - `spark_session`: the SparkSession from the settings, kept warm per worker;
