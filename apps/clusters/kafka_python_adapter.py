@@ -38,6 +38,26 @@ logging.getLogger("kafka.admin.client").addFilter(_PasswordRedactor())
 connection_noise_mute()
 
 
+class _ClosingAdminClient(KafkaAdminClient):
+    """KafkaAdminClient that stops what it started when bootstrapping fails.
+
+    kafka-python 3.0.12 starts its IO thread in __init__ and then bootstraps; when
+    bootstrapping fails (an unreachable cluster) __init__ raises and nothing can close
+    the half-built client: its thread runs forever, and with it the failed bootstrap's
+    exception, whose traceback keeps our callers' frames (and any confluent-kafka
+    client they hold, reconnecting every second) alive.
+    """
+
+    def __init__(self, **configs: Any) -> None:
+        try:
+            super().__init__(**configs)
+        except BaseException:
+            if hasattr(self, "_net"):  # the IO thread was started
+                self._closed = False  # close() skips a client __init__ never finished
+                self.close()
+            raise
+
+
 @contextmanager
 def admin_client_open(
     *, connection: ConnectionSettings | None = None, bootstrap_servers: str | None = None
@@ -46,7 +66,7 @@ def admin_client_open(
     config: dict[str, Any] = kafka_python_config(
         connection, timeouts=client_timeouts(), client_id="kafka-balancer"
     )
-    client = KafkaAdminClient(**config)
+    client = _ClosingAdminClient(**config)
     try:
         yield client
     finally:

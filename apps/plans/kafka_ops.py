@@ -92,8 +92,16 @@ class LiveKafka:
         self.cluster = cluster
         self.connection = cluster.connection
         self._own_admin = admin is None
-        self.admin = admin or admin_client_create(connection=self.connection)
+        self._admin = admin
         self.timeout = float(settings.KAFKA_REQUEST_TIMEOUT)
+
+    @property
+    def admin(self) -> AdminClient:
+        """Built on first use: the kafka-python operations (log sizes, reassignments)
+        need no librdkafka client and its threads."""
+        if self._admin is None:
+            self._admin = admin_client_create(connection=self.connection)
+        return self._admin
 
     def _renew(self) -> None:
         """A fresh admin client after a failed request. librdkafka keeps sending
@@ -101,7 +109,7 @@ class LiveKafka:
         that broker is dead they time out until its metadata refreshes (minutes), while a
         new client learns a live one at once."""
         if self._own_admin:
-            self.admin = admin_client_create(connection=self.connection)
+            self._admin = None  # the next request builds it
 
     def _wait(self, future, *, api: str, resource: str = ""):
         try:

@@ -2,6 +2,8 @@
 
 import pytest
 
+from apps.clusters.models import Cluster
+from apps.plans import kafka_ops
 from apps.plans.kafka_ops import KafkaOpError
 from apps.plans.models import ClusterPolicy, PlanMode, PlanState
 from apps.plans.services import cluster_detect, policy_get
@@ -25,7 +27,9 @@ def auto_approve_up_to(cluster, max_bytes: int) -> None:
 
 
 def kafka_with(monkeypatch, kafka) -> None:
-    monkeypatch.setattr(sizes_module, "kafka_ops_resolve", lambda **_kw: kafka)
+    monkeypatch.setattr(
+        sizes_module, "kafka_ops_resolve", lambda **kw: kafka or kafka_ops.kafka_ops_resolve(**kw)
+    )
 
 
 def test_it_sizes_new_partitions_from_their_logs_so_auto_approval_decides(
@@ -73,3 +77,23 @@ def test_it_leaves_sizes_unknown_when_kafka_cannot_tell(cluster, apply_state, mo
 
     assert plan.report["sizes_known"] is False
     assert plan.state == PlanState.PROPOSED
+
+
+def test_it_reads_log_sizes_without_building_a_librdkafka_client(
+    cluster, apply_state, monkeypatch, settings
+):
+    # The live operations on an unreachable cluster: DescribeLogDirs is kafka-python's,
+    # so no confluent-kafka client (and its threads, reconnecting every second) is made.
+    settings.KAFKA_CONNECT_TIMEOUT = 0.5
+    Cluster.objects.filter(pk=cluster.pk).update(bootstrap_servers="127.0.0.1:1")
+    cluster.refresh_from_db()
+    apply_state(cluster, NEW_TOPIC)
+    auto_approve_up_to(cluster, 10_000_000)
+    kafka_with(monkeypatch, None)  # the live operations, not the unit tests' stand-in
+    built = []
+    monkeypatch.setattr(kafka_ops, "admin_client_create", lambda **kw: built.append(kw))
+
+    plan = cluster_detect(cluster=cluster)
+
+    assert plan.report["sizes_known"] is False
+    assert built == []
