@@ -96,7 +96,7 @@ def records_parse(raw: DataFrame, *, window_ms: int) -> DataFrame:
     """Parse Kafka rows into samples with `valid`, their pane and the Kafka position.
 
     `window_ms` here is the pane length: the slide (the window itself when tumbling);
-    `window_start`/`window_end` name the pane until windows_compose.
+    `window_start`/`window_end` name the pane (windows_aggregate assigns windows).
 
     Replica sizes are reduced to the two figures the rates need (the leader's and
     the largest) here, so the shuffle carries scalars instead of a map.
