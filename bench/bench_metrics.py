@@ -276,7 +276,10 @@ def main() -> int:
                     ),
                     window_ms=WINDOW_MS,
                     slide_ms=args.slide * 1000,
-                    previous_finalized_ms=first.finalized_until_ms,
+                    # As in the steady state: the run before stored the window
+                    # the first record of the last round closed, so this one
+                    # composes the one window its records close.
+                    previous_finalized_ms=window_start + WINDOW_MS - args.slide * 1000,
                 )
                 read = sum(topic_end[p] - begin[p] for p in begin)
                 cache.drop()
