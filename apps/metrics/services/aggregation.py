@@ -21,7 +21,7 @@ from apps.clusters.models import Cluster
 
 from ..models import AggregationRun, MetricsCursor
 from .runs import aggregation_run_finish, aggregation_run_start
-from .spark_session import spark_session_create
+from .spark_session import spark_master_is_local, spark_session_create
 from .storage import aggregation_results_store
 
 logger = logging.getLogger(__name__)
@@ -92,8 +92,13 @@ def aggregation_run(
     from spark_jobs.partition_loads import aggregation_execute, metrics_extract
     from spark_jobs.sample_cache import sample_cache_get
 
-    # Samples are kept only in a session that outlives the run (the worker's warm one).
-    keep_samples = spark is not None and settings.METRICS_SAMPLES_KEPT_IN_SESSION
+    # Samples are kept only in a session that outlives the run: the worker's warm one,
+    # unless it is stopped after the run to give a shared cluster's cores back.
+    keep_samples = (
+        spark is not None
+        and settings.METRICS_SAMPLES_KEPT_IN_SESSION
+        and (spark_master_is_local() or not settings.SPARK_RELEASE_BETWEEN_RUNS)
+    )
 
     run = run or aggregation_run_start(cluster=cluster, spark_master=settings.SPARK_MASTER)
     topic = settings.METRICS_TOPIC
