@@ -215,6 +215,9 @@ METRICS_AGGREGATE_AFTER_SAMPLE = env.bool("METRICS_AGGREGATE_AFTER_SAMPLE", True
 # JVM start and JIT warm-up every minute with spark-submit: ~14 s against ~30 s for
 # 600,000 samples (bench/README.md). Off: a fresh spark-submit per run.
 METRICS_AGGREGATION_IN_PROCESS = env.bool("METRICS_AGGREGATION_IN_PROCESS", True)
+# In that warm session, keep the samples parsed by earlier runs (persisted) and read from
+# Kafka only the records since the last run; off: every run re-reads one window length.
+METRICS_SAMPLES_KEPT_IN_SESSION = env.bool("METRICS_SAMPLES_KEPT_IN_SESSION", True)
 # A run still running after this many seconds is taken for dead (and a spark-submit killed).
 METRICS_AGGREGATION_TIMEOUT = env.float("METRICS_AGGREGATION_TIMEOUT", 900.0)
 METRICS_RUNS_KEPT_DAYS = env.int("METRICS_RUNS_KEPT_DAYS", 7)

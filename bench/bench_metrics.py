@@ -14,6 +14,11 @@ Python RSS and Spark JVM RSS).
     .venv/bin/python bench/bench_metrics.py --partitions 433000 --keep-topic
     .venv/bin/python bench/bench_metrics.py --topic bench-metrics-433000-<window start ms>
 
+With --incremental each run is a pair, as in the warm worker with samples kept
+(spark_jobs.sample_cache): a first run reads the rounds before the last one (no
+window closes), then the timed run reads only the last round from Kafka and takes
+the five earlier rounds from the session, composing the window that closed.
+
 A calibration loop (the one of bench_control_plane.py) runs at the start and the end,
 so figures taken on a busy machine can be compared.
 
@@ -140,6 +145,22 @@ def jvm_peak_rss_mb(spark) -> float | None:
     return None
 
 
+def last_round_offsets(spark, *, bootstrap: str, topic: str, ts_ms: int):
+    """Per metrics-topic partition: (first offset of the round at `ts_ms`, end). Untimed."""
+    from pyspark.sql import functions as F
+
+    from spark_jobs.partition_loads import metrics_extract, records_parse
+
+    samples = records_parse(
+        metrics_extract(spark, bootstrap_servers=bootstrap, topic=topic), window_ms=SAMPLE_MS
+    )
+    rows = samples.groupBy("kafka_partition").agg(
+        F.min(F.when(F.col("ts") >= ts_ms, F.col("kafka_offset"))).alias("lo"),
+        (F.max("kafka_offset") + 1).alias("end"),
+    )
+    return {r["kafka_partition"]: (r["lo"], r["end"]) for r in rows.collect()}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--bootstrap", default="127.0.0.1:29091,127.0.0.1:29092,127.0.0.1:29093")
@@ -168,9 +189,16 @@ def main() -> int:
         help="aggregate the same records N times in one session (run 1 is a cold JVM, as "
         "under spark-submit; later runs show the warm figure)",
     )
+    parser.add_argument(
+        "--incremental",
+        action="store_true",
+        help="keep the first five rounds in the session and time the run that reads only "
+        "the sixth (the steady state with METRICS_SAMPLES_KEPT_IN_SESSION)",
+    )
     args = parser.parse_args()
 
     from spark_jobs.partition_loads import aggregation_execute, metrics_extract
+    from spark_jobs.sample_cache import SampleCache
     from spark_jobs.session import spark_session_build
 
     calibration = [calibrate()]
@@ -207,16 +235,63 @@ def main() -> int:
     print(f"SparkSession ({args.master}) started in {time.monotonic() - t:.1f} s")
     try:
         timings = []
-        for _ in range(args.runs):
-            t, jvm0, py0 = time.monotonic(), jvm_cpu_seconds(spark), own_cpu_seconds()
-            raw = metrics_extract(spark, bootstrap_servers=args.bootstrap, topic=topic)
-            result = aggregation_execute(
+        if args.incremental:
+            last_round = last_round_offsets(
                 spark,
-                raw=raw,
-                window_ms=WINDOW_MS,
-                slide_ms=args.slide * 1000,
-                previous_finalized_ms=None,
+                bootstrap=args.bootstrap,
+                topic=topic,
+                ts_ms=window_start + (SAMPLES - 1) * SAMPLE_MS,
             )
+
+            def extract(start, end):
+                return metrics_extract(
+                    spark,
+                    bootstrap_servers=args.bootstrap,
+                    topic=topic,
+                    starting_offsets=start,
+                    ending_offsets=end,
+                )
+
+            topic_end = {p: o for p, (_, o) in last_round.items()}
+        for _ in range(args.runs):
+            if args.incremental:
+                cache = SampleCache.create(spark, slide_ms=args.slide * 1000)
+                begin = {p: lo for p, (lo, _) in last_round.items()}
+                first = aggregation_execute(
+                    spark,
+                    samples=cache.samples(
+                        spark, start={p: 0 for p in begin}, end=begin, extract=extract
+                    ),
+                    window_ms=WINDOW_MS,
+                    slide_ms=args.slide * 1000,
+                    previous_finalized_ms=None,
+                )
+                cache.commit(next_start=first.next_offsets)
+            t, jvm0, py0 = time.monotonic(), jvm_cpu_seconds(spark), own_cpu_seconds()
+            if args.incremental:
+                result = aggregation_execute(
+                    spark,
+                    samples=cache.samples(
+                        spark, start=first.next_offsets, end=topic_end, extract=extract
+                    ),
+                    window_ms=WINDOW_MS,
+                    slide_ms=args.slide * 1000,
+                    # As in the steady state: the run before stored the window
+                    # the first record of the last round closed, so this one
+                    # composes the one window its records close.
+                    previous_finalized_ms=window_start + WINDOW_MS - args.slide * 1000,
+                )
+                read = sum(topic_end[p] - begin[p] for p in begin)
+                cache.drop()
+            else:
+                raw = metrics_extract(spark, bootstrap_servers=args.bootstrap, topic=topic)
+                result = aggregation_execute(
+                    spark,
+                    raw=raw,
+                    window_ms=WINDOW_MS,
+                    slide_ms=args.slide * 1000,
+                    previous_finalized_ms=None,
+                )
             timings.append(
                 (
                     time.monotonic() - t,
@@ -226,6 +301,11 @@ def main() -> int:
             )
             # Printed at once: on a busy machine a long run may be cut short.
             print(f"  run {len(timings)}: {timings[-1][0]:.1f} s wall", flush=True)
+        if args.incremental:
+            print(
+                f"incremental: each timed run read {read:,} records from Kafka, "
+                f"{rows - read:,} from the session"
+            )
         jvm_mb = jvm_peak_rss_mb(spark)
     finally:
         spark.stop()
@@ -235,7 +315,7 @@ def main() -> int:
             admin = AdminClient({"bootstrap.servers": args.bootstrap})
             admin.delete_topics([topic])[topic].result(30)
 
-    assert result.input_rows == rows, result.input_rows
+    assert result.input_rows == rows, result.input_rows  # kept + read
     assert result.malformed_rows == 0
     assert len(result.partition_loads) == args.partitions, len(result.partition_loads)
     assert len(result.broker_loads) == BROKERS

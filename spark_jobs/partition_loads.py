@@ -10,13 +10,15 @@ load      -> `aggregation_execute` collects the (small) results to the driver;
 Pure PySpark: nothing in spark_jobs/ imports Django or the apps (a test checks).
 
 Windows are `window_ms` long and slide by `slide_ms` (equal: tumbling), aligned
-to the epoch. Samples are grouped once into panes of `slide_ms` (first and last
-sample per partition and pane); a window is then composed of its panes, and only
-the windows that completed in this batch are composed. A window is complete once
-a sample at or after its end has been read (the sampler flushes each round before
-starting the next). Records of a pane some later window still needs are read
-again by the next run: the stored offsets are rewound to the first of them.
-Records of panes whose every window was already written are late and are dropped.
+to the epoch. Each sample is tagged with its pane (one slide); a small summary
+per metrics-topic partition and pane gives the watermark, and then only the
+windows that completed in this batch are aggregated, straight from the samples
+(one reducing shuffle). A window is complete once a sample at or after its end
+has been read (the sampler flushes each round before starting the next). Records
+of a pane some later window still needs are read again by the next run (or kept
+in the warm session, spark_jobs.sample_cache): the stored offsets are rewound to
+the first of them. Records of panes whose every window was already written are
+late and are dropped.
 
 The job's entry point, which needs Django because the results go to the database,
 is the `metrics_aggregate` management command (apps/metrics/management/commands).
@@ -94,7 +96,7 @@ def records_parse(raw: DataFrame, *, window_ms: int) -> DataFrame:
     """Parse Kafka rows into samples with `valid`, their pane and the Kafka position.
 
     `window_ms` here is the pane length: the slide (the window itself when tumbling);
-    `window_start`/`window_end` name the pane until windows_compose.
+    `window_start`/`window_end` name the pane (windows_aggregate assigns windows).
 
     Replica sizes are reduced to the two figures the rates need (the leader's and
     the largest) here, so the shuffle carries scalars instead of a map.
@@ -137,64 +139,57 @@ def records_parse(raw: DataFrame, *, window_ms: int) -> DataFrame:
     )
 
 
-def window_groups(samples: DataFrame) -> DataFrame:
-    """One row per partition and window (and per Kafka partition for malformed records).
-
-    The only shuffle over the records: first and last sample of every window,
-    the sample count and the Kafka offsets the group spans.
-    """
-    valid = F.col("valid")
-    return samples.groupBy("kafka_partition", *GROUP_KEYS).agg(
-        F.count(F.lit(1)).alias("rows"),
-        F.count(F.when(valid, F.lit(1))).alias("samples"),
-        F.min("kafka_offset").alias("min_offset"),
-        F.max("kafka_offset").alias("max_offset"),
-        # Only malformed groups fill this; it lets a run skip counting what the
-        # next run reads again.
-        F.collect_list(F.when(~valid, F.col("kafka_offset"))).alias("malformed_offsets"),
-        F.min_by(
-            F.struct("ts", "start_offset", "end_offset", "leader_size", "committed"),
-            F.when(valid, F.col("ts")),
-        ).alias("first"),
-        F.max_by(
-            F.struct(
-                "ts",
-                "start_offset",
-                "end_offset",
-                "leader_size",
-                "max_size",
-                "leader",
-                "replicas",
-                "committed",
-            ),
-            F.when(valid, F.col("ts")),
-        ).alias("last"),
-    )
-
-
 def batch_summary(
-    groups: DataFrame, *, window_ms: int, previous_finalized_ms: int | None
+    samples: DataFrame, *, window_ms: int, previous_finalized_ms: int | None
 ) -> list[dict[str, Any]]:
     """One row per metrics-topic partition and pane (pane null: its malformed
-    records): a few dozen rows however many partitions are sampled. The run's only
-    action before the windows: the watermark, the cursor and the skipped counts are
-    worked out from it on the driver (`batch_figures`), not by one Spark job each.
+    records): a few dozen rows however many partitions are sampled. The run's first
+    action: the watermark, the cursor and the skipped counts are worked out from it
+    on the driver (`batch_figures`), not by one Spark job each.
 
-    `late_groups` lists (max_offset, rows) of the groups of panes every window of
-    which was written before (rare: only records read again after a rewind).
+    Fixed-width figures only, so Spark aggregates it by hash: each malformed record
+    is a group of its own (its offset in the key), as they are rare. `late_groups`
+    lists (max_offset, rows) of the panes every window of which was written before
+    (rare: only records read again after a rewind).
     """
-    late = F.col("window_start") + F.lit(window_ms) <= F.lit(
-        previous_finalized_ms if previous_finalized_ms is not None else -1
+    valid = F.col("valid")
+    rows = samples.groupBy(
+        "kafka_partition",
+        "window_start",
+        F.when(~valid, F.col("kafka_offset")).alias("malformed_offset"),
+    ).agg(
+        F.count(F.lit(1)).alias("rows"),
+        F.min("kafka_offset").alias("min_offset"),
+        F.max("kafka_offset").alias("max_offset"),
+        F.max(F.when(valid, F.col("ts"))).alias("watermark"),
     )
-    summary = groups.groupBy("kafka_partition", "window_start").agg(
-        F.sum("rows").alias("rows"),
-        F.min("min_offset").alias("min_offset"),
-        F.max("max_offset").alias("max_offset"),
-        F.max("last.ts").alias("watermark"),
-        F.flatten(F.collect_list("malformed_offsets")).alias("malformed_offsets"),
-        F.collect_list(F.when(late, F.struct("max_offset", "rows"))).alias("late_groups"),
-    )
-    return rows_collect(summary)
+    before = previous_finalized_ms if previous_finalized_ms is not None else -1
+    summary: dict[tuple[int, int | None], dict[str, Any]] = {}
+    for r in rows_collect(rows):
+        key = (r["kafka_partition"], r["window_start"])
+        s = summary.get(key)
+        if s is None:
+            s = summary[key] = {
+                "kafka_partition": r["kafka_partition"],
+                "window_start": r["window_start"],
+                "rows": 0,
+                "min_offset": r["min_offset"],
+                "max_offset": r["max_offset"],
+                "watermark": None,
+                "malformed_offsets": [],
+                "late_groups": [],
+            }
+        s["rows"] += r["rows"]
+        s["min_offset"] = min(s["min_offset"], r["min_offset"])
+        s["max_offset"] = max(s["max_offset"], r["max_offset"])
+        if r["watermark"] is not None:
+            s["watermark"] = max(s["watermark"] or r["watermark"], r["watermark"])
+        if r["malformed_offset"] is not None:
+            s["malformed_offsets"].append(r["malformed_offset"])
+    for s in summary.values():
+        if s["window_start"] is not None and s["window_start"] + window_ms <= before:
+            s["late_groups"] = [{"max_offset": s["max_offset"], "rows": s["rows"]}]
+    return list(summary.values())
 
 
 @dataclass(frozen=True)
@@ -266,32 +261,6 @@ def window_finalized_until(
     return boundary if previous_ms is None else max(previous_ms, boundary)
 
 
-def groups_classify(
-    groups: DataFrame,
-    *,
-    finalized_until_ms: int | None,
-    previous_finalized_ms: int | None,
-    window_ms: int | None = None,
-) -> DataFrame:
-    """Add `state` to each pane: malformed; late (every window holding it was written
-    before); open (a window not complete yet holds it, so the next run reads it
-    again); or complete. `window_ms` defaults to the pane length (tumbling).
-
-    A pane [p, p + slide) lies in the windows ending at p + slide ... p + window.
-    """
-    # End of the last window holding the pane.
-    last_end = F.col("window_end") if window_ms is None else F.col("window_start") + window_ms
-    before = F.lit(previous_finalized_ms if previous_finalized_ms is not None else -1)
-    until = F.lit(finalized_until_ms if finalized_until_ms is not None else -1)
-    state = (
-        F.when(F.col("topic").isNull(), F.lit(MALFORMED))
-        .when(last_end <= before, F.lit(LATE))
-        .when(last_end <= until, F.lit(COMPLETE))
-        .otherwise(F.lit(OPEN))
-    )
-    return groups.withColumn("state", state)
-
-
 def window_ends_due(
     *,
     finalized_until_ms: int,
@@ -315,25 +284,32 @@ def window_ends_due(
     return list(range(first, finalized_until_ms + 1, slide_ms))
 
 
-def windows_compose(panes: DataFrame, *, ends: list[int], window_ms: int) -> DataFrame:
-    """Windows ending at `ends` from the panes they hold: the first sample of the
-    first pane, the last of the last, the samples summed. Few rows per partition
-    (one per window due), so cheap next to the pane grouping. With tumbling
-    windows each window is one pane and this only filters.
+def windows_aggregate(samples: DataFrame, *, ends: list[int], window_ms: int) -> DataFrame:
+    """The windows ending at `ends`, straight from the samples: each valid sample
+    goes to the due windows holding its pane (one per run in the steady state), and
+    one aggregation per partition and window keeps its first and last sample and
+    counts the samples. A partition's samples sit in one Kafka partition, so the
+    map side reduces them to one row per partition and window before the shuffle.
+    Records of panes no due window holds (late ones included) drop out here.
     """
     start, end = F.col("window_start"), F.col("window_end")
     holding = F.filter(
         F.array(*[F.lit(e) for e in ends]) if ends else F.array().cast("array<bigint>"),
         lambda e: (e - F.lit(window_ms) <= start) & (end <= e),
     )
-    exploded = panes.where(F.col("topic").isNotNull()).select(
+    exploded = samples.where(F.col("valid")).select(
         "kafka_partition",
         "topic",
         "partition",
         F.explode(holding).alias("w_end"),
-        "samples",
-        "first",
-        "last",
+        "ts",
+        "leader",
+        "replicas",
+        "start_offset",
+        "end_offset",
+        "leader_size",
+        "max_size",
+        "committed",
     )
     return exploded.groupBy(
         "kafka_partition",
@@ -342,9 +318,23 @@ def windows_compose(panes: DataFrame, *, ends: list[int], window_ms: int) -> Dat
         (F.col("w_end") - F.lit(window_ms)).alias("window_start"),
         F.col("w_end").alias("window_end"),
     ).agg(
-        F.sum("samples").alias("samples"),
-        F.min_by("first", F.col("first.ts")).alias("first"),
-        F.max_by("last", F.col("last.ts")).alias("last"),
+        F.count(F.lit(1)).alias("samples"),
+        F.min_by(
+            F.struct("ts", "start_offset", "end_offset", "leader_size", "committed"), F.col("ts")
+        ).alias("first"),
+        F.max_by(
+            F.struct(
+                "ts",
+                "start_offset",
+                "end_offset",
+                "leader_size",
+                "max_size",
+                "leader",
+                "replicas",
+                "committed",
+            ),
+            F.col("ts"),
+        ).alias("last"),
     )
 
 
@@ -364,7 +354,7 @@ def partition_loads_compute(groups: DataFrame) -> DataFrame:
       size (average = leader size / records on disk).
     - size is the leader replica's size at the last sample (largest replica if the
       leader's is unknown).
-    A projection of window_groups' rows: no shuffle.
+    A projection of windows_aggregate's rows: no shuffle.
     """
     first, last = F.col("first"), F.col("last")
     dt = (last["ts"] - first["ts"]) / 1000.0
@@ -477,28 +467,35 @@ def rows_collect(df: DataFrame) -> list[dict[str, Any]]:
 def aggregation_execute(
     spark: SparkSession,
     *,
-    raw: DataFrame,
+    raw: DataFrame | None = None,
+    samples: DataFrame | None = None,
     window_ms: int,
     previous_finalized_ms: int | None,
     slide_ms: int | None = None,
 ) -> AggregationResult:
     """Run every transform over one batch of Kafka rows and collect the results.
 
-    The records are read and shuffled once (window_groups, into panes of
-    `slide_ms`, the window itself when tumbling); everything after works on the
-    cached panes, one row per partition and pane.
+    `raw` is the batch as the Kafka source gives it; or `samples`, the batch already
+    parsed by records_parse into panes of the slide (e.g. kept from earlier runs,
+    spark_jobs.sample_cache), which the caller persists. Raw rows are parsed once
+    and kept for the two passes: the per-pane summary (the run's figures) and the
+    due windows (one reducing shuffle).
     """
     slide = slide_ms or window_ms
     if window_ms % slide:
         raise ValueError(
             f"the window ({window_ms} ms) must be a multiple of the slide ({slide} ms)"
         )
-    groups = window_groups(records_parse(raw, window_ms=slide)).persist(
-        StorageLevel.MEMORY_AND_DISK
-    )
+    if (raw is None) == (samples is None):
+        raise ValueError("pass either raw or samples")
+    owned = samples is None
+    if samples is None:
+        samples = records_parse(raw, window_ms=slide).persist(StorageLevel.MEMORY_AND_DISK)
     try:
         figures = batch_figures(
-            batch_summary(groups, window_ms=window_ms, previous_finalized_ms=previous_finalized_ms),
+            batch_summary(
+                samples, window_ms=window_ms, previous_finalized_ms=previous_finalized_ms
+            ),
             window_ms=window_ms,
             slide_ms=slide,
             previous_finalized_ms=previous_finalized_ms,
@@ -515,12 +512,6 @@ def aggregation_execute(
         )
         if finalized is None or finalized == previous_finalized_ms or oldest is None:
             return result  # no window completed in this batch
-        classified = groups_classify(
-            groups,
-            finalized_until_ms=finalized,
-            previous_finalized_ms=previous_finalized_ms,
-            window_ms=window_ms,
-        )
         ends = window_ends_due(
             finalized_until_ms=finalized,
             previous_finalized_ms=previous_finalized_ms,
@@ -530,9 +521,7 @@ def aggregation_execute(
         )
         if not ends:
             return result
-        windows = windows_compose(
-            classified.where(F.col("state") != LATE), ends=ends, window_ms=window_ms
-        )
+        windows = windows_aggregate(samples, ends=ends, window_ms=window_ms)
         loads = partition_loads_compute(windows).persist(StorageLevel.MEMORY_AND_DISK)
         try:
             result.partition_loads = rows_collect(loads)
@@ -541,4 +530,5 @@ def aggregation_execute(
             loads.unpersist()
         return result
     finally:
-        groups.unpersist()
+        if owned:
+            samples.unpersist()

@@ -10,12 +10,12 @@ from pyspark.sql.types import BinaryType, IntegerType, LongType, StructField, St
 from spark_jobs.metrics_schema import metric_record_encode
 from spark_jobs.partition_loads import (
     aggregation_execute,
+    batch_summary,
     broker_loads_compute,
-    groups_classify,
     partition_loads_compute,
     records_parse,
     window_finalized_until,
-    window_groups,
+    windows_aggregate,
 )
 
 pytestmark = pytest.mark.spark
@@ -233,22 +233,24 @@ def test_it_keeps_the_previous_boundary_when_the_batch_is_older():
 
 
 def test_it_assigns_epoch_aligned_windows(spark):
-    groups = window_groups(
-        records_parse(
-            raw_frame(spark, [record(59_999, end=1, size=1), record(60_000, end=1, size=1)]),
-            window_ms=W,
-        )
+    samples = records_parse(
+        raw_frame(spark, [record(59_999, end=1, size=1), record(60_000, end=1, size=1)]),
+        window_ms=W,
     )
-    rows = (
-        groups_classify(groups, finalized_until_ms=60_000, previous_finalized_ms=None)
-        .orderBy("window_start")
-        .collect()
-    )
+    panes = batch_summary(samples, window_ms=W, previous_finalized_ms=None)
+    assert sorted((p["window_start"], p["rows"]) for p in panes) == [(0, 1), (60_000, 1)]
 
-    assert [(r["window_start"], r["window_end"], r["state"]) for r in rows] == [
-        (0, 60_000, "complete"),
-        (60_000, 120_000, "open"),
-    ]
+    windows = windows_aggregate(samples, ends=[60_000], window_ms=W).collect()
+    assert [(r["window_start"], r["window_end"], r["samples"]) for r in windows] == [(0, 60_000, 1)]
+
+
+def test_it_aggregates_the_due_windows_in_one_shuffle_reduced_map_side(spark):
+    samples = records_parse(raw_frame(spark, steady_window()), window_ms=10_000)
+    plan = windows_aggregate(samples, ends=[120_000], window_ms=W)._jdf.queryExecution()
+    physical = plan.executedPlan().toString()
+
+    assert physical.count("Exchange") == 1
+    assert "partial_count" in physical  # samples reduced before the shuffle
 
 
 def test_it_derives_broker_loads_by_the_load_model(spark):
@@ -300,11 +302,10 @@ def test_it_takes_the_largest_replica_when_the_leader_size_is_unknown(spark):
         )
         for ts, end, size in ((60_000, 100, 10_000), (90_000, 400, 40_000), (120_000, 400, 0))
     ]
-    groups = window_groups(records_parse(raw_frame(spark, values), window_ms=W))
-    complete = groups_classify(
-        groups, finalized_until_ms=120_000, previous_finalized_ms=None
-    ).where("state = 'complete'")
-    load = partition_loads_compute(complete).collect()[0]
+    windows = windows_aggregate(
+        records_parse(raw_frame(spark, values), window_ms=W), ends=[120_000], window_ms=W
+    )
+    load = partition_loads_compute(windows).collect()[0]
 
     assert load["messages_in"] == pytest.approx(10.0)
     # No leader size: neither growth nor an average record size to use.

@@ -21,7 +21,7 @@ from apps.clusters.models import Cluster
 
 from ..models import AggregationRun, MetricsCursor
 from .runs import aggregation_run_finish, aggregation_run_start
-from .spark_session import spark_session_create
+from .spark_session import spark_master_is_local, spark_session_create
 from .storage import aggregation_results_store
 
 logger = logging.getLogger(__name__)
@@ -90,6 +90,15 @@ def aggregation_run(
     """
     # pyspark is imported by the processes that aggregate, not by every importer.
     from spark_jobs.partition_loads import aggregation_execute, metrics_extract
+    from spark_jobs.sample_cache import sample_cache_get
+
+    # Samples are kept only in a session that outlives the run: the worker's warm one,
+    # unless it is stopped after the run to give a shared cluster's cores back.
+    keep_samples = (
+        spark is not None
+        and settings.METRICS_SAMPLES_KEPT_IN_SESSION
+        and (spark_master_is_local() or not settings.SPARK_RELEASE_BETWEEN_RUNS)
+    )
 
     run = run or aggregation_run_start(cluster=cluster, spark_master=settings.SPARK_MASTER)
     topic = settings.METRICS_TOPIC
@@ -117,26 +126,50 @@ def aggregation_run(
         lap("offsets")
         if span is not None:
             spark = spark or spark_session_create()
-            raw = metrics_extract(
-                spark,
-                bootstrap_servers=cluster.bootstrap_servers,
-                topic=topic,
-                starting_offsets=span.start,
-                ending_offsets=span.end,
-                kafka_options=kafka_source_options(cluster=cluster),
-            )
+            slide_ms = settings.METRICS_WINDOW_SLIDE_SECONDS * 1000
+
+            def extract(start: dict[int, int], end: dict[int, int]) -> Any:
+                return metrics_extract(
+                    spark,
+                    bootstrap_servers=cluster.bootstrap_servers,
+                    topic=topic,
+                    starting_offsets=start,
+                    ending_offsets=end,
+                    kafka_options=kafka_source_options(cluster=cluster),
+                )
+
             previous = cursor.finalized_until if cursor else None
-            result = aggregation_execute(
-                spark,
-                raw=raw,
-                window_ms=window_ms,
-                slide_ms=settings.METRICS_WINDOW_SLIDE_SECONDS * 1000,
-                previous_finalized_ms=_dt_to_ms(previous) if previous else None,
-            )
+            window = {
+                "window_ms": window_ms,
+                "slide_ms": slide_ms,
+                "previous_finalized_ms": _dt_to_ms(previous) if previous else None,
+            }
+            if keep_samples:
+                cache = sample_cache_get(
+                    key=f"{cluster.pk}:{cluster.bootstrap_servers}:{topic}",
+                    spark=spark,
+                    slide_ms=slide_ms,
+                )
+                try:
+                    samples = cache.samples(spark, start=span.start, end=span.end, extract=extract)
+                    result = aggregation_execute(spark, samples=samples, **window)
+                except Exception:
+                    cache.drop()
+                    raise
+            else:
+                cache = None
+                result = aggregation_execute(spark, raw=extract(span.start, span.end), **window)
             lap("spark")
             # Partitions with nothing new resume where this read ended.
             result.next_offsets = {**span.end, **result.next_offsets}
-            aggregation_results_store(cluster=cluster, run=run, topic=topic, result=result)
+            try:
+                aggregation_results_store(cluster=cluster, run=run, topic=topic, result=result)
+            except Exception:
+                if cache is not None:
+                    cache.drop()  # the cursor did not move: the next run starts afresh
+                raise
+            if cache is not None:
+                cache.commit(next_start=result.next_offsets)
             lap("store")
         status, error = AggregationRun.Status.SUCCEEDED, ""
     except Exception:

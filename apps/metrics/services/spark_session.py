@@ -67,6 +67,10 @@ def spark_session_release() -> None:
     if _worker_spark is None or spark_master_is_local() or not settings.SPARK_RELEASE_BETWEEN_RUNS:
         return
     session, _worker_spark = _worker_spark, None
+    # pyspark is imported by the processes that aggregate, not by every importer.
+    from spark_jobs.sample_cache import sample_caches_drop
+
+    sample_caches_drop()  # kept samples die with the session
     try:
         session.stop()
     except Exception:
