@@ -561,6 +561,8 @@ class BandGoal(Goal):
         x = model.load[:, j]
         norm = model.norm[:, j]
         moved = 0
+        # broker pairs that found nothing: asked again only once a swap touched either
+        failed: set[tuple[int, int]] = set()
         while moved < PAIR_SWAPS:
             util = x / norm
             over = model.usable & (x > hi + tolerance(hi))
@@ -578,15 +580,19 @@ class BandGoal(Goal):
                     partners = partners[np.lexsort((partners, -util[partners]))][:SWAP_DESTS]
                 for other in partners.tolist():
                     s, d = (b, other) if over[b] else (other, b)
+                    if (s, d) in failed:
+                        continue
                     found = best_swap(model, s, d, j, lo, hi)
                     if found is not None:
                         break
+                    failed.add((s, d))
                 if found is not None:
                     break
             if found is None:
                 break
             p1, k1, p2, k2 = found
             d, s = int(model.assign[p2, k2]), int(model.assign[p1, k1])
+            failed = {pair for pair in failed if s not in pair and d not in pair}
             model.move_replica(p1, k1, d, self.name)
             model.move_replica(p2, k2, s, self.name)
             model.counter(self.name).swaps += 1
