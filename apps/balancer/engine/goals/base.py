@@ -503,8 +503,9 @@ class BandGoal(Goal):
                 )
                 pairs += [(a, c) for a in givers[np.lexsort((givers, -x[givers]))].tolist()]
             found = None
+            memo: dict = {}  # the model doesn't change until a chain is found
             for a, c in pairs:
-                found = leader_chain(model, a, c)
+                found = leader_chain(model, a, c, memo)
                 if found is not None:
                     break
             if found is None:
@@ -539,13 +540,14 @@ class BandGoal(Goal):
                 model.begin()
                 model.move_leader(p, k, self.name)
                 model.move_leader(q, kq, self.name)
+                memo: dict = {}
                 for c in takers if only is None else [only]:
                     single = leader_single(model, a, c)
                     if single is not None:
                         model.move_leader(*single, self.name)
                         model.commit()
                         return True
-                    chain = leader_chain(model, a, c)
+                    chain = leader_chain(model, a, c, memo)
                     if chain is not None:
                         model.move_leader(chain[0], chain[1], self.name)
                         model.move_leader(chain[2], chain[3], self.name)
