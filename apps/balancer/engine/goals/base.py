@@ -529,13 +529,16 @@ class BandGoal(Goal):
         is undone when no give follows."""
         tol = tolerance(hi)
         ok = model.usable & model.leader_dest
+        taker_trades: dict[int, list[tuple[int, int, int, int]]] = {}
         # a search per broker pair: the most loaded few brokers and takers only
         for a in over[np.lexsort((over, -x[over]))][:ROOM_BROKERS].tolist():
             takers = np.flatnonzero(ok & (x + 1 <= hi + tol) & (x + 1 <= x[a] - 1 + tol))
             takers = takers[np.lexsort((takers, x[takers]))][:ROOM_BROKERS].tolist()
             trades = [(t, None) for t in room_swaps(model, a)[:ROOM_SWAPS]]
             for c in takers:
-                trades += [(t, c) for t in room_swaps(model, c, more=False)[:ROOM_SWAPS]]
+                if c not in taker_trades:  # takers recur across brokers; trades roll back
+                    taker_trades[c] = room_swaps(model, c, more=False)[:ROOM_SWAPS]
+                trades += [(t, c) for t in taker_trades[c]]
             for (p, k, q, kq), only in trades:
                 model.begin()
                 model.move_leader(p, k, self.name)
