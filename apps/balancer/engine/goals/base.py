@@ -503,8 +503,9 @@ class BandGoal(Goal):
                 )
                 pairs += [(a, c) for a in givers[np.lexsort((givers, -x[givers]))].tolist()]
             found = None
+            memo: dict = {}  # the model doesn't change until a chain is found
             for a, c in pairs:
-                found = leader_chain(model, a, c)
+                found = leader_chain(model, a, c, memo)
                 if found is not None:
                     break
             if found is None:
@@ -528,24 +529,28 @@ class BandGoal(Goal):
         is undone when no give follows."""
         tol = tolerance(hi)
         ok = model.usable & model.leader_dest
+        taker_trades: dict[int, list[tuple[int, int, int, int]]] = {}
         # a search per broker pair: the most loaded few brokers and takers only
         for a in over[np.lexsort((over, -x[over]))][:ROOM_BROKERS].tolist():
             takers = np.flatnonzero(ok & (x + 1 <= hi + tol) & (x + 1 <= x[a] - 1 + tol))
             takers = takers[np.lexsort((takers, x[takers]))][:ROOM_BROKERS].tolist()
             trades = [(t, None) for t in room_swaps(model, a)[:ROOM_SWAPS]]
             for c in takers:
-                trades += [(t, c) for t in room_swaps(model, c, more=False)[:ROOM_SWAPS]]
+                if c not in taker_trades:  # takers recur across brokers; trades roll back
+                    taker_trades[c] = room_swaps(model, c, more=False)[:ROOM_SWAPS]
+                trades += [(t, c) for t in taker_trades[c]]
             for (p, k, q, kq), only in trades:
                 model.begin()
                 model.move_leader(p, k, self.name)
                 model.move_leader(q, kq, self.name)
+                memo: dict = {}
                 for c in takers if only is None else [only]:
                     single = leader_single(model, a, c)
                     if single is not None:
                         model.move_leader(*single, self.name)
                         model.commit()
                         return True
-                    chain = leader_chain(model, a, c)
+                    chain = leader_chain(model, a, c, memo)
                     if chain is not None:
                         model.move_leader(chain[0], chain[1], self.name)
                         model.move_leader(chain[2], chain[3], self.name)
@@ -561,6 +566,8 @@ class BandGoal(Goal):
         x = model.load[:, j]
         norm = model.norm[:, j]
         moved = 0
+        # broker pairs that found nothing: asked again only once a swap touched either
+        failed: set[tuple[int, int]] = set()
         while moved < PAIR_SWAPS:
             util = x / norm
             over = model.usable & (x > hi + tolerance(hi))
@@ -578,15 +585,19 @@ class BandGoal(Goal):
                     partners = partners[np.lexsort((partners, -util[partners]))][:SWAP_DESTS]
                 for other in partners.tolist():
                     s, d = (b, other) if over[b] else (other, b)
+                    if (s, d) in failed:
+                        continue
                     found = best_swap(model, s, d, j, lo, hi)
                     if found is not None:
                         break
+                    failed.add((s, d))
                 if found is not None:
                     break
             if found is None:
                 break
             p1, k1, p2, k2 = found
             d, s = int(model.assign[p2, k2]), int(model.assign[p1, k1])
+            failed = {pair for pair in failed if s not in pair and d not in pair}
             model.move_replica(p1, k1, d, self.name)
             model.move_replica(p2, k2, s, self.name)
             model.counter(self.name).swaps += 1

@@ -36,41 +36,64 @@ def _fits(model: ClusterModel, b: int, delta: np.ndarray) -> np.ndarray:
     return ((new <= top) & (new >= bottom)).all(axis=-1)
 
 
-def leader_chain(model: ClusterModel, a: int, c: int) -> tuple[int, int, int, int] | None:
+def leader_chain(
+    model: ClusterModel, a: int, c: int, memo: dict | None = None
+) -> tuple[int, int, int, int] | None:
     """Leadership of p1 from broker a to a middle broker, and of p2 from there to c,
     every registered constraint kept: (p1, k1, p2, k2) with k the slot of the new
-    leader in each replica list, or None."""
+    leader in each replica list, or None.
+
+    `memo` keeps what one model state gives per broker and broker pair (leaders,
+    shared partitions that fit), for a caller trying many pairs (a, c) before the
+    next change; the caller drops it at every change."""
     if not (model.leader_dest[c] and model.usable[c]):
         return None
+    if memo is None:
+        memo = {}
     lvec = model.lvec
-    p1s = _led(model, a)
+
+    def led(x: int) -> np.ndarray:
+        if ("led", x) not in memo:
+            memo["led", x] = _led(model, x)
+        return memo["led", x]
+
+    if ("a", a) not in memo:
+        p1s = led(a)
+        p1s = p1s[_fits(model, a, -lvec[p1s])]
+        memo["a", a] = (p1s, model.assign[p1s])
+    p1s, rows = memo["a", a]
     if p1s.shape[0] == 0:
         return None
-    ok_a = _fits(model, a, -lvec[p1s])
-    p1s = p1s[ok_a]
-    rows = model.assign[p1s]
+    if ("mids", a) not in memo:
+        memo["mids", a] = np.unique(rows[:, 1:][rows[:, 1:] >= 0]).tolist()
     best: tuple[tuple, tuple[int, int, int, int]] | None = None
-    for b in np.unique(rows[:, 1:][rows[:, 1:] >= 0]).tolist():
+    for b in memo["mids", a]:
         if b in (a, c) or not (model.leader_dest[b] and model.usable[b]):
             continue
-        has_b = rows == b
-        sel = has_b.any(axis=1)
-        q1, k1 = p1s[sel], np.argmax(has_b[sel], axis=1)
-        p2s = _led(model, b)
-        has_c = model.assign[p2s] == c
-        sel2 = has_c.any(axis=1)
-        q2, k2 = p2s[sel2], np.argmax(has_c[sel2], axis=1)
-        if q1.shape[0] == 0 or q2.shape[0] == 0:
+        if ("q1", a, b) not in memo:
+            has_b = rows == b
+            sel = has_b.any(axis=1)
+            memo["q1", a, b] = (p1s[sel], np.argmax(has_b[sel], axis=1))
+        q1, k1 = memo["q1", a, b]
+        if q1.shape[0] == 0:
             continue
-        ok2 = _fits(model, c, lvec[q2])
-        q2, k2 = q2[ok2], k2[ok2]
+        if ("q2", b, c) not in memo:
+            p2s = led(b)
+            has_c = model.assign[p2s] == c
+            sel2 = has_c.any(axis=1)
+            q2, k2 = p2s[sel2], np.argmax(has_c[sel2], axis=1)
+            ok2 = _fits(model, c, lvec[q2])
+            memo["q2", b, c] = (q2[ok2], k2[ok2])
+        q2, k2 = memo["q2", b, c]
         if q2.shape[0] == 0:
             continue
         mid = _fits(model, b, lvec[q1][:, None, :] - lvec[q2][None, :, :])
         i1, i2 = np.nonzero(mid)
         if i1.shape[0] == 0:
             continue
-        listed = (model.assign != model.initial).any(axis=1)
+        if "listed" not in memo:  # partitions the plan lists anyway
+            memo["listed"] = (model.assign != model.initial).any(axis=1)
+        listed = memo["listed"]
         untouched = (~listed[q1[i1]]).astype(np.int64) + (~listed[q2[i2]]).astype(np.int64)
         moved = lvec[q1[i1], NW_OUT] + lvec[q2[i2], NW_OUT]
         i = int(np.lexsort((i2, i1, moved, untouched))[0])
