@@ -10,7 +10,8 @@ capped per side, so a big cluster stays cheap): the load each measure would have
 both brokers, against every registered constraint ("never worse", as `swap_ok`
 judges it), and the goal's own violation on the two brokers. The pair that lowers
 that violation most, then copies the fewest bytes, is tried first; `swap_ok` has the
-last word (racks, membership, per-topic counts).
+last word (racks, membership, per-topic counts). On a small cluster, when no pair
+fits, `best_trade` weighs one follower against two the other way in the same pass.
 """
 
 from __future__ import annotations
