@@ -243,6 +243,32 @@ def test_it_swaps_weighing_every_measure_when_the_nearest_partners_break_another
     assert pr.report["movement"]["replica_moves"] == 2
 
 
+def test_it_trades_one_follower_for_two_when_no_swap_levels_network_in() -> None:
+    # broker 3 leads every partition (twice the capacity: at the ideal); after the disk
+    # goal brokers 1 and 2 hold disk 6 / 6 with network in 4 / 13 (band <= 9.35). No
+    # single swap of followers keeps disk level and brings network in into band; the
+    # 4-in follower of broker 2 for two of broker 1 (1 + 1 in, disk 2 either way) does
+    items = [(1, 1, 3), (1, 1, 1), (1, 3, 3), (2, 3, 2), (2, 5, 1), (2, 4, 2)]
+    parts = [part("t", i, [3, b], bytes_in=x, size=sz) for i, (b, x, sz) in enumerate(items)]
+    cap = {"network_in": 100.0, "network_out": 100.0, "disk": 100.0}
+    big = {k: 2 * v for k, v in cap.items()}
+    snap = snapshot([broker(1, **cap), broker(2, **cap), broker(3, **big)], parts)
+    pr = propose(
+        snap,
+        options=only(
+            "disk-distribution",
+            "network-in-distribution",
+            thresholds={"disk-distribution": 1.0, "network-in-distribution": 1.1},
+        ),
+    )
+    after = apply_plan(snap, pr.plan)
+    loads = broker_loads(after)
+    assert [loads[b]["disk"] for b in (1, 2)] == [6, 6]
+    assert ratio(after, "network_in") <= 1.1
+    assert all(r[0] == 3 for r in assignment(after).values())  # followers only
+    assert goal(pr.report, "network-in-distribution")["swaps"] == 1
+
+
 def test_it_passes_leadership_through_a_middle_broker_when_no_single_change_levels() -> None:
     # broker 1 leads 3, broker 3 leads 1, band 2..2: they share no partition, broker 2
     # is full; a0 to broker 2 and b0 from broker 2 to broker 3 levels it, no data copied

@@ -273,7 +273,13 @@ def test_it_never_moves_data_in_the_leadership_pass(snap: dict, data) -> None:
     loads = model.load[:, [NW_IN, DISK, REPLICAS]].copy()
     leadership = build_leadership_pass(options)
     gross = {g.name: model.counter(g.name).replica_moves for g in leadership}
-    optimizer.run(model, [], leadership)
+    # the leadership pass alone: `run` ends with the movement and polish passes, which
+    # move data by design (they gave back a replica moved by the first run otherwise)
+    with (
+        mock.patch.object(optimizer, "trim", lambda model: 0),
+        mock.patch.object(optimizer, "polish", lambda model, goals: 0),
+    ):
+        optimizer.run(model, [], leadership)
     # every partition keeps its replica set: only the order (the leader) may change
     assert (np.sort(model.assign, axis=1) == sets).all()
     assert np.allclose(model.load[:, [NW_IN, DISK, REPLICAS]], loads)

@@ -25,7 +25,7 @@ import numpy as np
 
 from ..model import LEADER_BYTES_IN, LEADER_MEASURES, LEADERS, NW_OUT, ClusterModel
 from .leader_chains import leader_chain, leader_single, room_swaps
-from .pair_search import best_swap
+from .pair_search import best_swap, best_trade
 
 MAX_ROUNDS = 6
 # consecutive rejected candidates after which a source broker is given up for a pass
@@ -590,11 +590,23 @@ class BandGoal(Goal):
                     found = best_swap(model, s, d, j, lo, hi)
                     if found is not None:
                         break
+                    trade = best_trade(model, s, d, j, lo, hi)
+                    if trade is not None:
+                        found = trade
+                        break
                     failed.add((s, d))
                 if found is not None:
                     break
             if found is None:
                 break
+            if isinstance(found, list):  # a one-for-two trade (pair_search.best_trade)
+                touched = {int(model.assign[p, k]) for p, k, _ in found}
+                failed = {pair for pair in failed if not touched & set(pair)}
+                for p, k, to in found:
+                    model.move_replica(p, k, to, self.name)
+                model.counter(self.name).swaps += 1
+                moved += 1
+                continue
             p1, k1, p2, k2 = found
             d, s = int(model.assign[p2, k2]), int(model.assign[p1, k1])
             failed = {pair for pair in failed if s not in pair and d not in pair}

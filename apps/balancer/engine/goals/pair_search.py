@@ -10,14 +10,15 @@ capped per side, so a big cluster stays cheap): the load each measure would have
 both brokers, against every registered constraint ("never worse", as `swap_ok`
 judges it), and the goal's own violation on the two brokers. The pair that lowers
 that violation most, then copies the fewest bytes, is tried first; `swap_ok` has the
-last word (racks, membership, per-topic counts).
+last word (racks, membership, per-topic counts). On a small cluster, when no pair
+fits, `best_trade` weighs one follower against two the other way in the same pass.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..model import ClusterModel
+from ..model import REPLICAS, ClusterModel
 
 # replicas per side weighed (160 x 160 pairs): a 5-broker bench broker holds fewer, so
 # every one is weighed there; 400 a side cost the 12-broker overload bench ~10 s of CPU
@@ -108,4 +109,122 @@ def best_swap(
         p1, k1, p2, k2 = int(pa[ia[i]]), int(ka[ia[i]]), int(pb[ib[i]]), int(kb[ib[i]])
         if model.swap_ok(p1, k1, p2, k2):
             return p1, k1, p2, k2
+    return None
+
+
+# one-for-two trades: only where both brokers hold few replicas (a 5-broker cluster of
+# 60 partitions holds ~36 a broker), so the n x n^2 / 2 triples stay cheap and a big
+# cluster never pays for the search
+TRADE_SIDE = 64
+
+
+def _topic_ok(model: ClusterModel, b: int, ins: list[int], outs: list[int]) -> bool:
+    if model.topic_hi is None or model.topic_lo is None:
+        return True
+    tc = model.topic_count
+    delta: dict[int, int] = {}
+    for p in ins:
+        t = int(model.topic_l[p])
+        delta[t] = delta.get(t, 0) + 1
+    for p in outs:
+        t = int(model.topic_l[p])
+        delta[t] = delta.get(t, 0) - 1
+    for t, dv in delta.items():
+        cur = int(tc[t, b])
+        if dv > 0 and cur + dv > max(model.topic_hi[t], cur):
+            return False
+        if dv < 0 and cur + dv < min(model.topic_lo[t], cur):
+            return False
+    return True
+
+
+def _rack_ok(model: ClusterModel, p: int, k: int, to: int) -> bool:
+    full, leaving = model.rack_full(p, k)
+    return leaving or model.rack_l[to] not in full
+
+
+def best_trade(
+    model: ClusterModel,
+    s: int,
+    d: int,
+    j: int,
+    lo: np.ndarray,
+    hi: np.ndarray,
+) -> list[tuple[int, int, int]] | None:
+    """When no one-for-one swap fits: s gives one replica to d and takes two back, or
+    gives two and takes one, judged on the net loads of both brokers (a broker at the
+    lower edge of one band and over another often needs exactly that). Followers
+    only: leadership, and with it network out, stays where it is, so the leader
+    goal finds the same room it had (a trade moving leaders left seed 3 of the
+    small-cluster bench with leaders 1.167 where one without reaches 1.083). The moves
+    [(p, k, to), ...] of the trade that lowers measure j's violation most (fewest
+    bytes copied among equals), or None."""
+    if max(model.load[s, REPLICAS], model.load[d, REPLICAS]) > TRADE_SIDE:
+        return None
+    pa, ka, va, ca = _cells(model, s, d)
+    pb, kb, vb, cb = _cells(model, d, s)
+    fa, fb = ka > 0, kb > 0  # followers only: no network out, leadership left as it is
+    pa, ka, va, ca = pa[fa], ka[fa], va[fa], ca[fa]
+    pb, kb, vb, cb = pb[fb], kb[fb], vb[fb], cb[fb]
+    if pa.shape[0] == 0 or pb.shape[0] == 0:
+        return None
+    okA = ~(model.assign[pa] == d).any(axis=1)  # d holds no replica of p yet
+    okB = ~(model.assign[pb] == s).any(axis=1)
+    load = model.load
+    ms = np.flatnonzero(
+        np.isfinite(model.hi[d])
+        | np.isfinite(model.lo[d])
+        | np.isfinite(model.hi[s])
+        | np.isfinite(model.lo[s])
+    )
+    cands: list[tuple[float, float, list[tuple[int, int, int]]]] = []
+    for single, one, two in (
+        ("a", (pa, ka, va, ca, okA), (pb, kb, vb, cb, okB)),
+        ("b", (pb, kb, vb, cb, okB), (pa, ka, va, ca, okA)),
+    ):
+        p1, k1, v1, c1, o1 = one
+        p2, k2, v2, c2, o2 = two
+        i2, i3 = np.triu_indices(p2.shape[0], 1)
+        pair_ok = o2[i2] & o2[i3]
+        i2, i3 = i2[pair_ok], i3[pair_ok]
+        i1 = np.flatnonzero(o1)
+        if i1.shape[0] == 0 or i2.shape[0] == 0:
+            continue
+        # flow from the single's broker to the other, per (single, pair)
+        flow = v1[i1][:, None, :] - v2[i2][None, :, :] - v2[i3][None, :, :]
+        src, dst = (s, d) if single == "a" else (d, s)
+        fj = flow[:, :, j]
+        gain = (
+            _violation(load[src, j], lo[src], hi[src])
+            + _violation(load[dst, j], lo[dst], hi[dst])
+            - _violation(load[src, j] - fj, lo[src], hi[src])
+            - _violation(load[dst, j] + fj, lo[dst], hi[dst])
+        )
+        ok = gain > np.abs(load[s, j]) * TOL + TOL
+        for b, sign in ((dst, 1.0), (src, -1.0)):
+            cur = load[b, ms]
+            top = np.maximum(model.hi[b, ms], cur) + np.abs(cur) * TOL + TOL
+            bottom = np.minimum(model.lo[b, ms], cur) - np.abs(cur) * TOL - TOL
+            new = cur + sign * flow[:, :, ms]
+            ok &= ((new <= top) & (new >= bottom)).all(axis=-1)
+        x1, x2 = np.nonzero(ok)
+        for a, b in zip(x1.tolist(), x2.tolist(), strict=True):
+            u, w1, w2 = int(i1[a]), int(i2[b]), int(i3[b])
+            cost = float(c1[u] + c2[w1] + c2[w2])
+            moves = [
+                (int(p1[u]), int(k1[u]), dst),
+                (int(p2[w1]), int(k2[w1]), src),
+                (int(p2[w2]), int(k2[w2]), src),
+            ]
+            cands.append((-float(gain[a, b]), cost, moves))
+    cands.sort(key=lambda c: (c[0], c[1], c[2]))
+    for _, _, moves in cands[:MAX_TRIES]:
+        (p1, k1, to1), (p2, k2, to2), (p3, k3, to3) = moves
+        if not (_rack_ok(model, p1, k1, to1) and _rack_ok(model, p2, k2, to2)):
+            continue
+        if not _rack_ok(model, p3, k3, to3):
+            continue
+        src = int(model.assign[p1, k1])
+        if _topic_ok(model, to1, [p1], [p2, p3]) and _topic_ok(model, src, [p2, p3], [p1]):
+            return moves
     return None
