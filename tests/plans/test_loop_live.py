@@ -13,7 +13,9 @@ from apps.clusters.models import Cluster
 from tests.support.loop_scenario import loop_run, topic_delete
 
 pytestmark = [
-    pytest.mark.django_db(transaction=True),
+    # Serialized rollback like every transactional test here: a plain flush re-creates
+    # content types with new ids, and the next serialized-rollback test cannot reload.
+    pytest.mark.django_db(transaction=True, serialized_rollback=True),
     pytest.mark.integration,
     pytest.mark.spark,
 ]

@@ -2,7 +2,6 @@
 and each plan gets its partition count (migration plans.0008)."""
 
 import pytest
-from django.contrib.contenttypes.models import ContentType
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
@@ -13,18 +12,14 @@ AFTER = [("plans", "0008_plan_content_table_and_partition_count")]
 
 
 @pytest.fixture
-def migrated_back(transactional_db):
-    # No serialized rollback: its reload at setup clashes with content types that the
-    # flush after a plain transactional test (tests/plans/test_loop_live.py, run just
-    # before) re-created with new ids. Nothing here needs the rows back: the flush after
-    # this test empties the tables, and the content type cache is dropped with them.
+def migrated_back(transactional_db, django_db_serialized_rollback):
+    # As tests/clusters/test_migration.py: serialized rollback keeps content type ids.
     executor = MigrationExecutor(connection)
     executor.migrate(BEFORE)
     yield
     executor = MigrationExecutor(connection)
     executor.loader.build_graph()
     executor.migrate(executor.loader.graph.leaf_nodes())
-    ContentType.objects.clear_cache()
 
 
 def test_it_moves_existing_plans_large_parts_to_their_own_row(migrated_back):
