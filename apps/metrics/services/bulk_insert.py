@@ -1,7 +1,8 @@
-"""Inserting a window's many new rows (200k partition loads, 8,000 topic loads) in one
-statement's worth of work: PostgreSQL's COPY, elsewhere one prepared INSERT executed
-for every row. Building a model instance per row and bulk_create's per-value
-preparation took most of the time of a window stored at 200k partitions."""
+"""Inserting many new rows (a window's 200k partition loads and 8,000 topic loads, a
+plan's moves) in one statement's worth of work: PostgreSQL's COPY, elsewhere one
+prepared INSERT executed for every row. Building a model instance per row and
+bulk_create's per-value preparation took most of the time of a window stored at 200k
+partitions."""
 
 from __future__ import annotations
 

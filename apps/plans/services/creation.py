@@ -7,12 +7,13 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from django.contrib.auth.base_user import AbstractBaseUser
-from django.db import DEFAULT_DB_ALIAS, connections, transaction
+from django.db import transaction
 from django.utils import timezone
 
 from apps.audit.services import Actor, audit_record
 from apps.balancer import engine
 from apps.clusters.models import Cluster
+from apps.metrics.services.bulk_insert import rows_insert
 
 from ..errors import PlanRequestInvalid, PlanStateError
 from ..kafka_ops import KafkaOps, PartitionKey
@@ -175,19 +176,17 @@ _MOVE_COLUMNS = (
 
 
 def _moves_insert(*, plan: Plan, moves: list[_MoveDraft]) -> None:
-    """Every move in one statement: on PostgreSQL one COPY, elsewhere one prepared
-    INSERT executed for every row. Rows are built as tuples with the JSON serialised
+    """Every move in one statement (`rows_insert`: PostgreSQL's COPY, elsewhere one
+    prepared INSERT executed for every row). Rows are built as tuples with the JSON serialised
     once (the fields' get_db_prep_save per value was most of the time, and bulk_create
     asks SQLite for the new ids in batches of ~70 rows); nothing here needs the ids."""
     if not moves:
         return
-    db = connections[DEFAULT_DB_ALIAS]
     meta = PlanMove._meta
     if {f.column for f in meta.concrete_fields if not f.primary_key} != {
         meta.get_field(name).column for name in _MOVE_COLUMNS
     }:
         raise RuntimeError("PlanMove's columns changed: update _MOVE_COLUMNS")  # pragma: no cover
-    copy = db.vendor == "postgresql"
     dumps = json.dumps
     pending = MoveState.PENDING.value
     rows = [
@@ -211,17 +210,7 @@ def _moves_insert(*, plan: Plan, moves: list[_MoveDraft]) -> None:
         )
         for m in moves
     ]
-    qn = db.ops.quote_name
-    table = qn(meta.db_table)
-    columns = ", ".join(qn(meta.get_field(name).column) for name in _MOVE_COLUMNS)
-    with db.cursor() as cursor:
-        if copy:
-            with cursor.cursor.copy(f"COPY {table} ({columns}) FROM STDIN") as pipe:
-                for row in rows:
-                    pipe.write_row(row)
-            return
-        placeholders = ", ".join(["%s"] * len(_MOVE_COLUMNS))
-        cursor.executemany(f"INSERT INTO {table} ({columns}) VALUES ({placeholders})", rows)
+    rows_insert(model=PlanMove, columns=_MOVE_COLUMNS, rows=rows)
 
 
 def plan_create_from_proposal(
