@@ -19,6 +19,7 @@ if _SCRIPTS not in sys.path:
     sys.path.insert(0, _SCRIPTS)
 
 from dev_cluster import DevCluster, kafka39_cluster_args, quorum_cluster_args  # noqa: E402
+from support.db_guard import pytest_collection_modifyitems  # noqa: E402, F401 (a hook)
 from support.users import user_make  # noqa: E402
 
 
