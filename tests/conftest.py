@@ -19,8 +19,23 @@ if _SCRIPTS not in sys.path:
     sys.path.insert(0, _SCRIPTS)
 
 from dev_cluster import DevCluster, kafka39_cluster_args, quorum_cluster_args  # noqa: E402
-from support.db_guard import pytest_collection_modifyitems  # noqa: E402, F401 (a hook)
+from support.db_guard import transactional_tests_guard  # noqa: E402
+from support.db_selection import database_tests_select  # noqa: E402
 from support.users import user_make  # noqa: E402
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--database-only",
+        action="store_true",
+        help="run only the tests that use the database (scripts/test-postgres's pass)",
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    transactional_tests_guard(items)
+    if config.getoption("database_only"):
+        database_tests_select(config, items)
 
 
 @pytest.fixture(scope="session")

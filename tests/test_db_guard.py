@@ -6,7 +6,12 @@ import pytest
 
 pytest_plugins = ["pytester"]
 
-_CONFTEST = "from support.db_guard import pytest_collection_modifyitems  # noqa: F401\n"
+_CONFTEST = """
+from support.db_guard import transactional_tests_guard
+
+def pytest_collection_modifyitems(items):
+    transactional_tests_guard(items)
+"""
 
 _TESTS = """
 import pytest

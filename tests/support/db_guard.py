@@ -41,7 +41,8 @@ def flush_without_serialized_rollback(item: pytest.Item) -> bool:
     return transactional and not serialized
 
 
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+def transactional_tests_guard(items: list[pytest.Item]) -> None:
+    """Fail collection, naming every transactional test that would end in a plain flush."""
     offenders = [item.nodeid for item in items if flush_without_serialized_rollback(item)]
     if offenders:
         raise pytest.UsageError(
