@@ -18,12 +18,14 @@ ON_ONE_AND_TWO = [[1, 2], [2, 1]] * 3
 
 
 def worker_topic(admin, topics: list[str], bootstrap: str, kind: str) -> tuple[str, str]:
-    """A topic on brokers 1 and 2 with 1 MiB per partition, and the plan JSON giving
+    """A topic on brokers 1 and 2 with 512 KiB per partition, and the plan JSON giving
     every partition a copy on broker 3 (5 per batch, the per-broker cap, then 1)."""
     topic = live.topic_name(kind)
     topics.append(topic)
     live.topic_create(admin, topic, assignment=ON_ONE_AND_TWO)
-    live.fill(bootstrap, topic, 6, 1024 * 1024)
+    # At the plan's 400 kB/s the first batch copies for ~7 s (plus the traffic
+    # alongside): time enough for the fault to strike mid-batch; more only waits longer.
+    live.fill(bootstrap, topic, 6, 512 * 1024)
     plan = {
         "version": 1,
         "partitions": [
