@@ -2,6 +2,8 @@
 re-read when the execution starts after the logs grew, then set against what broker 3's new
 replicas really hold once the plan completed (and the copy time against the ETA)."""
 
+import os
+
 import pytest
 
 from apps.clusters.kafka_python_adapter import replica_sizes_describe
@@ -21,6 +23,11 @@ pytestmark = [pytest.mark.django_db, pytest.mark.integration]
 
 ON_ONE_AND_TWO = [[1, 2], [2, 1]] * 3
 THROTTLE = 4 * 1024 * 1024
+# MiB written per partition before the proposal (a third of it more before approval).
+# Sizes are read from the logs, so the bytes checks hold at any size; the suite copies
+# for a few seconds. docs/lifecycle.md's copy times are measured with
+# ESTIMATE_TEST_MIB=9: copies of a few seconds burst above Kafka's averaged throttle.
+MIB = int(os.environ.get("ESTIMATE_TEST_MIB", "3"))
 
 
 def test_it_estimates_the_bytes_copied_within_ten_percent(kafka_cluster, admin, topics, admin_user):
@@ -28,14 +35,14 @@ def test_it_estimates_the_bytes_copied_within_ten_percent(kafka_cluster, admin, 
     topic = live.topic_name("estimate")
     topics.append(topic)
     live.topic_create(admin, topic, assignment=ON_ONE_AND_TWO)
-    live.fill(bootstrap, topic, 6, 9 * 1024 * 1024)
+    live.fill(bootstrap, topic, 6, MIB * 1024 * 1024)
     cluster = live.cluster_registered(
         bootstrap, admin_user, [topic], throttle_bytes_per_sec=THROTTLE
     )
 
     plan = plan_request(cluster=cluster, user=admin_user, mode="add-brokers", brokers=[3])
     at_proposal = plan.bytes_to_move
-    live.fill(bootstrap, topic, 6, 3 * 1024 * 1024)  # the logs grow before anyone approves
+    live.fill(bootstrap, topic, 6, MIB * 1024 * 1024 // 3)  # the logs grow before approval
     plan_approve(plan=plan, user=admin_user)
     plan.refresh_from_db()
     plan = execution_run(plan=plan, poll_interval=0.5, max_seconds=120)
