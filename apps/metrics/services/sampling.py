@@ -305,6 +305,9 @@ def metric_records_publish(
             "linger.ms": 20,
             "compression.type": "lz4",
             "queue.buffering.max.messages": 1_000_000,
+            # Only failures call back into Python: a callback per delivered record was
+            # ~0.5 us each of the round's CPU (0.1 s at 200k partitions).
+            "delivery.report.only.error": True,
         },
     )
     producer = Producer(config)
