@@ -128,8 +128,10 @@ def partitions_describe(*, admin: AdminClient) -> tuple[list[PartitionInfo], set
 # librdkafka's ListOffsets costs more than linearly in the partitions of one request
 # (on the dev cluster, 1,000 partitions of one leader: 24 ms of CPU in one request,
 # 16 ms in requests of 500, 13 ms of 250), so a round sends one request per leader
-# and at most this many partitions each.
-OFFSETS_REQUEST_PARTITIONS = 500
+# and at most this many partitions each. Both specs at 20k partitions (RF 2, topics
+# of 25), this process's CPU: 0.26 s at 500, 0.22 at 200, 0.20 at 100, 0.24 at 50
+# (bench/bench_sample_round_live.py; docs/metrics.md).
+OFFSETS_REQUEST_PARTITIONS = 100
 
 
 def _offsets_request_send(*, admin: AdminClient, request: list[TopicPartition]) -> Future:
@@ -303,6 +305,9 @@ def metric_records_publish(
             "linger.ms": 20,
             "compression.type": "lz4",
             "queue.buffering.max.messages": 1_000_000,
+            # Only failures call back into Python: a callback per delivered record was
+            # ~0.5 us each of the round's CPU (0.1 s at 200k partitions).
+            "delivery.report.only.error": True,
         },
     )
     producer = Producer(config)
