@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.contrib.auth.models import AnonymousUser
 from django.core.paginator import Page, Paginator
+from django.db import connection
 from django.db.models import QuerySet
 
 from .models import Broker, Cluster, ClusterRound, Partition, Topic
@@ -129,11 +130,21 @@ def partitions_filter(
     *, cluster: Cluster, topic: str = "", broker: int | None = None
 ) -> QuerySet[Partition]:
     """Partitions of a cluster, optionally of one topic and / or with a replica on a broker."""
-    partitions = Partition.objects.filter(topic__cluster=cluster).select_related("topic")
+    # The topic's name only: not its packed placement (every partition of the topic,
+    # up to hundreds of KB), which select_related would read once per partition row.
+    partitions = (
+        Partition.objects.filter(topic__cluster=cluster)
+        .select_related("topic")
+        .defer("topic__placement")
+    )
     if topic:
         partitions = partitions.filter(topic__name=topic)
-    if broker is not None:
-        # JSON containment is not portable to SQLite; filter the (small) candidate set here.
+    if broker is not None and connection.vendor == "postgresql":
+        # Binary JSON containment, in the database: not every partition read and decoded
+        # here, then its matches named in an IN list of thousands.
+        partitions = partitions.filter(replicas__contains=[broker])
+    elif broker is not None:
+        # SQLite has no JSON containment: filter the candidate set here.
         ids = [
             pk
             for pk, replica_list in partitions.values_list("pk", "replicas")

@@ -4,7 +4,7 @@ user may see, a plan's moves by filter."""
 from collections.abc import Iterable
 
 from django.db import connection
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 
 from apps.clusters.models import Cluster
 from apps.clusters.selectors import User, user_may_see_clusters
@@ -101,8 +101,17 @@ def plan_moves_filter(
     moves = PlanMove.objects.filter(plan=plan)
     if topic:
         moves = moves.filter(topic__icontains=topic)
-    if broker is not None or goal:
-        # JSON lists: filter in Python over this plan's moves (at most a few thousand).
+    if connection.vendor == "postgresql":
+        # Binary JSON containment, in the database: not every move of the plan read and
+        # decoded here, then its matches named in an IN list (0.5 s of CPU at 27k moves).
+        if broker is not None:
+            moves = moves.filter(
+                Q(replicas_before__contains=[broker]) | Q(replicas_after__contains=[broker])
+            )
+        if goal:
+            moves = moves.filter(goals__contains=[goal])
+    elif broker is not None or goal:
+        # SQLite has no JSON containment: filter the plan's moves' lists in Python.
         ids = [
             pk
             for pk, before, after, goals in moves.values_list(
