@@ -34,7 +34,8 @@ on PG_TEST_PORT (default 25432) started and removed by this script.
 Wall time follows the machine's load; CPU time (this process: Django, SQLite) is steadier.
 On a PostgreSQL server on this machine the timed steps, the pages and the live
 updates also print the server's CPU (its backend process for this connection), which
-the process's own CPU leaves out: a step's cost is its CPU plus the server's.
+the process's own CPU leaves out: a step's cost is its CPU plus the server's. The
+throwaway server runs without parallel workers, so that backend does all the work.
 `--store-only` times just the windows of loads stored (the first, and the one that
 prunes the oldest), for profiling the store.
 
@@ -108,7 +109,11 @@ def _postgres(scratch: Path):
         check=True,
         capture_output=True,
     )
-    options = f"-p {port} -k {data} -c listen_addresses=127.0.0.1 -c fsync=off"
+    # No parallel workers: the backend's own CPU (server_cpu) is then all a query cost.
+    options = (
+        f"-p {port} -k {data} -c listen_addresses=127.0.0.1 -c fsync=off"
+        " -c max_parallel_workers_per_gather=0"
+    )
     ctl = [*run_as, str(bin_dir / "pg_ctl"), "-D", str(data)]
     subprocess.run(
         [*ctl, "-w", "-l", str(data / "log"), "-o", options, "start"],
