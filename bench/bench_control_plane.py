@@ -389,7 +389,8 @@ def main() -> None:
     parser.add_argument(
         "--profile",
         type=Path,
-        help="directory: cProfile stats of each detection round and of the cluster page "
+        help="directory: cProfile stats of each detection round, the clusters overview, "
+        "the cluster page, the plan page and the moves filtered by broker "
         "(read with python -m pstats)",
     )
     args = parser.parse_args()
