@@ -6,9 +6,9 @@ from dataclasses import dataclass
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.contrib.auth.models import AnonymousUser
 from django.core.paginator import Page, Paginator
-from django.db import connection
 from django.db.models import QuerySet
 
+from .json_lists import json_list_has
 from .models import Broker, Cluster, ClusterRound, Partition, Topic
 
 User = AbstractBaseUser | AnonymousUser
@@ -139,18 +139,10 @@ def partitions_filter(
     )
     if topic:
         partitions = partitions.filter(topic__name=topic)
-    if broker is not None and connection.vendor == "postgresql":
-        # Binary JSON containment, in the database: not every partition read and decoded
-        # here, then its matches named in an IN list of thousands.
-        partitions = partitions.filter(replicas__contains=[broker])
-    elif broker is not None:
-        # SQLite has no JSON containment: filter the candidate set here.
-        ids = [
-            pk
-            for pk, replica_list in partitions.values_list("pk", "replicas")
-            if broker in replica_list
-        ]
-        partitions = partitions.filter(pk__in=ids)
+    if broker is not None:
+        partitions = partitions.filter(
+            json_list_has(model=Partition, field="replicas", value=broker)
+        )
     return partitions.order_by("topic__name", "index")
 
 
