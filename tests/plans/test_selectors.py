@@ -114,6 +114,8 @@ def test_it_filters_and_sorts_plan_moves(cluster):
         if goal in m.goals and 3 in m.replicas_before + m.replicas_after
     }
     assert plan_moves_filter(plan=plan, goal="no such goal").count() == 0
+    # Whole list items only: not a goal's prefix.
+    assert plan_moves_filter(plan=plan, goal=goal[:-1]).count() == 0
     by_topic_desc = [m.topic for m in plan_moves_filter(plan=plan, ordering="-topic")]
     assert by_topic_desc == sorted(by_topic_desc, reverse=True)
 
