@@ -10,8 +10,12 @@ test client, so server time only). Prints, each timed in this one run:
 - one window of partition and broker loads stored;
 - the planner snapshot built;
 - one detection round, and the planner's own part of it;
-- server time and bytes of the clusters overview, the cluster page, its heatmap and
-  the plan page of the proposal detection made;
+- server time and bytes of every page (each twice where the first request of the
+  process pays its one-off imports and template compiling): the clusters overview, the
+  cluster page (searched, paged), its heatmap (searched, sorted, paged), the API's
+  cluster, broker, partition (paged, by broker) and traffic answers, and the plan page
+  of the proposal detection made with its bars and its moves table as plan.js asks for
+  it (500 a page, sorted, filtered by topic, broker and goal, the last page);
 - live pages: `--viewers` (20) open cluster pages, each a Channels websocket
   communicator, and the server time per viewer per update after a sync with nothing
   changed and after one with 5 % of leaders moved: the sync's one push (its stamp),
@@ -28,8 +32,10 @@ SQLite is a scratch file; PostgreSQL is DATABASE_URL when set, else a throwaway 
 on PG_TEST_PORT (default 25432) started and removed by this script.
 
 Wall time follows the machine's load; CPU time (this process: Django, SQLite) is steadier.
-On a PostgreSQL server on this machine the timed steps also print the server's CPU
-(its backend process for this connection), which the process's own CPU leaves out.
+On a PostgreSQL server on this machine the timed steps, the pages and the live
+updates also print the server's CPU (its backend process for this connection), which
+the process's own CPU leaves out: a step's cost is its CPU plus the server's. The
+throwaway server runs without parallel workers, so that backend does all the work.
 `--store-only` times just the windows of loads stored (the first, and the one that
 prunes the oldest), for profiling the store.
 
@@ -42,6 +48,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import gc
 import os
 import resource
 import shutil
@@ -103,7 +110,11 @@ def _postgres(scratch: Path):
         check=True,
         capture_output=True,
     )
-    options = f"-p {port} -k {data} -c listen_addresses=127.0.0.1 -c fsync=off"
+    # No parallel workers: the backend's own CPU (server_cpu) is then all a query cost.
+    options = (
+        f"-p {port} -k {data} -c listen_addresses=127.0.0.1 -c fsync=off"
+        " -c max_parallel_workers_per_gather=0"
+    )
     ctl = [*run_as, str(bin_dir / "pg_ctl"), "-D", str(data)]
     subprocess.run(
         [*ctl, "-w", "-l", str(data / "log"), "-o", options, "start"],
@@ -152,9 +163,8 @@ def server_cpu() -> float | None:
 
     if connection.vendor != "postgresql":
         return None
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_backend_pid()")
-        pid = cursor.fetchone()[0]
+    connection.ensure_connection()
+    pid = connection.connection.info.backend_pid  # psycopg 3: no query needed
     try:
         fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     except OSError:
@@ -214,14 +224,21 @@ def size_print(*, kept: int, windows: int) -> None:
 
 
 def page(client, label: str, url: str, *, profile: Path | None = None) -> tuple[float, int]:
+    """GET url with the test client: wall, CPU, size and (PostgreSQL here) the server's
+    CPU; with `cpu + server` the page's cost on a shared machine."""
+    server = server_cpu()
     start, cpu = time.perf_counter(), time.process_time()
     response = profiled(lambda: client.get(url), profile)()
     body = b"".join(response.streaming_content) if response.streaming else response.content
     elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
     if response.status_code != 200:
         raise SystemExit(f"{url}: HTTP {response.status_code}")
+    extra = ""
+    if server is not None and (after := server_cpu()) is not None:
+        extra = f"  server cpu {after - server:.3f} s"
     print(
-        f"  {label:<44} {elapsed:8.3f} s  cpu {cpu:7.3f} s  {len(body) / 1024:8.1f} KB", flush=True
+        f"  {label:<44} {elapsed:8.3f} s  cpu {cpu:7.3f} s  {len(body) / 1024:8.1f} KB{extra}",
+        flush=True,
     )
     return elapsed, len(body)
 
@@ -236,6 +253,7 @@ def live_measure(*, cluster, user, viewers: int, syncs: dict) -> None:
 
     from asgiref.sync import sync_to_async
     from channels.testing import WebsocketCommunicator
+    from django.db import connection
     from django.test import Client
 
     from apps.clusters.models import Cluster
@@ -255,16 +273,28 @@ def live_measure(*, cluster, user, viewers: int, syncs: dict) -> None:
         "window": [regions_url, heatmap_url, f"{api}/traffic/?stamp={{token}}"],
     }
 
+    # The server's CPU, counted where the requests run (sync_to_async's one thread, whose
+    # connection the test client keeps open): PostgreSQL's share of each update.
+    server = [0.0]
+
+    def server_counted(fn):
+        before = server_cpu()
+        try:
+            return fn()
+        finally:
+            if before is not None and (after := server_cpu()) is not None:
+                server[0] += after - before
+
     def get(url: str) -> tuple[float, float]:
         start, cpu = time.perf_counter(), time.process_time()
-        response = client.get(url)
+        response = server_counted(lambda: client.get(url))
         assert response.status_code == 200, (url, response.status_code)
         return time.perf_counter() - start, time.process_time() - cpu
 
     def push() -> tuple[float, float]:
         fresh = Cluster.objects.get(pk=cluster.pk)
         start, cpu = time.perf_counter(), time.process_time()
-        cluster_synced.send_robust(sender=Cluster, cluster=fresh)
+        server_counted(lambda: cluster_synced.send_robust(sender=Cluster, cluster=fresh))
         return time.perf_counter() - start, time.process_time() - cpu
 
     async def run() -> None:
@@ -283,6 +313,7 @@ def live_measure(*, cluster, user, viewers: int, syncs: dict) -> None:
         stamps = [{"model": model, "window": window} for _ in pages]
         for label, sync in syncs.items():
             await sync_to_async(sync)()
+            server[0] = 0.0
             wall, cpu = await sync_to_async(push)()
             first_wall = first_cpu = None
             for i, ws in enumerate(pages):
@@ -310,6 +341,8 @@ def live_measure(*, cluster, user, viewers: int, syncs: dict) -> None:
             else:
                 detail = ""
             load = "/".join(f"{x:.1f}" for x in os.getloadavg())
+            if connection.vendor == "postgresql":
+                detail += f"; server cpu {server[0] / viewers:.3f} s per viewer"
             print(
                 f"  {'live, per viewer per update (' + label + ')':<44} "
                 f"{wall / viewers:8.3f} s  cpu {cpu / viewers:7.3f} s  ({viewers} pages"
@@ -317,12 +350,14 @@ def live_measure(*, cluster, user, viewers: int, syncs: dict) -> None:
                 flush=True,
             )
         wall = cpu = 0.0
+        server[0] = 0.0
         for url in (page_url, f"{api}/heatmap/?metric=replicas", f"{api}/traffic/"):
             w, c = await sync_to_async(get)(url)
             wall, cpu = wall + w, cpu + c
+        extra = f", server cpu {server[0]:.3f} s" if connection.vendor == "postgresql" else ""
         print(
             f"  {'live, before: every page refetched every sync':<44} "
-            f"{wall:8.3f} s  cpu {cpu:7.3f} s  (per viewer)",
+            f"{wall:8.3f} s  cpu {cpu:7.3f} s  (per viewer{extra})",
             flush=True,
         )
         for ws in pages:
@@ -354,7 +389,8 @@ def main() -> None:
     parser.add_argument(
         "--profile",
         type=Path,
-        help="directory: cProfile stats of each detection round and of the cluster page "
+        help="directory: cProfile stats of each detection round, the clusters overview, "
+        "the cluster page, the plan page and the moves filtered by broker "
         "(read with python -m pstats)",
     )
     args = parser.parse_args()
@@ -388,6 +424,7 @@ def run(args: argparse.Namespace) -> None:
     from apps.metrics.selectors import cluster_snapshot_build
     from apps.metrics.services import aggregation_results_store
     from apps.plans.models import Plan
+    from apps.plans.selectors import plan_goals_list
     from apps.plans.services import detection
 
     engine = settings.DATABASES["default"]["ENGINE"].rsplit(".", 1)[-1]
@@ -522,32 +559,72 @@ def run(args: argparse.Namespace) -> None:
             detect("detection round, violation confirmed", "detection-proposing")
         detection.planner_run = real_planner
 
+    # This process holds the synthetic cluster's states (millions of objects) that a web
+    # process would not: without freezing them, a full garbage collection over them (0.3 to
+    # 0.4 s) lands on whichever page happens to trigger it.
+    gc.collect()
+    gc.freeze()
     user = get_user_model().objects.create_superuser("bench", "bench@example.com", "x")
     client = Client()
     client.force_login(user)
-    page(client, "clusters overview", "/")
+    prof = args.profile
+    page(client, "clusters overview", "/", profile=prof and prof / "overview.prof")
+    page(client, "clusters overview (again)", "/", profile=prof and prof / "overview-again.prof")
     figures["cluster_page"], _ = page(
-        client,
-        "cluster page",
-        "/clusters/bench/",
-        profile=args.profile and args.profile / "cluster-page.prof",
+        client, "cluster page", "/clusters/bench/", profile=prof and prof / "cluster-page.prof"
     )
     page(
         client,
         "cluster page (again)",
         "/clusters/bench/",
-        profile=args.profile and args.profile / "cluster-page-again.prof",
+        profile=prof and prof / "cluster-page-again.prof",
     )
+    page(client, "cluster page, topics searched", "/clusters/bench/?topic=topic-01")
+    page(client, "cluster page, topics page 40", "/clusters/bench/?topics_page=40")
     page(client, "heatmap API (replicas)", "/api/clusters/bench/heatmap/?metric=replicas")
     page(client, "heatmap API (network_in)", "/api/clusters/bench/heatmap/?metric=network_in")
+    page(
+        client,
+        "heatmap API (searched, sorted, page 2)",
+        "/api/clusters/bench/heatmap/?metric=network_out&search=topic-0&sort=name&offset=50",
+    )
+    page(client, "traffic API", "/api/clusters/bench/traffic/")
+    page(client, "clusters API", "/api/clusters/")
+    page(client, "cluster API", "/api/clusters/bench/")
+    page(client, "brokers API", "/api/clusters/bench/brokers/")
+    page(client, "partitions API (first page)", "/api/clusters/bench/partitions/")
+    page(
+        client,
+        "partitions API (broker 7, page 50)",
+        "/api/clusters/bench/partitions/?broker=7&offset=5000",
+    )
+    page(client, "partition loads API (first page)", "/api/clusters/bench/loads/partitions/")
     plan = Plan.objects.filter(cluster=cluster).order_by("-pk").first()
     if plan is not None:
         moves = plan.moves.count()
-        page(client, f"plan page ({moves} moves)", f"/clusters/bench/plans/{plan.pk}/")
-        page(client, "plan moves API (first page)", f"/api/plans/{plan.pk}/moves/")
+        url = f"/clusters/bench/plans/{plan.pk}/"
+        page(client, f"plan page ({moves} moves)", url, profile=prof and prof / "plan-page.prof")
         page(
             client, "plan bars (fetched after the page)", f"/clusters/bench/plans/{plan.pk}/loads/"
         )
+        page(client, "plan API", f"/api/plans/{plan.pk}/")
+        page(client, "plans API", "/api/clusters/bench/plans/")
+        # The moves table as plan.js asks (500 a page), then sorted, filtered and paged.
+        moves_url = f"/api/plans/{plan.pk}/moves/?limit=500"
+        page(client, "moves API (as the page asks, 500)", f"{moves_url}&ordering=topic")
+        page(client, "moves API (by bytes, descending)", f"{moves_url}&ordering=-bytes")
+        page(client, "moves API (by state)", f"{moves_url}&ordering=state")
+        page(client, "moves API (last page)", f"{moves_url}&offset={max(moves - 500, 0)}")
+        page(client, "moves API (topic contains)", f"{moves_url}&topic=topic-00")
+        page(
+            client,
+            "moves API (broker 7)",
+            f"{moves_url}&broker=7",
+            profile=prof and prof / "moves-broker.prof",
+        )
+        goal = (plan_goals_list(plan=plan) or ["none"])[0]
+        page(client, f"moves API (goal {goal})", f"{moves_url}&goal={goal}")
+        page(client, "moves API (broker 7, by bytes)", f"{moves_url}&broker=7&ordering=-bytes")
     live_measure(
         cluster=cluster,
         user=user,

@@ -8,6 +8,7 @@ from django.contrib.auth.models import AnonymousUser
 from django.core.paginator import Page, Paginator
 from django.db.models import QuerySet
 
+from .json_lists import json_list_has
 from .models import Broker, Cluster, ClusterRound, Partition, Topic
 
 User = AbstractBaseUser | AnonymousUser
@@ -129,17 +130,19 @@ def partitions_filter(
     *, cluster: Cluster, topic: str = "", broker: int | None = None
 ) -> QuerySet[Partition]:
     """Partitions of a cluster, optionally of one topic and / or with a replica on a broker."""
-    partitions = Partition.objects.filter(topic__cluster=cluster).select_related("topic")
+    # The topic's name only: not its packed placement (every partition of the topic,
+    # up to hundreds of KB), which select_related would read once per partition row.
+    partitions = (
+        Partition.objects.filter(topic__cluster=cluster)
+        .select_related("topic")
+        .defer("topic__placement")
+    )
     if topic:
         partitions = partitions.filter(topic__name=topic)
     if broker is not None:
-        # JSON containment is not portable to SQLite; filter the (small) candidate set here.
-        ids = [
-            pk
-            for pk, replica_list in partitions.values_list("pk", "replicas")
-            if broker in replica_list
-        ]
-        partitions = partitions.filter(pk__in=ids)
+        partitions = partitions.filter(
+            json_list_has(model=Partition, field="replicas", value=broker)
+        )
     return partitions.order_by("topic__name", "index")
 
 

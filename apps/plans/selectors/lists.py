@@ -6,6 +6,7 @@ from collections.abc import Iterable
 from django.db import connection
 from django.db.models import QuerySet
 
+from apps.clusters.json_lists import json_list_has
 from apps.clusters.models import Cluster
 from apps.clusters.selectors import User, user_may_see_clusters
 
@@ -101,15 +102,11 @@ def plan_moves_filter(
     moves = PlanMove.objects.filter(plan=plan)
     if topic:
         moves = moves.filter(topic__icontains=topic)
-    if broker is not None or goal:
-        # JSON lists: filter in Python over this plan's moves (at most a few thousand).
-        ids = [
-            pk
-            for pk, before, after, goals in moves.values_list(
-                "pk", "replicas_before", "replicas_after", "goals"
-            )
-            if (broker is None or broker in before or broker in after)
-            and (not goal or goal in goals)
-        ]
-        moves = moves.filter(pk__in=ids)
+    if broker is not None:
+        moves = moves.filter(
+            json_list_has(model=PlanMove, field="replicas_before", value=broker)
+            | json_list_has(model=PlanMove, field="replicas_after", value=broker)
+        )
+    if goal:
+        moves = moves.filter(json_list_has(model=PlanMove, field="goals", value=goal))
     return moves.order_by(*(PLAN_MOVE_ORDERINGS.get(ordering) or ("topic", "partition")))
