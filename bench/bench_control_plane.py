@@ -343,6 +343,11 @@ def main() -> None:
         action="store_true",
         help="only the windows of loads stored (no sync, snapshot, detection or pages)",
     )
+    parser.add_argument(
+        "--sync-only",
+        action="store_true",
+        help="only the sync rounds (first, unchanged, 5 %% leaders moved, leaders back)",
+    )
     parser.add_argument("--viewers", type=int, default=20, help="open live pages")
     parser.add_argument(
         "--windows",
@@ -354,7 +359,8 @@ def main() -> None:
     parser.add_argument(
         "--profile",
         type=Path,
-        help="directory: cProfile stats of each detection round and of the cluster page "
+        help="directory: cProfile stats of each sync round, each detection round and of the "
+        "cluster page "
         "(read with python -m pstats)",
     )
     args = parser.parse_args()
@@ -411,16 +417,23 @@ def run(args: argparse.Namespace) -> None:
         return lambda: cluster_state_apply(cluster=cluster, state=state, now=timezone.now())
 
     if not args.store_only:
-        figures["sync_first"], _ = timed(
-            "sync round, first (all new)", apply(unchanged), queries=True
+        rounds = (
+            ("sync_first", "sync round, first (all new)", unchanged),
+            ("sync_unchanged", "sync round, unchanged", unchanged),
+            ("sync_moved", "sync round, 5 % leaders moved", moved),
+            ("sync_back", "sync round, leaders back", unchanged),
         )
-        figures["sync_unchanged"], _ = timed(
-            "sync round, unchanged", apply(unchanged), queries=True
-        )
-        figures["sync_moved"], _ = timed(
-            "sync round, 5 % leaders moved", apply(moved), queries=True
-        )
-        timed("sync round, leaders back", apply(unchanged), queries=True)
+        for name, label, state in rounds:
+            figures[name], _ = timed(
+                label,
+                apply(state),
+                queries=True,
+                profile=args.profile and args.profile / f"{name.replace('_', '-')}.prof",
+            )
+    if args.sync_only:
+        calibration.append(calibrate())
+        print(f"  {'calibration loop (again)':<44} {calibration[1]:8.3f} s", flush=True)
+        return
 
     window_ms = settings.METRICS_WINDOW_SECONDS * 1000
     slide_ms = settings.METRICS_WINDOW_SLIDE_SECONDS * 1000
