@@ -32,6 +32,7 @@ On a PostgreSQL server on this machine the timed steps also print the server's C
 (its backend process for this connection), which the process's own CPU leaves out.
 `--store-only` times just the windows of loads stored (the first, and the one that
 prunes the oldest), for profiling the store.
+`--sync-only` times just the sync rounds (`--profile DIR` dumps each one's cProfile stats).
 
 Targets (issue 14, at 270 brokers / 8,000 topics / 200k partitions): sync unchanged
 <= 1 s, 5 % leaders moved <= 2 s, window stored <= 2 s, snapshot <= 1.5 s, detection
