@@ -13,10 +13,14 @@ import hashlib
 import sys
 from array import array
 from collections.abc import Iterable, Iterator
+from operator import attrgetter
 from typing import NamedTuple
 
 # (index, leader or None, replicas, isr)
 Unpacked = tuple[int, int | None, list[int], list[int]]
+
+
+_by_index = attrgetter("index")
 
 
 class PackedPartition(NamedTuple):
@@ -30,30 +34,39 @@ class PackedPartition(NamedTuple):
 
 def placement_pack(*, partitions: Iterable) -> bytes:
     """Anything with index, leader, replicas and isr (a PartitionState), packed."""
-    flat = array("i")
-    for p in sorted(partitions, key=lambda p: p.index):
-        flat.append(p.index)
-        flat.append(-1 if p.leader is None else p.leader)
-        flat.append(len(p.replicas))
-        flat.extend(p.replicas)
-        flat.append(len(p.isr))
-        flat.extend(p.isr)
+    # A list turned into the array at once: a third faster than appending to the array.
+    flat: list[int] = []
+    append, extend = flat.append, flat.extend
+    for p in sorted(partitions, key=_by_index):
+        replicas, isr = p.replicas, p.isr
+        append(p.index)
+        append(-1 if p.leader is None else p.leader)
+        append(len(replicas))
+        extend(replicas)
+        append(len(isr))
+        extend(isr)
+    packed = array("i", flat)
     if sys.byteorder == "big":
-        flat.byteswap()
-    return flat.tobytes()
+        packed.byteswap()
+    return packed.tobytes()
 
 
 def placement_hash(*, packed: bytes) -> str:
     return hashlib.blake2b(packed, digest_size=16).hexdigest()
 
 
-def placement_unpack(*, packed: bytes) -> Iterator[Unpacked]:
-    """(index, leader, replicas, isr) per partition: plain tuples, since a named tuple
-    per partition cost a third of the snapshot's time at 200k partitions."""
+def _ints(packed: bytes) -> array:
     flat = array("i")
     flat.frombytes(bytes(packed))
     if sys.byteorder == "big":
         flat.byteswap()
+    return flat
+
+
+def placement_unpack(*, packed: bytes) -> Iterator[Unpacked]:
+    """(index, leader, replicas, isr) per partition: plain tuples, since a named tuple
+    per partition cost a third of the snapshot's time at 200k partitions."""
+    flat = _ints(packed)
     i, end = 0, len(flat)
     while i < end:
         index, leader, count = flat[i], flat[i + 1], flat[i + 2]
@@ -66,3 +79,51 @@ def placement_unpack(*, packed: bytes) -> Iterator[Unpacked]:
             flat[j + 1 : isr_end].tolist(),
         )
         i = isr_end
+
+
+class PlacementDiff(NamedTuple):
+    """Partition indexes: in both with a different leader, replicas or ISR; only in
+    the new placement; only in the stored one."""
+
+    updated: list[int]
+    added: list[int]
+    removed: list[int]
+
+
+def placement_diff(*, stored: bytes, packed: bytes) -> PlacementDiff:
+    """What differs between two packed placements, record by record as packed: no
+    list or tuple is built per partition (the sync's diff of a changed topic took
+    three times as long unpacking both)."""
+    old, new = _ints(stored), _ints(packed)
+    updated: list[int] = []
+    added: list[int] = []
+    removed: list[int] = []
+    i = j = 0
+    old_end, new_end = len(old), len(new)
+    # Both are sorted by index: walk them side by side, each record's end from its
+    # two counts (replicas, then ISR).
+    while i < old_end and j < new_end:
+        i_next = i + 3 + old[i + 2]
+        i_next += 1 + old[i_next]
+        j_next = j + 3 + new[j + 2]
+        j_next += 1 + new[j_next]
+        a, b = old[i], new[j]
+        if a == b:
+            if old[i:i_next] != new[j:j_next]:
+                updated.append(b)
+            i, j = i_next, j_next
+        elif a < b:
+            removed.append(a)
+            i = i_next
+        else:
+            added.append(b)
+            j = j_next
+    while i < old_end:
+        removed.append(old[i])
+        i += 3 + old[i + 2]
+        i += 1 + old[i]
+    while j < new_end:
+        added.append(new[j])
+        j += 3 + new[j + 2]
+        j += 1 + new[j]
+    return PlacementDiff(updated=updated, added=added, removed=removed)

@@ -3,37 +3,58 @@ for the topics it created or changed in a round, and for no other."""
 
 from collections import Counter
 from collections.abc import Iterable
+from itertools import chain
+
+from django.db import DEFAULT_DB_ALIAS, connections
+from django.db.models.constants import OnConflict
 
 from .models import TopicPlacement
 
 # One partition as the counts need it: (leader or None, replica list).
 LeaderReplicas = tuple[int | None, list[int]]
 
+_FIELDS = ("topic", "replicas", "leaders", "replicas_total", "leaders_total")
+
 
 def topic_placements_apply(*, topics: list[tuple[int, Iterable[LeaderReplicas]]]) -> None:
-    """Upsert the counts of these topics (id, its partitions), in one statement per
-    batch. Kept apart from the sync's diff so it stays one small call there."""
-    rows = []
+    """Upsert the counts of these topics (id, its partitions) by one prepared
+    statement executed for every row. Kept apart from the sync's diff so it stays one
+    small call there."""
+    if not topics:
+        return
+    db = connections[DEFAULT_DB_ALIAS]  # not the proxy: once per value of every row
+    fields = [TopicPlacement._meta.get_field(name) for name in _FIELDS]
+    replicas_field, leaders_field = fields[1], fields[2]
+    params = []
     for topic_id, partitions in topics:
-        replicas: Counter[int] = Counter()
-        leaders: Counter[int] = Counter()
-        for leader, replica_list in partitions:
-            replicas.update(replica_list)
-            if leader is not None and leader >= 0:
-                leaders[leader] += 1
-        rows.append(
-            TopicPlacement(
-                topic_id=topic_id,
-                replicas={str(b): n for b, n in replicas.items()},
-                leaders={str(b): n for b, n in leaders.items()},
-                replicas_total=sum(replicas.values()),
-                leaders_total=sum(leaders.values()),
+        pairs = list(partitions)
+        # Counter's C loop over flat iterables; keys in the order first met, as before.
+        replicas = Counter(chain.from_iterable(r for _, r in pairs))
+        leaders = Counter(leader for leader, _ in pairs if leader is not None and leader >= 0)
+        params.append(
+            (
+                topic_id,
+                replicas_field.get_db_prep_save({str(b): n for b, n in replicas.items()}, db),
+                leaders_field.get_db_prep_save({str(b): n for b, n in leaders.items()}, db),
+                sum(replicas.values()),
+                sum(leaders.values()),
             )
         )
-    TopicPlacement.objects.bulk_create(
-        rows,
-        batch_size=500,
-        update_conflicts=True,
-        unique_fields=["topic"],
-        update_fields=["replicas", "leaders", "replicas_total", "leaders_total"],
+    qn = db.ops.quote_name
+    columns = [f.column for f in fields]
+    # bulk_create's batches were 199 rows on SQLite (its 999-parameter limit): 17
+    # statements for the 3,300 topics a 5 %-leaders-moved round changes at 200k.
+    conflict = db.ops.on_conflict_suffix_sql(
+        fields,
+        OnConflict.UPDATE,
+        update_fields=[f.column for f in fields[1:]],
+        unique_fields=[fields[0].column],
     )
+    sql = "INSERT INTO {} ({}) VALUES ({}) {}".format(
+        qn(TopicPlacement._meta.db_table),
+        ", ".join(qn(c) for c in columns),
+        ", ".join(["%s"] * len(columns)),
+        conflict,
+    )
+    with db.cursor() as cursor:
+        cursor.executemany(sql, params)

@@ -9,7 +9,7 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from apps.clusters.models import Cluster, Partition, Topic
-from apps.clusters.placement import placement_pack, placement_unpack
+from apps.clusters.placement import placement_diff, placement_pack, placement_unpack
 from apps.clusters.services import PartitionState, TopicState, cluster_state_apply
 from apps.metrics.selectors import cluster_snapshot_build
 
@@ -36,6 +36,63 @@ def test_it_unpacks_what_it_packed_sorted_by_index():
         (2, None, [3, 1, 2], []),
     ]
     assert list(placement_unpack(packed=b"")) == []
+
+
+def test_it_diffs_two_packed_placements_record_by_record():
+    stored = [
+        PartitionState(index=0, leader=1, replicas=[1, 2], isr=[1, 2]),
+        PartitionState(index=1, leader=2, replicas=[2, 3], isr=[2, 3]),
+        PartitionState(index=2, leader=3, replicas=[3, 1], isr=[3, 1]),
+        PartitionState(index=4, leader=1, replicas=[1, 3], isr=[1, 3]),
+    ]
+    now = [
+        stored[0],  # unchanged, after it a record one int shorter in the ISR
+        PartitionState(index=1, leader=2, replicas=[2, 3], isr=[2]),
+        PartitionState(index=3, leader=None, replicas=[1, 2, 3], isr=[]),  # new
+        PartitionState(index=4, leader=3, replicas=[1, 3], isr=[1, 3]),  # leader moved
+        PartitionState(index=5, leader=1, replicas=[1], isr=[1]),  # new, at the end
+    ]  # index 2 is gone
+
+    diff = placement_diff(
+        stored=placement_pack(partitions=stored), packed=placement_pack(partitions=now)
+    )
+
+    assert diff == ([1, 4], [3, 5], [2])
+    same = placement_pack(partitions=now)
+    assert placement_diff(stored=same, packed=same) == ([], [], [])
+    assert placement_diff(stored=b"", packed=same).added == [0, 1, 3, 4, 5]
+    assert placement_diff(stored=same, packed=b"").removed == [0, 1, 3, 4, 5]
+
+
+@pytest.mark.django_db
+def test_it_follows_a_grown_topic_and_a_shrunk_isr_from_the_packed_placement(cluster):
+    cluster_state_apply(cluster=cluster, state=state(), now=timezone.now())
+    grown = state(
+        topics=[
+            TopicState(
+                name="orders",
+                internal=False,
+                partitions=[
+                    PartitionState(index=0, leader=1, replicas=[1, 2], isr=[1]),
+                    PartitionState(index=1, leader=2, replicas=[2, 3], isr=[2, 3]),
+                    PartitionState(index=2, leader=3, replicas=[3, 1], isr=[3, 1]),
+                ],
+            )
+        ]
+    )
+
+    cluster_state_apply(cluster=cluster, state=grown, now=timezone.now())
+
+    rows = Partition.objects.filter(topic__name="orders").order_by("index")
+    assert [(p.index, p.leader, p.isr, p.under_replicated) for p in rows] == [
+        (0, 1, [1], True),
+        (1, 2, [2, 3], False),
+        (2, 3, [3, 1], False),
+    ]
+    packed = Topic.objects.get(name="orders").placement
+    assert placement_diff(
+        stored=packed, packed=placement_pack(partitions=grown.topics[0].partitions)
+    ) == ([], [], [])
 
 
 @pytest.mark.django_db

@@ -3,6 +3,8 @@
 from datetime import timedelta
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from apps.clusters.models import Broker, Cluster, Partition, Topic, TopicPlacement
@@ -317,3 +319,26 @@ def test_it_keeps_each_topics_counts_per_broker_rewriting_changed_topics_only():
     assert TopicPlacement.objects.get(topic__name="orders").leaders == {"2": 2}
     # "logs" did not change: the sync did not write it again.
     assert TopicPlacement.objects.get(topic__name="logs").replicas == {"9": 9}
+
+
+def test_it_writes_the_counts_of_every_changed_topic_in_one_statement(cluster):
+    # More topics than one bulk_create batch held (199 rows on SQLite, 500 elsewhere).
+    cluster_state_apply(
+        cluster=cluster, state=state(topics=many_topics(510, partitions=1)), now=timezone.now()
+    )
+    moved = frozenset(f"t{t:03d}" for t in range(510))
+
+    with CaptureQueriesContext(connection) as queries:
+        cluster_state_apply(
+            cluster=cluster,
+            state=state(topics=many_topics(510, partitions=1, moved=moved)),
+            now=timezone.now(),
+        )
+
+    table = TopicPlacement._meta.db_table
+    # An executemany is logged once, as "510 times: INSERT ...".
+    writes = [q for q in queries if "INSERT" in q["sql"] and table in q["sql"]]
+    assert len(writes) == 1
+    assert TopicPlacement.objects.count() == 510
+    row = TopicPlacement.objects.get(topic__name="t001")
+    assert row.leaders == {"3": 1} and row.replicas == {"2": 1, "3": 1}
