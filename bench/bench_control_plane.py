@@ -183,7 +183,6 @@ def size_print(*, kept: int, windows: int) -> None:
     from django.db import connection
 
     tables = (
-        "metrics_partitionload",
         "metrics_topicload",
         "metrics_brokerload",
         "clusters_partition",

@@ -111,34 +111,36 @@ def _nullable_floats(values: array) -> list[float | None]:
     return [v if v == v else None for v in values.tolist()]  # NaN != NaN
 
 
-def loads_columns_unpack(*, packed: bytes) -> dict[str, list]:
-    """Every column as a list (None for nulls), replicas as one list per partition."""
+def loads_columns_unpack(*, packed: bytes, fields: Sequence[str] = FIELDS) -> dict[str, list]:
+    """The `fields` asked for, each as a list (None for nulls; replicas as one list per
+    partition); the others are skipped, not decoded."""
     if not packed:
-        return {name: [] for name in FIELDS}
+        return {name: [] for name in fields}
+    wanted = set(fields)
     reader = _Reader(packed)
     n = reader.take("i", 1)[0]
     partition, samples, leader, groups, counts = (reader.take("i", n) for _ in range(5))
-    flat = reader.take("i", sum(counts)).tolist()
-    replicas, at = [], 0
-    for c in counts.tolist():
-        replicas.append(flat[at : at + c])
-        at += c
-    messages_in, bytes_in, bytes_out, avg = (
-        _nullable_floats(reader.take("d", n)) for _ in range(4)
-    )
-    size = [None if v == INT64_NULL else v for v in reader.take("q", n).tolist()]
-    return {
-        "partition": partition.tolist(),
-        "samples": samples.tolist(),
-        "leader": [None if v == INT32_NULL else v for v in leader.tolist()],
-        "replicas": replicas,
-        "messages_in": messages_in,
-        "bytes_in": bytes_in,
-        "bytes_out": bytes_out,
-        "size": size,
-        "avg_record_size": avg,
-        "consumer_groups": groups.tolist(),
-    }
+    flat = reader.take("i", sum(counts))
+    columns: dict[str, list] = {}
+    if "replicas" in wanted:
+        flat_list, replicas, at = flat.tolist(), [], 0
+        for c in counts.tolist():
+            replicas.append(flat_list[at : at + c])
+            at += c
+        columns["replicas"] = replicas
+    for name in ("messages_in", "bytes_in", "bytes_out", "avg_record_size"):
+        values = reader.take("d", n)
+        if name in wanted:
+            columns[name] = _nullable_floats(values)
+    if "size" in wanted:
+        columns["size"] = [None if v == INT64_NULL else v for v in reader.take("q", n).tolist()]
+    if "leader" in wanted:
+        columns["leader"] = [None if v == INT32_NULL else v for v in leader.tolist()]
+    ints = (("partition", partition), ("samples", samples), ("consumer_groups", groups))
+    for name, values in ints:
+        if name in wanted:
+            columns[name] = values.tolist()
+    return columns
 
 
 def loads_unpack(*, packed: bytes) -> list[LoadRow]:

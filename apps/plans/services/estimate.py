@@ -188,9 +188,10 @@ def partition_write_rates(*, cluster: Cluster) -> dict[tuple[str, int], float]:
     """Bytes/s written to each partition in the newest measured window ({} before any)."""
     return {
         (topic, partition): rate
-        for topic, partition, rate in partition_loads_latest(cluster=cluster)
-        .exclude(bytes_in=None)
-        .values_list("topic", "partition", "bytes_in")
+        for topic, partition, rate in partition_loads_latest(
+            cluster=cluster, fields=("bytes_in",)
+        ).rows
+        if rate is not None
     }
 
 
