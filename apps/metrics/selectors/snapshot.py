@@ -76,7 +76,7 @@ def cluster_snapshot_build(*, cluster: Cluster, now: datetime | None = None) -> 
     """
     # Plain tuples, not model instances: at 200k partitions instances cost seconds.
     window = partition_loads_latest(cluster=cluster, fields=_LOAD_KEYS)
-    loads = {(r[0], r[1]): r[2:] for r in window.rows}
+    loads = window.loads
     partitions = []
     for topic, index, leader, replicas in _placement_read(cluster=cluster):
         entry: dict[str, Any] = {

@@ -50,27 +50,33 @@ def latest_window_start(*, cluster: Cluster) -> datetime | None:
 
 @dataclass(frozen=True)
 class WindowLoads:
-    """The newest window's partition loads: (topic, partition, *fields) per partition,
-    each topic's by partition, topics in no set order; no bounds and no rows before
-    any window is stored."""
+    """The newest window's partition loads: (topic, partition) -> the asked fields'
+    values; no bounds and no loads before any window is stored."""
 
     start: datetime | None
     end: datetime | None
-    rows: list[tuple]
+    loads: dict[tuple[str, int], tuple]
 
 
 def partition_loads_latest(*, cluster: Cluster, fields: Sequence[str]) -> WindowLoads:
-    """Plain tuples, not model instances: at 200k partitions objects cost seconds."""
+    """Plain tuples, not model instances or dicts per partition (built by zip, not a
+    Python loop): at 200k partitions objects cost seconds."""
     start = latest_window_start(cluster=cluster)
     if start is None:
-        return WindowLoads(start=None, end=None, rows=[])
+        return WindowLoads(start=None, end=None, loads={})
     topics = TopicLoad.objects.filter(cluster=cluster, window_start=start).order_by()
     end = topics.values_list("window_end", flat=True).first()
-    rows: list[tuple] = []
+    loads: dict[tuple[str, int], tuple] = {}
     for topic, packed in topics.values_list("topic", "partitions"):
         columns = loads_columns_unpack(packed=packed, fields=("partition", *fields))
-        rows += zip(repeat(topic), *(columns[f] for f in ("partition", *fields)), strict=False)
-    return WindowLoads(start=start, end=end, rows=rows)
+        loads.update(
+            zip(
+                zip(repeat(topic), columns["partition"], strict=False),
+                zip(*(columns[f] for f in fields), strict=True),
+                strict=True,
+            )
+        )
+    return WindowLoads(start=start, end=end, loads=loads)
 
 
 def broker_loads_latest(*, cluster: Cluster) -> QuerySet[BrokerLoad]:
