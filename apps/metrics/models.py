@@ -111,11 +111,13 @@ class TopicLoad(models.Model):
     window_end = models.DateTimeField()
     network_in = models.FloatField()
     network_out = models.FloatField()
+    # Before the packed values: SQLite reads a row's columns in order, through the
+    # overflow pages of a large value before the one asked for (a page's count).
+    partition_count = models.IntegerField(default=0)
     # Bytes/s in and out per broker node id, packed (window_packing.brokers_pack).
     brokers = models.BinaryField(default=b"")
     # The topic's partition loads of the window, packed (window_packing.loads_pack).
     partitions = models.BinaryField(default=b"")
-    partition_count = models.IntegerField(default=0)
 
     class Meta:
         ordering = ["cluster", "-window_start", "topic"]

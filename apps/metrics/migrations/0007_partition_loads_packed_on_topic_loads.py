@@ -104,6 +104,13 @@ class Migration(migrations.Migration):
     ]
 
     operations = [
+        # The count before the packed values: SQLite reads a row's columns in order,
+        # through the overflow pages of any large value before the one asked for.
+        migrations.AddField(
+            model_name="topicload",
+            name="partition_count",
+            field=models.IntegerField(default=0),
+        ),
         migrations.AddField(
             model_name="topicload",
             name="brokers",
@@ -113,11 +120,6 @@ class Migration(migrations.Migration):
             model_name="topicload",
             name="partitions",
             field=models.BinaryField(default=b""),
-        ),
-        migrations.AddField(
-            model_name="topicload",
-            name="partition_count",
-            field=models.IntegerField(default=0),
         ),
         migrations.RunPython(pack_windows, migrations.RunPython.noop),
         migrations.RemoveField(model_name="topicload", name="brokers_in"),
