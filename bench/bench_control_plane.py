@@ -539,6 +539,10 @@ def run(args: argparse.Namespace) -> None:
     )
     page(client, "heatmap API (replicas)", "/api/clusters/bench/heatmap/?metric=replicas")
     page(client, "heatmap API (network_in)", "/api/clusters/bench/heatmap/?metric=network_in")
+    # Partition loads are packed per topic: a page unpacks only the topic rows it covers.
+    loads_url = "/api/clusters/bench/loads/partitions/"
+    page(client, "partition loads API (first page)", loads_url)
+    page(client, "partition loads API (a page deep in)", f"{loads_url}?offset=150000")
     plan = Plan.objects.filter(cluster=cluster).order_by("-pk").first()
     if plan is not None:
         moves = plan.moves.count()
