@@ -414,7 +414,6 @@ def broker_loads_compute(partition_loads: DataFrame) -> DataFrame:
     r = partition_loads.select(
         "window_start",
         "window_end",
-        "topic",
         "leader",
         F.size("replicas").alias("rf"),
         F.coalesce("bytes_in", F.lit(0.0)).alias("bi"),
@@ -423,7 +422,9 @@ def broker_loads_compute(partition_loads: DataFrame) -> DataFrame:
         F.explode("replicas").alias("broker"),
     )
     is_leader = F.col("broker") == F.col("leader")
-    per_topic = r.groupBy("window_start", "window_end", "broker", "topic").agg(
+    # One aggregation: the per-topic replica counts it also collected (a map of every
+    # topic per broker) were never read, and no longer stored.
+    return r.groupBy("window_start", "window_end", "broker").agg(
         F.sum("bi").alias("network_in"),
         F.sum(
             F.when(is_leader, F.col("bo") + F.col("bi") * (F.col("rf") - 1)).otherwise(0.0)
@@ -431,14 +432,6 @@ def broker_loads_compute(partition_loads: DataFrame) -> DataFrame:
         F.sum("sz").alias("disk"),
         F.count(F.lit(1)).alias("replicas"),
         F.sum(is_leader.cast("int")).alias("leaders"),
-    )
-    return per_topic.groupBy("window_start", "window_end", "broker").agg(
-        F.sum("network_in").alias("network_in"),
-        F.sum("network_out").alias("network_out"),
-        F.sum("disk").alias("disk"),
-        F.sum("replicas").alias("replicas"),
-        F.sum("leaders").alias("leaders"),
-        F.map_from_entries(F.collect_list(F.struct("topic", "replicas"))).alias("topic_replicas"),
     )
 
 

@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from .models import AggregationRun, BrokerLoad, MetricsCursor, PartitionLoad
+from .models import AggregationRun, BrokerLoad, MetricsCursor, TopicLoad
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -30,20 +30,19 @@ class AggregationRunAdmin(ReadOnlyAdmin):
     date_hierarchy = "started_at"
 
 
-@admin.register(PartitionLoad)
-class PartitionLoadAdmin(ReadOnlyAdmin):
+@admin.register(TopicLoad)
+class TopicLoadAdmin(ReadOnlyAdmin):
+    """A topic's window; its partition loads are packed (the API lists them)."""
+
     list_display = (
         "cluster",
         "window_start",
         "topic",
-        "partition",
-        "leader",
-        "messages_in",
-        "bytes_in",
-        "bytes_out",
-        "size",
-        "samples",
+        "partition_count",
+        "network_in",
+        "network_out",
     )
+    exclude = ("brokers", "partitions")
     list_filter = ("cluster",)
     search_fields = ("topic",)
     date_hierarchy = "window_start"

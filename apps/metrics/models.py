@@ -10,46 +10,6 @@ from django.db import models
 from apps.clusters.models import Cluster
 
 
-class PartitionLoad(models.Model):
-    # No index of its own: the unique constraint's index starts with the cluster, and
-    # each extra index is maintained for every one of a window's 200k rows. No foreign
-    # key constraint either: PostgreSQL checked it per row at commit (0.8 s of server
-    # CPU per 200k-row window); the rows still go with their cluster (Django's cascade).
-    cluster = models.ForeignKey(
-        Cluster,
-        on_delete=models.CASCADE,
-        related_name="partition_loads",
-        db_index=False,
-        db_constraint=False,
-    )
-    topic = models.CharField(max_length=249)
-    partition = models.IntegerField()
-    window_start = models.DateTimeField()
-    window_end = models.DateTimeField()
-    samples = models.IntegerField()
-    # As at the window's last sample.
-    leader = models.IntegerField(null=True)
-    replicas = models.JSONField(default=list)
-    messages_in = models.FloatField(null=True)
-    bytes_in = models.FloatField(null=True)
-    bytes_out = models.FloatField(null=True)
-    size = models.BigIntegerField(null=True)
-    avg_record_size = models.FloatField(null=True)
-    consumer_groups = models.IntegerField(default=0)
-
-    class Meta:
-        ordering = ["cluster", "-window_start", "topic", "partition"]
-        constraints = [
-            models.UniqueConstraint(
-                fields=["cluster", "window_start", "topic", "partition"],
-                name="unique_partition_load_window",
-            )
-        ]
-
-    def __str__(self) -> str:
-        return f"{self.topic}-{self.partition}@{self.window_start:%H:%M}"
-
-
 class BrokerLoad(models.Model):
     """A broker's load by the load model of BALANCING.md §3, as currently placed."""
 
@@ -68,8 +28,6 @@ class BrokerLoad(models.Model):
     # False: no partition's rate could be measured in the window (its first, with one
     # sample), so the totals are sums of nothing; the charts show a gap, not a zero.
     measured = models.BooleanField(default=True)
-    # Emptied once the window is older than the partition rows kept (retention).
-    topic_replicas = models.JSONField(default=dict, help_text="Replica count per topic.")
 
     class Meta:
         ordering = ["cluster", "-window_start", "broker_id"]
@@ -133,12 +91,14 @@ class MetricsCursor(models.Model):
 
 
 class TopicLoad(models.Model):
-    """One topic's traffic in one window, in total and per broker, by the load model
-    of BALANCING.md §3 on the window's own placement: the heatmap's traffic rows,
-    written with the window so a page never reads the window's partitions."""
+    """One topic's loads in one window: its partitions' loads packed into one value
+    (apps/metrics/window_packing.py; a row per partition made a 200k-partition window
+    cost seconds to store), and its traffic in total and per broker by the load model
+    of BALANCING.md §3 on the window's own placement (the heatmap's traffic rows)."""
 
-    # No index or foreign key constraint of its own, as PartitionLoad's (8,000 rows a
-    # window): the unique constraint's index starts with the cluster.
+    # No index or foreign key constraint of its own (8,000 rows a window, each checked
+    # per row at commit on PostgreSQL): the unique constraint's index starts with the
+    # cluster; the rows still go with their cluster (Django's cascade).
     cluster = models.ForeignKey(
         Cluster,
         on_delete=models.CASCADE,
@@ -151,9 +111,13 @@ class TopicLoad(models.Model):
     window_end = models.DateTimeField()
     network_in = models.FloatField()
     network_out = models.FloatField()
-    # Broker node id (a string: JSON keys) -> bytes/s; brokers with none are left out.
-    brokers_in = models.JSONField(default=dict)
-    brokers_out = models.JSONField(default=dict)
+    # Before the packed values: SQLite reads a row's columns in order, through the
+    # overflow pages of a large value before the one asked for (a page's count).
+    partition_count = models.IntegerField(default=0)
+    # Bytes/s in and out per broker node id, packed (window_packing.brokers_pack).
+    brokers = models.BinaryField(default=b"")
+    # The topic's partition loads of the window, packed (window_packing.loads_pack).
+    partitions = models.BinaryField(default=b"")
 
     class Meta:
         ordering = ["cluster", "-window_start", "topic"]

@@ -212,6 +212,30 @@ def test_it_serves_loads_and_traffic(as_role, cluster):
     assert heat["z"][heat["topics"].index("orders")] == [110.0, 110.0, 0.0]
 
 
+def test_it_pages_partition_loads_across_topics_and_windows_in_order(as_role, cluster):
+    start = timezone.now().replace(microsecond=0) - timedelta(minutes=5)
+    loads = {
+        ("audit-log", 0): (1.0, 0, 1.0),
+        **{("orders", i): (float(i), 0, 1.0) for i in range(3)},
+    }
+    loads_make(cluster, start, loads)
+    loads_make(cluster, start + timedelta(minutes=1), loads)
+    client = as_role("viewer")
+    seen = []
+    for offset in range(0, 8, 3):
+        page = client.get(
+            "/api/clusters/prod/loads/partitions/", {"limit": 3, "offset": offset}
+        ).json()
+        assert page["count"] == 8
+        seen += [(r["window_start"], r["topic"], r["partition"]) for r in page["results"]]
+    # Newest window first, then by topic and partition: each row once, none skipped.
+    newest, oldest = sorted({w for w, _, _ in seen}, reverse=True)
+    keys = [("audit-log", 0), ("orders", 0), ("orders", 1), ("orders", 2)]
+    assert seen == [(newest, *k) for k in keys] + [(oldest, *k) for k in keys]
+    beyond = client.get("/api/clusters/prod/loads/partitions/", {"offset": 8}).json()
+    assert beyond["count"] == 8 and beyond["results"] == []
+
+
 # --- plans ---------------------------------------------------------------------------
 
 

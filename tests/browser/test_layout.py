@@ -9,7 +9,7 @@ import pytest
 from dashboard.factories import cluster_make, loads_make, plan_make
 
 from apps.clusters.models import Cluster
-from apps.metrics.models import PartitionLoad
+from tests.support.partition_loads import partition_loads_read
 
 from .conftest import screenshot
 from .test_dashboard import ASSIGNMENT, PASSWORD, world_build
@@ -115,7 +115,7 @@ def test_it_leaves_a_gap_for_an_unmeasured_window_and_keeps_the_legend_clear(sit
         # The window before the first: collected with a single sample, so no rate. The
         # aggregation still writes it, with broker loads summed from nothing.
         cluster = Cluster.objects.get(pk=world["cluster_id"])
-        first = PartitionLoad.objects.filter(cluster=cluster).order_by("window_start")[0]
+        first = partition_loads_read(cluster=cluster)[0]
         start = first.window_start - timedelta(minutes=1)
         loads_make(cluster, start, {key: (None, None, None) for key in ASSIGNMENT}, ASSIGNMENT)
 

@@ -15,7 +15,7 @@ from apps.clusters.services import (
     TopicState,
     cluster_state_apply,
 )
-from apps.metrics.models import BrokerLoad, PartitionLoad
+from apps.metrics.models import BrokerLoad
 from apps.metrics.services.topic_loads import topic_loads_store
 from apps.plans.models import Plan
 from apps.plans.services import plan_request
@@ -81,33 +81,27 @@ def loads_make(
     end = start + timedelta(seconds=seconds)
     brokers: dict[int, dict[str, float]] = {}
     summaries = []
+    led: dict[int, float] = {}  # messages in of the partitions each broker leads
     for (topic, index), (b_in, b_out, msgs) in loads.items():
         replicas = assignment[(topic, index)]
         summaries.append(
             {
                 "topic": topic,
+                "partition": index,
                 "window_start": int(start.timestamp() * 1000),
                 "window_end": int(end.timestamp() * 1000),
+                "samples": 6,
                 "leader": replicas[0],
                 "replicas": replicas,
+                "messages_in": msgs,
                 "bytes_in": b_in,
                 "bytes_out": b_out,
+                "size": int((b_in or 0) * 3600),
+                "avg_record_size": None,
+                "consumer_groups": 0,
             }
         )
-        PartitionLoad.objects.create(
-            cluster=cluster,
-            topic=topic,
-            partition=index,
-            window_start=start,
-            window_end=end,
-            samples=6,
-            leader=replicas[0],
-            replicas=replicas,
-            messages_in=msgs,
-            bytes_in=b_in,
-            bytes_out=b_out,
-            size=int((b_in or 0) * 3600),
-        )
+        led[replicas[0]] = led.get(replicas[0], 0.0) + (msgs or 0.0)
         b_in, b_out = b_in or 0.0, b_out or 0.0
         for position, b in enumerate(replicas):
             row = brokers.setdefault(b, {"in": 0.0, "out": 0.0, "disk": 0})
@@ -126,10 +120,11 @@ def loads_make(
             disk=row["disk"],
             replicas=0,
             leaders=0,
+            messages_in=led.get(b),
             # As the storage service flags it: no partition's rate in the window.
             measured=any(b_in is not None for b_in, _, _ in loads.values()),
         )
-    # The per-topic summaries the storage service writes with every window.
+    # The partition loads, packed per topic, as the storage service writes them.
     topic_loads_store(cluster=cluster, loads=summaries)
 
 

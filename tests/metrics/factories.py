@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 from django.utils import timezone
 
 from apps.clusters.models import Broker, Cluster, Partition, Topic
-from apps.metrics.models import PartitionLoad
+from tests.support.partition_loads import partition_load_write
 
 T0 = datetime(2026, 11, 22, 4, 0, tzinfo=UTC)
 
@@ -46,16 +46,12 @@ def cluster_create(*, name: str = "demo", bootstrap_servers: str = "127.0.0.1:1"
 
 def partition_load_create(
     *, cluster: Cluster, topic: str, partition: int, window: int, **loads
-) -> PartitionLoad:
-    start = T0 + timedelta(minutes=window)
-    return PartitionLoad.objects.create(
+) -> None:
+    """One partition's load in window `window` (minutes after T0), stored packed."""
+    partition_load_write(
         cluster=cluster,
         topic=topic,
         partition=partition,
-        window_start=start,
-        window_end=start + timedelta(minutes=1),
-        samples=6,
-        leader=1,
-        replicas=[1, 2, 3],
-        **loads,
+        window_start=T0 + timedelta(minutes=window),
+        **{"leader": 1, "replicas": [1, 2, 3], **loads},
     )

@@ -54,8 +54,8 @@ def main() -> int:
     from django.core.management import call_command
 
     from apps.clusters.models import Cluster
-    from apps.metrics.models import PartitionLoad
     from apps.metrics.services import aggregation_dispatch, dispatch
+    from tests.support.partition_loads import partition_loads_read
 
     call_command("migrate", verbosity=0)
     seen: dict[str, list[dict]] = {}
@@ -91,7 +91,7 @@ def main() -> int:
                     "bytes_out": p.bytes_out,
                     "size": p.size,
                 }
-                for p in PartitionLoad.objects.filter(cluster=cluster).order_by("partition")
+                for p in sorted(partition_loads_read(cluster=cluster), key=lambda p: p.partition)
             ],
         }
     print(json.dumps({"runs": runs, **seen}))

@@ -14,8 +14,9 @@ from support.polling import wait_until
 
 from apps.clusters.kafka_clients import admin_client_create
 from apps.clusters.models import Cluster
-from apps.metrics.models import AggregationRun, BrokerLoad, PartitionLoad
+from apps.metrics.models import AggregationRun, BrokerLoad
 from apps.metrics.services import aggregation_run, metrics_sample
+from tests.support.partition_loads import partition_loads_read
 
 pytestmark = [pytest.mark.django_db, pytest.mark.integration, pytest.mark.spark]
 
@@ -138,7 +139,7 @@ def test_it_measures_bytes_in_and_out_of_known_traffic(kafka_cluster, live_topic
     per_window: dict = defaultdict(
         lambda: {"bytes_in": 0.0, "bytes_out": 0.0, "messages_in": 0.0, "samples": []}
     )
-    for load in PartitionLoad.objects.filter(cluster=cluster, topic=traffic_topic):
+    for load in partition_loads_read(cluster=cluster, topic=traffic_topic):
         totals = per_window[load.window_start.timestamp()]
         totals["bytes_in"] += load.bytes_in or 0.0
         totals["bytes_out"] += load.bytes_out or 0.0
@@ -158,9 +159,7 @@ def test_it_measures_bytes_in_and_out_of_known_traffic(kafka_cluster, live_topic
     # Broker loads follow the load model over every partition of the cluster.
     window = max(full)
     loads = [
-        p
-        for p in PartitionLoad.objects.filter(cluster=cluster)
-        if p.window_start.timestamp() == window
+        p for p in partition_loads_read(cluster=cluster) if p.window_start.timestamp() == window
     ]
     brokers = [
         b

@@ -18,7 +18,6 @@ from apps.metrics.models import (
     AggregationRun,
     BrokerLoad,
     MetricsCursor,
-    PartitionLoad,
     TopicLoad,
 )
 from apps.metrics.selectors import broker_traffic_series
@@ -34,6 +33,7 @@ from apps.metrics.services import (
     metrics_windows_prune,
 )
 from spark_jobs.partition_loads import AggregationResult
+from tests.support.partition_loads import partition_loads_read
 
 from .factories import cluster_create
 
@@ -73,7 +73,6 @@ def result_for(*, windows: list[int], next_offsets=None, malformed=0) -> Aggrega
                 "disk": 350_000,
                 "replicas": 1,
                 "leaders": 1,
-                "topic_replicas": {"orders": 1},
             }
         )
     return AggregationResult(
@@ -131,14 +130,14 @@ def test_it_stores_windows_once_and_advances_the_cursor(settings):
         cluster=cluster, run=run, topic="m", result=result_for(windows=[1, 2], next_offsets={1: 30})
     )
 
-    assert PartitionLoad.objects.filter(cluster=cluster).count() == 3
+    assert len(partition_loads_read(cluster=cluster)) == 3
     assert BrokerLoad.objects.filter(cluster=cluster).count() == 3
     cursor = MetricsCursor.objects.get(cluster=cluster)
     assert cursor.offsets == {"0": 10, "1": 30}
     assert cursor.finalized_until.isoformat() == "2025-11-22T04:03:00+00:00"
     assert run.output_rows == 2 and run.broker_rows == 2 and run.input_rows == 14
     assert run.windows == ["2025-11-22T04:01:00+00:00", "2025-11-22T04:02:00+00:00"]
-    load = PartitionLoad.objects.get(cluster=cluster, window_start__minute=2)
+    (load,) = [p for p in partition_loads_read(cluster=cluster) if p.window_start.minute == 2]
     assert (load.messages_in, load.bytes_in, load.size) == (52.0, 5000.0, 350_000)
 
 
@@ -154,11 +153,11 @@ def test_it_keeps_the_rows_a_rewritten_window_does_not_repeat():
     again.partition_loads[0]["messages_in"] = 99.0
     aggregation_results_store(cluster=cluster, run=run, topic="m", result=again)
 
-    assert sorted(PartitionLoad.objects.values_list("partition", "messages_in")) == [
-        (0, 99.0),
-        (1, 7.0),
-    ]
-    assert PartitionLoad.objects.get(partition=1).replicas == [1, 2]
+    loads = partition_loads_read(cluster=cluster)
+    assert [(p.partition, p.messages_in) for p in loads] == [(0, 99.0), (1, 7.0)]
+    assert loads[1].replicas == [1, 2]
+    # The topic's traffic is summed over both partitions, the kept one included.
+    assert TopicLoad.objects.get().partition_count == 2
 
 
 def test_it_keeps_only_the_last_windows(settings):
@@ -171,10 +170,11 @@ def test_it_keeps_only_the_last_windows(settings):
         cluster=cluster, run=run, topic="m", result=result_for(windows=[0, 1, 2, 3, 4])
     )
 
-    minutes = sorted(PartitionLoad.objects.values_list("window_start__minute", flat=True))
+    minutes = sorted(p.window_start.minute for p in partition_loads_read(cluster=cluster))
     assert minutes == [2, 3, 4]
     assert sorted(BrokerLoad.objects.values_list("window_start__minute", flat=True)) == [2, 3, 4]
     assert metrics_windows_prune(cluster=cluster) == 0
+    assert metrics_windows_prune(cluster=cluster, keep=2) == 1  # one partition in minute 2
 
 
 def test_it_keeps_partition_rows_of_fewer_windows_than_broker_totals(settings):
@@ -188,16 +188,13 @@ def test_it_keeps_partition_rows_of_fewer_windows_than_broker_totals(settings):
         cluster=cluster, run=run, topic="m", result=result_for(windows=[0, 1, 2, 3, 4])
     )
 
-    minutes = sorted(PartitionLoad.objects.values_list("window_start__minute", flat=True))
+    minutes = sorted(p.window_start.minute for p in partition_loads_read(cluster=cluster))
     assert minutes == [3, 4]
     brokers = {r.window_start.minute: r for r in BrokerLoad.objects.filter(cluster=cluster)}
     assert sorted(brokers) == [1, 2, 3, 4]
     # Older windows keep the broker's totals, messages in as leader included ...
     assert [brokers[m].messages_in for m in (1, 2, 3, 4)] == [51.0, 52.0, 53.0, 54.0]
     assert brokers[1].network_in == 5000.0
-    # ... but not the per-topic counts of a window without partition rows.
-    kept = {"orders": 1}
-    assert [brokers[m].topic_replicas for m in (1, 2, 3, 4)] == [{}, {}, kept, kept]
     traffic = broker_traffic_series(cluster=cluster, windows=4)
     assert traffic.series[1]["messages_in"] == [51.0, 52.0, 53.0, 54.0]
 
@@ -218,7 +215,7 @@ def test_it_flags_a_window_nothing_was_measured_in_and_the_chart_keeps_its_gap(s
     flags = dict(BrokerLoad.objects.values_list("window_start__minute", "measured"))
     assert flags == {0: False, 1: True, 2: True}
     # Read from the broker rows: the gap outlives the window's partition rows.
-    assert list(PartitionLoad.objects.values_list("window_start__minute", flat=True)) == [2]
+    assert [p.window_start.minute for p in partition_loads_read()] == [2]
     traffic = broker_traffic_series(cluster=cluster, windows=4)
     assert traffic.series[1]["network_in"] == [None, 5000.0, 5000.0]
     assert traffic.series[1]["messages_in"] == [None, 51.0, 52.0]
@@ -228,12 +225,12 @@ def test_it_deletes_a_clusters_windows_with_it():
     cluster = cluster_create()
     run = aggregation_run_start(cluster=cluster)
     aggregation_results_store(cluster=cluster, run=run, topic="m", result=result_for(windows=[0]))
-    assert PartitionLoad.objects.count() == TopicLoad.objects.count() == 1
+    assert TopicLoad.objects.count() == 1
 
     cluster.delete()
 
-    # No database constraint on these two: the cascade is Django's.
-    assert PartitionLoad.objects.count() == TopicLoad.objects.count() == 0
+    # No database constraint on it: the cascade is Django's.
+    assert TopicLoad.objects.count() == 0
 
 
 def test_it_records_a_run_that_fails(settings):

@@ -10,6 +10,7 @@ from apps.clusters.models import Broker
 from apps.plans.models import ClusterPolicy, Plan, PlanMode, PlanOrigin, PlanState
 from apps.plans.services import cluster_detect, clusters_due_for_detection, policy_get
 from apps.plans.tasks import plans_detect_all
+from tests.support.partition_loads import partition_load_write
 
 pytestmark = pytest.mark.django_db
 
@@ -175,14 +176,12 @@ def test_the_beat_task_fans_out_per_due_cluster(cluster, apply_state, settings):
 
 
 def test_it_proposes_when_measured_bytes_in_are_skewed(cluster, apply_state, settings):
-    from apps.metrics.models import PartitionLoad
-
     placement = {("orders", i): [[1, 2], [2, 3], [3, 1]][i % 3] for i in range(6)}
     apply_state(cluster, placement)
     assert cluster_detect(cluster=cluster) is None  # counts are even: nothing to do
     now = timezone.now()
     for (topic, index), replicas in placement.items():
-        PartitionLoad.objects.create(
+        partition_load_write(
             cluster=cluster,
             topic=topic,
             partition=index,
@@ -198,7 +197,7 @@ def test_it_proposes_when_measured_bytes_in_are_skewed(cluster, apply_state, set
     # One window is a spike until the next slide's window confirms it.
     assert cluster_detect(cluster=cluster) is None
     for (topic, index), replicas in placement.items():
-        PartitionLoad.objects.create(
+        partition_load_write(
             cluster=cluster,
             topic=topic,
             partition=index,

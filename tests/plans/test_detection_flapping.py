@@ -6,10 +6,10 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from apps.metrics.models import PartitionLoad
 from apps.plans.models import ClusterPolicy, Plan
 from apps.plans.services import cluster_detect, policy_get
 from apps.plans.services.planner import planner_options
+from tests.support.partition_loads import partition_load_write
 
 pytestmark = pytest.mark.django_db
 
@@ -21,7 +21,7 @@ PLACEMENT = {("orders", i): [1 + i % 3] for i in range(12)}
 def store_window(cluster, start, *, skewed: bool) -> None:
     for (topic, index), replicas in PLACEMENT.items():
         hot = skewed and replicas[0] == 1
-        PartitionLoad.objects.create(
+        partition_load_write(
             cluster=cluster,
             topic=topic,
             partition=index,

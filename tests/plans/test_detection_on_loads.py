@@ -5,13 +5,13 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from apps.metrics.models import PartitionLoad
 from apps.metrics.services.runs import aggregation_run_start
 from apps.metrics.services.storage import aggregation_results_store
 from apps.plans.models import Plan
 from apps.plans.services import cluster_detect
 from apps.plans.services import detection as detection_module
 from spark_jobs.partition_loads import AggregationResult
+from tests.support.partition_loads import partition_load_write
 
 pytestmark = pytest.mark.django_db
 
@@ -82,7 +82,7 @@ def test_it_drops_a_proposal_when_newer_loads_were_stored_while_planning(
 
     def planner_while_a_window_lands(**kwargs):
         now = timezone.now()
-        PartitionLoad.objects.create(
+        partition_load_write(
             cluster=cluster,
             topic="orders",
             partition=0,

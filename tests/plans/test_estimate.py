@@ -7,7 +7,6 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from apps.metrics.models import PartitionLoad
 from apps.metrics.services.runs import aggregation_run_start
 from apps.metrics.services.storage import aggregation_results_store
 from apps.plans.models import Plan, PlanMove, PlanState
@@ -22,6 +21,7 @@ from apps.plans.services import (
 )
 from apps.plans.services import sizes as sizes_module
 from spark_jobs.partition_loads import AggregationResult
+from tests.support.partition_loads import partition_load_write
 
 from .conftest import SKEWED
 from .fakes import FakeKafka
@@ -210,7 +210,7 @@ def test_it_takes_the_logs_over_an_older_window_of_loads(cluster, admin_member, 
 
 def _written(cluster, rate: float) -> None:
     start = timezone.now().replace(second=0, microsecond=0) - timedelta(minutes=2)
-    PartitionLoad.objects.create(
+    partition_load_write(
         cluster=cluster,
         topic="orders",
         partition=0,

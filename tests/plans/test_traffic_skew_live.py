@@ -4,7 +4,7 @@ Producers at different rates give broker bytes-in 2x apart; the periodic balance
 proposes; after execution broker bytes-in are within +-10 % of the mean.
 
 Loads are measured here from the topics' end offsets over a few seconds (records are
-fixed-size) and stored as the metrics app's PartitionLoad rows, the way its Spark
+fixed-size) and stored as the metrics app's partition loads (packed per topic), the way its Spark
 aggregation stores them; running Spark windows would make the test minutes long.
 Broker bytes-in follow BALANCING.md's load model.
 """
@@ -15,9 +15,9 @@ import pytest
 from django.utils import timezone
 from support.polling import wait_until
 
-from apps.metrics.models import PartitionLoad
 from apps.plans.models import PlanMode, PlanState
 from apps.plans.services import cluster_detect, execution_run, plan_approve
+from tests.support.partition_loads import partition_loads_write
 
 from . import live
 
@@ -49,23 +49,25 @@ def broker_bytes_in(loads: dict, placement: dict) -> dict[int, float]:
 def loads_store(cluster, loads: dict, placement: dict) -> None:
     end = timezone.now()
     start = end - timezone.timedelta(seconds=60)
-    PartitionLoad.objects.bulk_create(
-        PartitionLoad(
-            cluster=cluster,
-            topic=t,
-            partition=p,
-            window_start=start,
-            window_end=end,
-            samples=2,
-            leader=placement[(t, p)][2],
-            replicas=placement[(t, p)][0],
-            messages_in=load["bytes_in"] / RECORD,
-            bytes_in=load["bytes_in"],
-            bytes_out=0.0,
-            size=load["size"],
-            avg_record_size=RECORD,
-        )
-        for (t, p), load in loads.items()
+    partition_loads_write(
+        cluster=cluster,
+        loads=[
+            {
+                "topic": t,
+                "partition": p,
+                "window_start": start,
+                "window_end": end,
+                "samples": 2,
+                "leader": placement[(t, p)][2],
+                "replicas": placement[(t, p)][0],
+                "messages_in": load["bytes_in"] / RECORD,
+                "bytes_in": load["bytes_in"],
+                "bytes_out": 0.0,
+                "size": load["size"],
+                "avg_record_size": RECORD,
+            }
+            for (t, p), load in loads.items()
+        ],
     )
 
 

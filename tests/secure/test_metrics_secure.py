@@ -10,8 +10,9 @@ from confluent_kafka import Producer
 from confluent_kafka.admin import NewTopic
 from support.polling import wait_until
 
-from apps.metrics.models import AggregationRun, PartitionLoad
+from apps.metrics.models import AggregationRun
 from apps.metrics.services import aggregation_run, metrics_sample
+from tests.support.partition_loads import partition_loads_read
 
 pytestmark = [pytest.mark.django_db, pytest.mark.integration, pytest.mark.spark]
 
@@ -58,6 +59,6 @@ def test_it_samples_and_aggregates_the_traffic(
 
     assert run.status == AggregationRun.Status.SUCCEEDED, run.error
     assert run.input_rows >= rounds * 3
-    loads = PartitionLoad.objects.filter(cluster=secured, topic=traffic_topic)
-    assert loads.exists()
+    loads = partition_loads_read(cluster=secured, topic=traffic_topic)
+    assert loads
     assert sum(load.messages_in or 0 for load in loads) > 0

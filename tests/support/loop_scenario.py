@@ -187,9 +187,9 @@ def _spread(per_broker: dict[int, float]) -> float:
 
 def _window_spread(*, cluster, topic: str, window_start, brokers: list[int]) -> float | None:
     """Bytes-in spread of the topic across brokers in one window (by its replicas)."""
-    from apps.metrics.models import PartitionLoad
+    from tests.support.partition_loads import partition_loads_read
 
-    rows = PartitionLoad.objects.filter(cluster=cluster, topic=topic, window_start=window_start)
+    rows = partition_loads_read(cluster=cluster, topic=topic, window_start=window_start)
     per_broker = dict.fromkeys(brokers, 0.0)
     measured = 0
     for row in rows:

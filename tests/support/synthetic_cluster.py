@@ -85,12 +85,11 @@ def window_make(topology, *, window_start_ms: int, window_ms: int = 60_000, seed
             )
             for k, b in enumerate(replicas):
                 acc = per_broker.setdefault(
-                    b, {"in": 0.0, "out": 0.0, "disk": 0, "replicas": 0, "leaders": 0, "t": {}}
+                    b, {"in": 0.0, "out": 0.0, "disk": 0, "replicas": 0, "leaders": 0}
                 )
                 acc["in"] += bytes_in
                 acc["disk"] += size
                 acc["replicas"] += 1
-                acc["t"][name] = acc["t"].get(name, 0) + 1
                 if k == 0:
                     acc["out"] += bytes_in * 2 + bytes_in * (len(replicas) - 1)
                     acc["leaders"] += 1
@@ -104,7 +103,6 @@ def window_make(topology, *, window_start_ms: int, window_ms: int = 60_000, seed
             "disk": a["disk"],
             "replicas": a["replicas"],
             "leaders": a["leaders"],
-            "topic_replicas": a["t"],
         }
         for b, a in sorted(per_broker.items())
     ]

@@ -27,10 +27,11 @@ from support.polling import wait_until
 from apps.clusters.kafka_clients import admin_client_create
 from apps.clusters.models import Cluster, ClusterRound, Partition
 from apps.clusters.services import cluster_register, cluster_sync
-from apps.metrics.models import AggregationRun, PartitionLoad
+from apps.metrics.models import AggregationRun
 from apps.metrics.services import aggregation_run, metrics_sample_round
 from apps.plans.models import PlanMode
 from apps.plans.services import cluster_detect, policy_get, policy_update
+from tests.support.partition_loads import partition_loads_read
 
 pytestmark = [
     pytest.mark.django_db,
@@ -172,16 +173,16 @@ def test_it_syncs_samples_and_detects_at_ten_thousand_partitions(
     timed("aggregation (local[2])", started)
     assert run.status == AggregationRun.Status.SUCCEEDED, run.error
     assert run.malformed_rows == 0 and run.late_rows == 0
-    window = PartitionLoad.objects.filter(cluster=cluster, topic__in=ours).filter(
-        window_start__gte=datetime.fromtimestamp(first_window, tz=UTC),
-        window_end__lte=datetime.fromtimestamp(first_window + window_s, tz=UTC),
-    )
-    loads = {
-        (t, p): (leader, tuple(r))
-        for t, p, leader, r in window.values_list("topic", "partition", "leader", "replicas")
-    }
+    window = [
+        p
+        for p in partition_loads_read(cluster=cluster)
+        if p.topic in ours
+        and p.window_start >= datetime.fromtimestamp(first_window, tz=UTC)
+        and p.window_end <= datetime.fromtimestamp(first_window + window_s, tz=UTC)
+    ]
+    loads = {(p.topic, p.partition): (p.leader, tuple(p.replicas)) for p in window}
     assert loads == expected, f"{len(loads)} loads for {len(expected)} partitions"
-    assert all(n >= 1 for n in window.values_list("samples", flat=True))
+    assert all(p.samples >= 1 for p in window)
 
     # Detection: Kafka's own placement is balanced; the skewed topic is not.
     policy = policy_get(cluster=cluster)

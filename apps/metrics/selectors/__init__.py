@@ -7,6 +7,8 @@ from .snapshot import cluster_snapshot_build
 from .stamp import cluster_state_stamp
 from .traffic import TRAFFIC_WINDOWS_MAX, BrokerTraffic, broker_traffic_series
 from .windows import (
+    PartitionLoadRows,
+    WindowLoads,
     broker_loads_latest,
     latest_window_start,
     loads_broker_filter,
@@ -21,6 +23,8 @@ __all__ = [
     "SHARED_SECONDS",
     "TRAFFIC_WINDOWS_MAX",
     "BrokerTraffic",
+    "PartitionLoadRows",
+    "WindowLoads",
     "Heatmap",
     "aggregation_runs_recent",
     "broker_loads_latest",

@@ -9,6 +9,7 @@ from django.db.models import QuerySet
 from apps.clusters.models import Cluster, TopicPlacement
 
 from ..models import BrokerLoad, TopicLoad
+from ..window_packing import brokers_unpack
 
 HEATMAP_METRICS = {
     # metric: (label, unit)
@@ -145,15 +146,31 @@ class _Source:
 _CHUNK = 500
 
 
-def _cells_reader(queryset: QuerySet, name_field: str, cells_field: str) -> Callable:
+def _cells_reader(
+    queryset: QuerySet,
+    name_field: str,
+    cells_field: str,
+    decode: Callable[[object], dict[str, float]] | None = None,
+) -> Callable:
     def cells(names: list[str]) -> dict[str, dict[str, float]]:
         out: dict[str, dict[str, float]] = {}
         for i in range(0, len(names), _CHUNK):
             chunk = queryset.filter(**{f"{name_field}__in": names[i : i + _CHUNK]})
-            out.update(chunk.values_list(name_field, cells_field))
+            rows = chunk.values_list(name_field, cells_field)
+            out.update(rows if decode is None else ((n, decode(v)) for n, v in rows))
         return out
 
     return cells
+
+
+def _traffic_decoder(*, out: bool) -> Callable[[object], dict[str, float]]:
+    """A topic row's packed per-broker traffic as cells {broker: bytes/s}."""
+
+    def decode(packed: object) -> dict[str, float]:
+        sums = brokers_unpack(packed=packed)[1 if out else 0]
+        return {str(b): v for b, v in sums.items()}
+
+    return decode
 
 
 def _source(*, cluster: Cluster, metric: str) -> _Source:
@@ -184,7 +201,7 @@ def _source(*, cluster: Cluster, metric: str) -> _Source:
     return _Source(
         totals=list(loads.values_list("topic", metric)),
         cells=_cells_reader(
-            loads, "topic", "brokers_in" if metric == "network_in" else "brokers_out"
+            loads, "topic", "brokers", decode=_traffic_decoder(out=metric == "network_out")
         ),
         broker_totals=brokers or None,
         window_end=end.isoformat(),

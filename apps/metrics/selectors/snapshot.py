@@ -75,13 +75,8 @@ def cluster_snapshot_build(*, cluster: Cluster, now: datetime | None = None) -> 
     the latest complete window's, absent for partitions it did not measure.
     """
     # Plain tuples, not model instances: at 200k partitions instances cost seconds.
-    window = partition_loads_latest(cluster=cluster)
-    loads = {
-        (topic, index): (bytes_in, bytes_out, messages_in, size)
-        for topic, index, bytes_in, bytes_out, messages_in, size in window.values_list(
-            "topic", "partition", "bytes_in", "bytes_out", "messages_in", "size"
-        )
-    }
+    window = partition_loads_latest(cluster=cluster, fields=_LOAD_KEYS)
+    loads = window.loads
     partitions = []
     for topic, index, leader, replicas in _placement_read(cluster=cluster):
         entry: dict[str, Any] = {
@@ -107,7 +102,6 @@ def cluster_snapshot_build(*, cluster: Cluster, now: datetime | None = None) -> 
         "brokers": [_broker_entry(b) for b in cluster.brokers.order_by("node_id")],
         "partitions": partitions,
     }
-    bounds = window.values_list("window_start", "window_end").first() if loads else None
-    if bounds is not None:
-        snapshot["window"] = {"start": _iso(bounds[0]), "end": _iso(bounds[1])}
+    if loads and window.start is not None and window.end is not None:
+        snapshot["window"] = {"start": _iso(window.start), "end": _iso(window.end)}
     return snapshot

@@ -3,11 +3,9 @@
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.db.models import Sum
-
 from apps.clusters.models import Cluster
 
-from ..models import BrokerLoad, PartitionLoad
+from ..models import BrokerLoad
 
 TRAFFIC_WINDOWS_MAX = 360
 
@@ -49,7 +47,6 @@ def broker_traffic_series(*, cluster: Cluster, windows: int = 60) -> BrokerTraff
     # has a single sample) stores broker loads summed from nothing: 0, flagged
     # unmeasured when stored. It is a gap in the charts, not a drop to zero.
     unmeasured: set[datetime] = set()
-    counted: set[int] = set()  # windows whose broker rows carry messages in
     for row in BrokerLoad.objects.filter(cluster=cluster, window_start__in=starts).values(
         "broker_id",
         "window_start",
@@ -69,18 +66,6 @@ def broker_traffic_series(*, cluster: Cluster, windows: int = 60) -> BrokerTraff
         s["network_out"][i] = row["network_out"]
         if row["messages_in"] is not None:
             s["messages_in"][i] = row["messages_in"]
-            counted.add(i)
-    # Rows stored before broker rows carried it: summed from the partition rows.
-    uncounted = [s for i, s in enumerate(starts) if i not in counted and s not in unmeasured]
-    messages = (
-        PartitionLoad.objects.filter(
-            cluster=cluster, window_start__in=uncounted, leader__isnull=False
-        )
-        .values("window_start", "leader")
-        .annotate(total=Sum("messages_in"))
-    )
-    for row in messages if uncounted else ():
-        slot(row["leader"])["messages_in"][position[row["window_start"]]] = row["total"] or 0.0
     # A dead broker serves nothing: the windows after it last answered show no traffic,
     # whatever the aggregation attributed to its replicas from the synced placement.
     for broker, last_seen in cluster.brokers.filter(alive=False).values_list(

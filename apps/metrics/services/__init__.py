@@ -7,7 +7,8 @@ the windows. One concept per module:
 - `aggregation`: one aggregation in this process (read range, Spark job, store);
 - `storage`: one run's results written in one transaction;
 - `bulk_insert`: a window's many new rows inserted in bulk (COPY / one INSERT);
-- `topic_loads`: each stored window summed per topic and broker (the heatmap's rows);
+- `topic_loads`: each stored window as one row per topic, its partitions' loads packed
+  and its traffic summed per broker (the heatmap's rows);
 - `retention`: which windows and runs are kept;
 - `spark_session`: the SparkSession from the settings, kept warm per worker;
 - `spark_submit`: one aggregation through spark-submit;

@@ -1,8 +1,8 @@
-"""Inserting many new rows (a window's 200k partition loads and 8,000 topic loads, a
-plan's moves) in one statement's worth of work: PostgreSQL's COPY, elsewhere one
-prepared INSERT executed for every row. Building a model instance per row and
+"""Inserting many new rows (a window's 8,000 topic rows with their packed partition
+loads, a plan's moves) in one statement's worth of work: PostgreSQL's COPY, elsewhere
+one prepared INSERT executed for every row. Building a model instance per row and
 bulk_create's per-value preparation took most of the time of a window stored at 200k
-partitions."""
+partitions (when it was a row per partition)."""
 
 from __future__ import annotations
 
@@ -41,7 +41,8 @@ def windows_stored(*, model: type[Model], cluster_id: int, starts: Iterable[int]
 
 def rows_insert(*, model: type[Model], columns: Sequence[str], rows: Iterable[tuple]) -> None:
     """Insert `rows`, tuples of database-ready values in the order of `columns` (model
-    field names; JSON already as text). No conflict handling: new rows only."""
+    field names; JSON already as text, binary as bytes). No conflict handling: new rows
+    only."""
     db = connections[DEFAULT_DB_ALIAS]
     qn = db.ops.quote_name
     table = qn(model._meta.db_table)

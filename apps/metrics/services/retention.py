@@ -2,11 +2,11 @@
 partition loads of only the last METRICS_PARTITION_WINDOWS_KEPT of them, and
 METRICS_RUNS_KEPT_DAYS days of finished runs; older rows are deleted.
 
-Per-partition rows are what grows with the cluster (one per partition and window:
-60 windows of 433k partitions would be 26M rows); the planner and the pages read only
-the newest window of them. Older windows keep their per-broker totals (traffic, disk,
-counts, leader messages in), which is what the charts read; their per-topic replica
-counts are emptied with the partition rows.
+Per-partition loads are what grows with the cluster; they are kept packed, one value
+per topic and window on its TopicLoad row (about 72 bytes a partition: 60 windows of
+433k partitions would be 1.9 GB, 26M rows unpacked), and the planner and the pages read
+only the newest window of them. Older windows keep their per-broker totals (traffic,
+disk, counts, leader messages in), which is what the charts read.
 """
 
 from __future__ import annotations
@@ -14,11 +14,12 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from django.conf import settings
+from django.db.models import Sum
 from django.utils import timezone
 
 from apps.clusters.models import Cluster
 
-from ..models import AggregationRun, BrokerLoad, PartitionLoad, TopicLoad
+from ..models import AggregationRun, BrokerLoad, TopicLoad
 
 
 def _cutoff(newest: datetime, keep: int) -> datetime:
@@ -30,7 +31,7 @@ def metrics_windows_prune(
     *, cluster: Cluster, keep: int | None = None, keep_partitions: int | None = None
 ) -> int:
     """Keep the newest `keep` broker windows and the newest `keep_partitions` partition
-    windows (never more than `keep`); returns the partition rows deleted."""
+    windows (never more than `keep`); returns the partition loads deleted."""
     keep = keep or settings.METRICS_WINDOWS_KEPT
     keep_partitions = min(keep_partitions or settings.METRICS_PARTITION_WINDOWS_KEPT, keep)
     newest = (
@@ -40,7 +41,7 @@ def metrics_windows_prune(
         .first()
     )
     newest_partition = (
-        PartitionLoad.objects.filter(cluster=cluster)
+        TopicLoad.objects.filter(cluster=cluster)
         .order_by("-window_start")
         .values_list("window_start", flat=True)
         .first()
@@ -50,15 +51,10 @@ def metrics_windows_prune(
     if newest is None:
         return 0
     detail_cutoff = _cutoff(newest, keep_partitions)
-    deleted, _ = PartitionLoad.objects.filter(
-        cluster=cluster, window_start__lt=detail_cutoff
-    ).delete()
-    # Per-topic traffic (the heatmap's) is detail too: kept as long as partition rows.
-    TopicLoad.objects.filter(cluster=cluster, window_start__lt=detail_cutoff).delete()
+    old = TopicLoad.objects.filter(cluster=cluster, window_start__lt=detail_cutoff)
+    deleted = old.aggregate(n=Sum("partition_count"))["n"] or 0
+    old.delete()
     BrokerLoad.objects.filter(cluster=cluster, window_start__lt=_cutoff(newest, keep)).delete()
-    BrokerLoad.objects.filter(cluster=cluster, window_start__lt=detail_cutoff).exclude(
-        topic_replicas={}
-    ).update(topic_replicas={})
     runs_cutoff = timezone.now() - timedelta(days=settings.METRICS_RUNS_KEPT_DAYS)
     AggregationRun.objects.filter(cluster=cluster, started_at__lt=runs_cutoff).exclude(
         status=AggregationRun.Status.RUNNING

@@ -10,9 +10,9 @@ from django.db import transaction
 
 from apps.clusters.models import Cluster
 
-from ..models import AggregationRun, BrokerLoad, MetricsCursor, PartitionLoad
+from ..models import AggregationRun, BrokerLoad, MetricsCursor
 from ..signals import loads_stored
-from .bulk_insert import ms_to_datetime, rows_insert, window_stamps_prepare, windows_stored
+from .bulk_insert import ms_to_datetime
 from .retention import metrics_windows_prune
 from .topic_loads import topic_loads_store
 
@@ -57,97 +57,6 @@ def _broker_facts(
     return led, starts - measured
 
 
-# Partition-load columns, in the order _partition_loads_write gives them.
-_PARTITION_COLUMNS = (
-    "cluster",
-    "topic",
-    "partition",
-    "window_start",
-    "window_end",
-    "samples",
-    "leader",
-    "replicas",
-    "messages_in",
-    "bytes_in",
-    "bytes_out",
-    "size",
-    "avg_record_size",
-    "consumer_groups",
-)
-
-
-def _partition_loads_write(*, cluster: Cluster, loads: list[dict[str, Any]]) -> None:
-    """A new window (the usual case) is inserted in bulk (bulk_insert). A window
-    already stored (a re-run after a crash) is upserted, so none of its rows is lost."""
-    again_ms = windows_stored(
-        model=PartitionLoad, cluster_id=cluster.pk, starts={r["window_start"] for r in loads}
-    )
-    if again_ms:
-        _partition_loads_upsert(
-            cluster=cluster, loads=[r for r in loads if r["window_start"] in again_ms]
-        )
-        loads = [r for r in loads if r["window_start"] not in again_ms]
-    if not loads:
-        return
-    stamp = window_stamps_prepare(
-        model=PartitionLoad,
-        ms={r["window_start"] for r in loads} | {r["window_end"] for r in loads},
-    )
-    cluster_id = cluster.pk
-    params = []
-    for r in loads:
-        params.append(
-            (
-                cluster_id,
-                r["topic"],
-                r["partition"],
-                stamp[r["window_start"]],
-                stamp[r["window_end"]],
-                r["samples"],
-                r["leader"],
-                # The replica list as JSON, as json.dumps writes it, at half the cost
-                # of calling it 200k times (nearly every list is a different one).
-                "[" + ", ".join(map(str, map(int, r["replicas"] or ()))) + "]",
-                r["messages_in"],
-                r["bytes_in"],
-                r["bytes_out"],
-                r["size"],
-                r["avg_record_size"],
-                r["consumer_groups"],
-            )
-        )
-    rows_insert(model=PartitionLoad, columns=_PARTITION_COLUMNS, rows=params)
-
-
-def _partition_loads_upsert(*, cluster: Cluster, loads: list[dict[str, Any]]) -> None:
-    rows = [
-        PartitionLoad(
-            cluster=cluster,
-            topic=r["topic"],
-            partition=r["partition"],
-            window_start=ms_to_datetime(r["window_start"]),
-            window_end=ms_to_datetime(r["window_end"]),
-            samples=r["samples"],
-            leader=r["leader"],
-            replicas=r["replicas"] or [],
-            messages_in=r["messages_in"],
-            bytes_in=r["bytes_in"],
-            bytes_out=r["bytes_out"],
-            size=r["size"],
-            avg_record_size=r["avg_record_size"],
-            consumer_groups=r["consumer_groups"],
-        )
-        for r in loads
-    ]
-    PartitionLoad.objects.bulk_create(
-        rows,
-        batch_size=2000,
-        update_conflicts=True,
-        unique_fields=["cluster", "window_start", "topic", "partition"],
-        update_fields=list(_PARTITION_COLUMNS[4:]),
-    )
-
-
 def aggregation_results_store(
     *, cluster: Cluster, run: AggregationRun, topic: str, result: Any
 ) -> None:
@@ -168,12 +77,10 @@ def aggregation_results_store(
             leaders=r["leaders"],
             messages_in=led.get((r["window_start"], r["broker"])),
             measured=r["window_start"] not in unmeasured,
-            topic_replicas=r["topic_replicas"] or {},
         )
         for r in result.broker_loads
     ]
     with transaction.atomic():
-        _partition_loads_write(cluster=cluster, loads=partition_loads)
         topic_loads_store(cluster=cluster, loads=partition_loads)
         BrokerLoad.objects.bulk_create(
             broker_rows,
@@ -189,7 +96,6 @@ def aggregation_results_store(
                 "leaders",
                 "messages_in",
                 "measured",
-                "topic_replicas",
             ],
         )
         cursor, _ = MetricsCursor.objects.select_for_update().get_or_create(

@@ -66,7 +66,6 @@ def cluster_health_get(*, cluster: Cluster) -> ClusterHealth:
         "replicas": engine.balance_ratio([replicas[b] for b in alive]),
         "leaders": engine.balance_ratio([leaders[b] for b in alive]),
     }
-    # Not topic_replicas: a JSON of every topic per broker, megabytes at 8,000 topics.
     loads = {
         row.broker_id: row
         for row in broker_loads_latest(cluster=cluster).only(

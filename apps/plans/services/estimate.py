@@ -186,12 +186,8 @@ def _copy_seconds(
 
 def partition_write_rates(*, cluster: Cluster) -> dict[tuple[str, int], float]:
     """Bytes/s written to each partition in the newest measured window ({} before any)."""
-    return {
-        (topic, partition): rate
-        for topic, partition, rate in partition_loads_latest(cluster=cluster)
-        .exclude(bytes_in=None)
-        .values_list("topic", "partition", "bytes_in")
-    }
+    window = partition_loads_latest(cluster=cluster, fields=("bytes_in",))
+    return {key: rate for key, (rate,) in window.loads.items() if rate is not None}
 
 
 def _last_run(*, cluster: Cluster) -> dict | None:
