@@ -21,6 +21,27 @@ def _names(model: type[Model], fields: Sequence[str]) -> list[str]:
     return [model._meta.get_field(f).column for f in fields]
 
 
+def rows_insert(*, model: type[Model], columns: Sequence[str], rows: Sequence[Sequence]) -> None:
+    """Insert new rows, tuples of database-ready values in the order of `columns`
+    (model field names; JSON as text): COPY on PostgreSQL, else one prepared INSERT
+    executed for every row. (The same as apps/metrics/services/bulk_insert.py's, which
+    the layering keeps clusters from importing.)"""
+    if not rows:
+        return
+    db = connections[DEFAULT_DB_ALIAS]
+    qn = db.ops.quote_name
+    table = qn(model._meta.db_table)
+    names = ", ".join(qn(c) for c in _names(model, columns))
+    with db.cursor() as cursor:
+        if db.vendor == "postgresql":
+            with cursor.cursor.copy(f"COPY {table} ({names}) FROM STDIN") as pipe:
+                for row in rows:
+                    pipe.write_row(row)
+            return
+        placeholders = ", ".join(["%s"] * len(columns))
+        cursor.executemany(f"INSERT INTO {table} ({names}) VALUES ({placeholders})", rows)
+
+
 def rows_update(
     *,
     model: type[Model],
