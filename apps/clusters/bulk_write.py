@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from django.db import DEFAULT_DB_ALIAS, connections
+from django.db import DEFAULT_DB_ALIAS, connections, transaction
 from django.db.models import Model
 
 
@@ -105,14 +105,16 @@ def _staged_apply(
     *, db, model: type[Model], columns: list[str], rows: Sequence[Sequence], apply: str
 ) -> None:
     """COPY `rows` into a temporary table of `columns` of the model's table, then run
-    `apply` (which reads it as {staged}) and drop it. Two statements and the COPY:
-    each string runs as one implicit transaction, and a table left by a failed apply
-    is dropped by the next call."""
+    `apply` (which reads it as {staged}) and drop it: two statements and the COPY, in
+    one transaction (a failed apply rolls the table back with it; one left anyway is
+    dropped by the next call)."""
     qn = db.ops.quote_name
     # pg_temp: only ever a temporary table, whatever the schema holds.
     name = f"pg_temp.{qn('bulk_' + model._meta.db_table)}"
     names = ", ".join(qn(c) for c in columns)
-    with db.cursor() as cursor:
+    # One transaction, so the three run on one server session (behind a pooler too);
+    # no savepoint inside another: its failure fails the outer one anyway.
+    with transaction.atomic(using=db.alias, savepoint=False), db.cursor() as cursor:
         # The table's column types; no constraint or index to keep up while filling it.
         cursor.execute(
             f"DROP TABLE IF EXISTS {name}; CREATE TEMPORARY TABLE {name.removeprefix('pg_temp.')}"
