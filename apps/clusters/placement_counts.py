@@ -6,8 +6,8 @@ from collections.abc import Iterable
 from itertools import chain
 
 from django.db import DEFAULT_DB_ALIAS, connections
-from django.db.models.constants import OnConflict
 
+from .bulk_write import rows_upsert
 from .models import TopicPlacement
 
 # One partition as the counts need it: (leader or None, replica list).
@@ -17,8 +17,8 @@ _FIELDS = ("topic", "replicas", "leaders", "replicas_total", "leaders_total")
 
 
 def topic_placements_apply(*, topics: list[tuple[int, Iterable[LeaderReplicas]]]) -> None:
-    """Upsert the counts of these topics (id, its partitions) by one prepared
-    statement executed for every row. Kept apart from the sync's diff so it stays one
+    """Upsert the counts of these topics (id, its partitions) in bulk
+    (bulk_write.rows_upsert). Kept apart from the sync's diff so it stays one
     small call there."""
     if not topics:
         return
@@ -40,21 +40,6 @@ def topic_placements_apply(*, topics: list[tuple[int, Iterable[LeaderReplicas]]]
                 sum(leaders.values()),
             )
         )
-    qn = db.ops.quote_name
-    columns = [f.column for f in fields]
     # bulk_create's batches were 199 rows on SQLite (its 999-parameter limit): 17
     # statements for the 3,300 topics a 5 %-leaders-moved round changes at 200k.
-    conflict = db.ops.on_conflict_suffix_sql(
-        fields,
-        OnConflict.UPDATE,
-        update_fields=[f.column for f in fields[1:]],
-        unique_fields=[fields[0].column],
-    )
-    sql = "INSERT INTO {} ({}) VALUES ({}) {}".format(
-        qn(TopicPlacement._meta.db_table),
-        ", ".join(qn(c) for c in columns),
-        ", ".join(["%s"] * len(columns)),
-        conflict,
-    )
-    with db.cursor() as cursor:
-        cursor.executemany(sql, params)
+    rows_upsert(model=TopicPlacement, key_field=_FIELDS[0], fields=_FIELDS[1:], rows=params)

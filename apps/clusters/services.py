@@ -1,5 +1,6 @@
 """Keep the cluster model in step with the real Kafka cluster."""
 
+import json
 import logging
 from collections import Counter
 from dataclasses import dataclass, field
@@ -14,6 +15,7 @@ from django.utils import timezone
 
 from .authorization import authorization_denied, cluster_acl_gaps_text, missing_acl_text
 from .backoff import cluster_backoff_clear, cluster_backoff_fail
+from .bulk_write import rows_insert, rows_update
 from .crypto import SecretDecryptError
 from .kafka_clients import ConnectionErrors, admin_client_create, client_timeouts
 from .models import Broker, Cluster, ClusterRound, Partition, Topic
@@ -271,9 +273,21 @@ def _partition_values(p: PartitionState) -> tuple:
     return (p.leader, p.replicas, p.isr, p.leader is None, len(p.isr) < len(p.replicas))
 
 
-def _partition_row(topic_id: int, p: PartitionState) -> Partition:
-    values = dict(zip(_PARTITION_FIELDS, _partition_values(p), strict=True))
-    return Partition(topic_id=topic_id, index=p.index, **values)
+def _partition_row(topic_id: int, p: PartitionState) -> tuple:
+    """A new partition row as the database takes it (in _NEW_PARTITION_FIELDS' order):
+    no model instance nor per-value preparation, 200k of them in a first round."""
+    return (
+        topic_id,
+        p.index,
+        p.leader,
+        json.dumps(p.replicas),
+        json.dumps(p.isr),
+        p.leader is None,
+        len(p.isr) < len(p.replicas),
+    )
+
+
+_NEW_PARTITION_FIELDS = ("topic", "index", *_PARTITION_FIELDS)
 
 
 # Topic columns the sync writes: its digest and the counts of its partitions.
@@ -360,7 +374,7 @@ def _topics_apply(*, cluster: Cluster, state: ClusterState) -> None:
             field_names=_TOPIC_FIELDS,
             rows=[(pk, _topic_values(t, packed)) for pk, (t, packed) in changed.items()],
         )
-    Partition.objects.bulk_create(rows, batch_size=_CHUNK)
+    rows_insert(model=Partition, columns=_NEW_PARTITION_FIELDS, rows=rows)
     topic_placements_apply(
         topics=[
             (pk, ((p.leader, p.replicas) for p in s.partitions))
@@ -372,12 +386,12 @@ def _topics_apply(*, cluster: Cluster, state: ClusterState) -> None:
 
 def _changed_partitions_apply(
     *, changed: dict[int, tuple[TopicState, bytes]], packed_ids: set[int]
-) -> list[Partition]:
+) -> list[tuple]:
     """Update and delete the changed topics' partitions that differ from what was
     written, and return the ones to create. Where the topic's digest vouches for its
     packed placement, the two packed values are compared (no partition row read,
     nothing unpacked); else its partition rows are read."""
-    to_create: list[Partition] = []
+    to_create: list[tuple] = []
     to_update: list[tuple[tuple[int, int], tuple]] = []
     to_delete: list[tuple[tuple[int, int], tuple]] = []
     for ids in _chunks([pk for pk in changed if pk in packed_ids]):
@@ -410,48 +424,49 @@ def _changed_partitions_apply(
 
 def _partition_rows_by_key(*, sql_kind: str, rows: list[tuple[tuple[int, int], tuple]]) -> None:
     """Partition rows addressed by (topic id, index), the unique key, so the changed
-    ones are written without reading their primary keys: one prepared statement."""
+    ones are written without reading their primary keys."""
     if not rows:
         return
-    qn = connection.ops.quote_name
-    where = f"{qn('topic_id')} = %s AND {qn('index')} = %s"
-    table = qn(Partition._meta.db_table)
     if sql_kind == "delete":
-        sql, params = f"DELETE FROM {table} WHERE {where}", [key for key, _ in rows]
-    else:
-        fields = [Partition._meta.get_field(name) for name in _PARTITION_FIELDS]
-        sets = ", ".join(f"{qn(f.column)} = %s" for f in fields)
-        sql = f"UPDATE {table} SET {sets} WHERE {where}"
-        db = connections[DEFAULT_DB_ALIAS]  # not the proxy: once per field of every row
-        params = [
-            [f.get_db_prep_save(v, db) for f, v in zip(fields, values, strict=True)] + list(key)
+        qn = connection.ops.quote_name
+        where = f"{qn('topic_id')} = %s AND {qn('index')} = %s"
+        with connection.cursor() as cursor:
+            cursor.executemany(
+                f"DELETE FROM {qn(Partition._meta.db_table)} WHERE {where}",
+                [key for key, _ in rows],
+            )
+        return
+    fields = [Partition._meta.get_field(name) for name in _PARTITION_FIELDS]
+    db = connections[DEFAULT_DB_ALIAS]  # not the proxy: once per field of every row
+    rows_update(
+        model=Partition,
+        key_fields=("topic", "index"),
+        fields=_PARTITION_FIELDS,
+        rows=[
+            (*key, *(f.get_db_prep_save(v, db) for f, v in zip(fields, values, strict=True)))
             for key, values in rows
-        ]
-    with connection.cursor() as cursor:
-        cursor.executemany(sql, params)
+        ],
+    )
 
 
 def _rows_update(
     *, model: type[models.Model], field_names: tuple[str, ...], rows: list[tuple[int, tuple]]
 ) -> None:
-    """(pk, values) rows written by one prepared UPDATE executed for all of them:
-    Django's bulk_update builds a CASE per column and row, far slower at thousands."""
+    """(pk, values) rows written in bulk (bulk_write.rows_update): Django's bulk_update
+    builds a CASE per column and row, far slower at thousands."""
     if not rows:
         return
     fields = [model._meta.get_field(name) for name in field_names]
-    qn = connection.ops.quote_name
-    sql = "UPDATE {} SET {} WHERE {} = %s".format(
-        qn(model._meta.db_table),
-        ", ".join(f"{qn(f.column)} = %s" for f in fields),
-        qn(model._meta.pk.column),
-    )
     db = connections[DEFAULT_DB_ALIAS]  # not the proxy: once per field of every row
-    params = [
-        [f.get_db_prep_save(v, db) for f, v in zip(fields, values, strict=True)] + [pk]
-        for pk, values in rows
-    ]
-    with connection.cursor() as cursor:
-        cursor.executemany(sql, params)
+    rows_update(
+        model=model,
+        key_fields=(model._meta.pk.name,),
+        fields=field_names,
+        rows=[
+            (pk, *(f.get_db_prep_save(v, db) for f, v in zip(fields, values, strict=True)))
+            for pk, values in rows
+        ],
+    )
 
 
 def cluster_sync_error_record(*, cluster: Cluster, error: str, now: datetime) -> None:
