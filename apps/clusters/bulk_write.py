@@ -24,8 +24,7 @@ def _names(model: type[Model], fields: Sequence[str]) -> list[str]:
 def rows_insert(*, model: type[Model], columns: Sequence[str], rows: Sequence[Sequence]) -> None:
     """Insert new rows, tuples of database-ready values in the order of `columns`
     (model field names; JSON as text): COPY on PostgreSQL, else one prepared INSERT
-    executed for every row. (The same as apps/metrics/services/bulk_insert.py's, which
-    the layering keeps clusters from importing.)"""
+    executed for every row (also the metrics' window rows and a plan's moves)."""
     if not rows:
         return
     db = connections[DEFAULT_DB_ALIAS]

@@ -1,12 +1,13 @@
-"""Inserting many new rows (a window's 8,000 topic rows with their packed partition
-loads, a plan's moves) in one statement's worth of work: PostgreSQL's COPY, elsewhere
-one prepared INSERT executed for every row. Building a model instance per row and
+"""Window rows inserted in bulk (a window's 8,000 topic rows with their packed partition
+loads): their bounds prepared once per window, and which windows are already stored.
+The rows themselves go through clusters.bulk_write.rows_insert (PostgreSQL's COPY,
+elsewhere one prepared INSERT for every row): building a model instance per row and
 bulk_create's per-value preparation took most of the time of a window stored at 200k
 partitions (when it was a row per partition)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -37,22 +38,3 @@ def windows_stored(*, model: type[Model], cluster_id: int, starts: Iterable[int]
         .distinct()
     )
     return {by_dt[dt] for dt in found}
-
-
-def rows_insert(*, model: type[Model], columns: Sequence[str], rows: Iterable[tuple]) -> None:
-    """Insert `rows`, tuples of database-ready values in the order of `columns` (model
-    field names; JSON already as text, binary as bytes). No conflict handling: new rows
-    only."""
-    db = connections[DEFAULT_DB_ALIAS]
-    qn = db.ops.quote_name
-    table = qn(model._meta.db_table)
-    names = ", ".join(qn(model._meta.get_field(f).column) for f in columns)
-    with db.cursor() as cursor:
-        if db.vendor == "postgresql":
-            # psycopg's executemany with a Jsonb adapter per row took 7 s at 200k rows.
-            with cursor.cursor.copy(f"COPY {table} ({names}) FROM STDIN") as pipe:
-                for row in rows:
-                    pipe.write_row(row)
-            return
-        placeholders = ", ".join(["%s"] * len(columns))
-        cursor.executemany(f"INSERT INTO {table} ({names}) VALUES ({placeholders})", rows)

@@ -7,11 +7,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from apps.clusters.bulk_write import rows_insert
 from apps.clusters.models import Cluster
 
 from ..models import TopicLoad
 from ..window_packing import brokers_pack, loads_pack, loads_unpack
-from .bulk_insert import ms_to_datetime, rows_insert, window_stamps_prepare, windows_stored
+from .bulk_insert import ms_to_datetime, window_stamps_prepare, windows_stored
 
 _COLUMNS = (
     "cluster",
