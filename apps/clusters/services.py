@@ -248,7 +248,7 @@ def _brokers_apply(*, cluster: Cluster, state: ClusterState, now: datetime) -> N
         model=Broker,
         field_names=("replicas_count", "leaders_count"),
         rows=[
-            (b.pk, (replicas[n], leaders[n]))
+            ((b.pk,), (replicas[n], leaders[n]))
             for n, b in known.items()
             if (b.replicas_count, b.leaders_count) != (replicas[n], leaders[n])
         ],
@@ -372,7 +372,7 @@ def _topics_apply(*, cluster: Cluster, state: ClusterState) -> None:
         _rows_update(
             model=Topic,
             field_names=_TOPIC_FIELDS,
-            rows=[(pk, _topic_values(t, packed)) for pk, (t, packed) in changed.items()],
+            rows=[((pk,), _topic_values(t, packed)) for pk, (t, packed) in changed.items()],
         )
     rows_insert(model=Partition, columns=_NEW_PARTITION_FIELDS, rows=rows)
     topic_placements_apply(
@@ -436,35 +436,32 @@ def _partition_rows_by_key(*, sql_kind: str, rows: list[tuple[tuple[int, int], t
                 [key for key, _ in rows],
             )
         return
-    fields = [Partition._meta.get_field(name) for name in _PARTITION_FIELDS]
-    db = connections[DEFAULT_DB_ALIAS]  # not the proxy: once per field of every row
-    rows_update(
-        model=Partition,
-        key_fields=("topic", "index"),
-        fields=_PARTITION_FIELDS,
-        rows=[
-            (*key, *(f.get_db_prep_save(v, db) for f, v in zip(fields, values, strict=True)))
-            for key, values in rows
-        ],
+    _rows_update(
+        model=Partition, key_fields=("topic", "index"), field_names=_PARTITION_FIELDS, rows=rows
     )
 
 
 def _rows_update(
-    *, model: type[models.Model], field_names: tuple[str, ...], rows: list[tuple[int, tuple]]
+    *,
+    model: type[models.Model],
+    field_names: tuple[str, ...],
+    rows: list[tuple[tuple, tuple]],
+    key_fields: tuple[str, ...] | None = None,
 ) -> None:
-    """(pk, values) rows written in bulk (bulk_write.rows_update): Django's bulk_update
-    builds a CASE per column and row, far slower at thousands."""
+    """(key, values) rows, the key a unique one (the primary key by default), written in
+    bulk (bulk_write.rows_update): Django's bulk_update builds a CASE per column and
+    row, far slower at thousands."""
     if not rows:
         return
     fields = [model._meta.get_field(name) for name in field_names]
     db = connections[DEFAULT_DB_ALIAS]  # not the proxy: once per field of every row
     rows_update(
         model=model,
-        key_fields=(model._meta.pk.name,),
+        key_fields=key_fields or (model._meta.pk.name,),
         fields=field_names,
         rows=[
-            (pk, *(f.get_db_prep_save(v, db) for f, v in zip(fields, values, strict=True)))
-            for pk, values in rows
+            (*key, *(f.get_db_prep_save(v, db) for f, v in zip(fields, values, strict=True)))
+            for key, values in rows
         ],
     )
 

@@ -140,16 +140,14 @@ class PartitionLoadRows(Sequence):
         first = bisect_right(ends, start)
         last = bisect_left(ends, stop)
         base = ends[first - 1] if first else 0
+        names = ("partition", *PARTITION_LOAD_FIELDS)
         rows: list[dict[str, Any]] = []
         for topic, window_start, window_end, packed in self._topics.filter(
             pk__in=ids[first : last + 1]
         ).values_list("topic", "window_start", "window_end", "partitions"):
-            columns = loads_columns_unpack(
-                packed=packed, fields=("partition", *PARTITION_LOAD_FIELDS)
-            )
-            names = ("partition", *PARTITION_LOAD_FIELDS)
+            columns = loads_columns_unpack(packed=packed, fields=names)
             for values in zip(*(columns[f] for f in names), strict=True):
-                row = dict(zip(("partition", *PARTITION_LOAD_FIELDS), values, strict=True))
+                row = dict(zip(names, values, strict=True))
                 row.update(topic=topic, window_start=window_start, window_end=window_end)
                 rows.append(row)
         return rows[start - base : stop - base : step]
