@@ -150,8 +150,8 @@ class AckedProducer:
         producer.flush(60)
 
 
-def consume_all(bootstrap: str, topic: str, partitions: int) -> dict[int, list[str]]:
-    """Every record's key, per partition, from the start to the current end."""
+def consume_all(bootstrap: str, topic: str, partitions: int) -> dict[int, dict[int, str]]:
+    """Every record's key by its offset, per partition, from the start to the current end."""
     admin = AdminClient(client_config_build(bootstrap_servers=bootstrap))
     ends = admin.list_offsets(
         {TopicPartition(topic, p): OffsetSpec.latest() for p in range(partitions)}
@@ -161,7 +161,7 @@ def consume_all(bootstrap: str, topic: str, partitions: int) -> dict[int, list[s
     config.update({"group.id": f"it-plans-{uuid.uuid4().hex[:8]}", "enable.auto.commit": False})
     consumer = Consumer(config)
     consumer.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
-    keys: dict[int, list[str]] = defaultdict(list)
+    keys: dict[int, dict[int, str]] = defaultdict(dict)
     position = {p: 0 for p in range(partitions)}
     deadline = time.monotonic() + 120
     while any(position[p] < end[p] for p in range(partitions)):
@@ -169,7 +169,7 @@ def consume_all(bootstrap: str, topic: str, partitions: int) -> dict[int, list[s
         for msg in consumer.consume(1000, timeout=1.0):
             if msg.error():
                 continue
-            keys[msg.partition()].append(msg.key().decode())
+            keys[msg.partition()][msg.offset()] = msg.key().decode()
             position[msg.partition()] = msg.offset() + 1
     consumer.close()
     return keys
