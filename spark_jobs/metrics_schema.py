@@ -30,7 +30,7 @@ and skips it.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from pyspark.sql.types import (
     ArrayType,
@@ -60,8 +60,11 @@ METRIC_RECORD_SCHEMA = StructType(
 )
 
 
-# (topic, partition, leader, replicas, start_offset, end_offset, sizes, committed)
-MetricRow = tuple[str, int, int, list[int], int, int, dict[int, int], dict[str, int]]
+# (topic, partition, leader, replicas, start_offset, end_offset, committed)
+MetricRow = tuple[str, int, int, list[int], int, int, dict[str, int]]
+# Bytes on disk of each replica, by broker: {broker: {(topic, partition): size}}, as
+# DescribeLogDirs answers come (one per broker).
+ReplicaSizes = Mapping[int, Mapping[tuple[str, int], int]]
 
 
 def metric_key_encode(*, topic: str, partition: int) -> bytes:
@@ -80,34 +83,81 @@ def metric_record_encode(
     sizes: dict[int, int],
     committed: dict[str, int],
 ) -> bytes:
-    row = (topic, partition, leader, replicas, start_offset, end_offset, sizes, committed)
-    return metric_records_encode(ts_ms=ts_ms, rows=[row])[0][1]
+    """One record's value; `sizes` by broker, of this partition only."""
+    row = (topic, partition, leader, replicas, start_offset, end_offset, committed)
+    by_broker = {broker: {(topic, partition): size} for broker, size in sizes.items()}
+    return metric_records_encode(ts_ms=ts_ms, rows=[row], sizes=by_broker)[0][1]
 
 
-def metric_records_encode(*, ts_ms: int, rows: Iterable[MetricRow]) -> list[tuple[bytes, bytes]]:
+def metric_records_encode(
+    *, ts_ms: int, rows: Iterable[MetricRow], sizes: ReplicaSizes
+) -> list[tuple[bytes, bytes]]:
     """(key, value) of each row, values exactly as `json.dumps(record, separators=(",",
-    ":"))` writes them, without building a dict per record (a sample round encodes one
-    per partition: 200k here took 2.5 s of CPU through json.dumps)."""
-    dumps = json.dumps
-    quoted: dict[str, str] = {}  # names as JSON strings, once per topic
-    head = f'{{"v":{METRIC_RECORD_VERSION},"ts":{ts_ms},"topic":'
-    out: list[tuple[bytes, bytes]] = []
-    append = out.append
-    for topic, partition, leader, replicas, start, end, sizes, committed in rows:
-        name = quoted.get(topic)
-        if name is None:
-            name = quoted[topic] = dumps(topic)
-        replicas_text = ",".join(map(str, replicas))
-        sizes_text = ",".join([f'"{broker}":{size}' for broker, size in sizes.items()])
-        committed_text = dumps(committed, separators=(",", ":")) if committed else "{}"
-        append(
-            (
-                f"{topic}-{partition}".encode(),
+    ":"))` writes them (MetricRecordEncoder, with nothing kept from an earlier round)."""
+    return MetricRecordEncoder().encode(ts_ms=ts_ms, rows=rows, sizes=sizes)
+
+
+class MetricRecordEncoder:
+    """Encodes the rows of one round after another, keeping what a partition's record
+    repeats from round to round.
+
+    Values are exactly what `json.dumps(record, separators=(",", ":"))` writes, built
+    without a dict per record (a round encodes one record per partition: 200k took
+    2.5 s of CPU through json.dumps). A record's `sizes` are its current replicas'
+    sizes found in `sizes`, in replica order: a log left on a broker the partition
+    moved off, until it is deleted, is not the partition's; a broker that did not
+    answer is left out. A record's key and its JSON from "topic" to "start_offset"
+    change only with the partition's leader or replicas, so they are kept for the
+    next round (one encoder per sampled cluster) and only the offsets, sizes and
+    committed offsets are written anew. Only the last round's partitions are kept.
+    """
+
+    def __init__(self) -> None:
+        # (topic, partition) -> (leader, replicas, key, JSON from "topic" to
+        # "start_offset", [(replica's JSON key, replica)])
+        self._kept: dict[tuple[str, int], tuple[int, list[int], bytes, str, list]] = {}
+
+    def encode(
+        self, *, ts_ms: int, rows: Iterable[MetricRow], sizes: ReplicaSizes
+    ) -> list[tuple[bytes, bytes]]:
+        dumps = json.dumps
+        quoted: dict[str, str] = {}  # names as JSON strings, once per topic
+        head = f'{{"v":{METRIC_RECORD_VERSION},"ts":{ts_ms}'
+        kept = self._kept
+        now: dict[tuple[str, int], tuple[int, list[int], bytes, str, list]] = {}
+        none: Mapping[tuple[str, int], int] = {}
+        out: list[tuple[bytes, bytes]] = []
+        append = out.append
+        for topic, partition, leader, replicas, start, end, committed in rows:
+            tp = (topic, partition)
+            same = kept.get(tp)
+            if same is None or same[0] != leader or same[1] != replicas:
+                name = quoted.get(topic)
+                if name is None:
+                    name = quoted[topic] = dumps(topic)
+                same = (
+                    leader,
+                    replicas,
+                    f"{topic}-{partition}".encode(),
+                    f',"topic":{name},"partition":{partition},"leader":{leader},'
+                    f'"replicas":[{",".join(map(str, replicas))}],"start_offset":',
+                    [(f'"{broker}":', broker) for broker in replicas],
+                )
+            now[tp] = same
+            known = []
+            for quoted_broker, broker in same[4]:
+                size = sizes.get(broker, none).get(tp)
+                if size is not None:
+                    known.append(f"{quoted_broker}{size}")
+            committed_text = dumps(committed, separators=(",", ":")) if committed else "{}"
+            append(
                 (
-                    f'{head}{name},"partition":{partition},"leader":{leader},'
-                    f'"replicas":[{replicas_text}],"start_offset":{start},'
-                    f'"end_offset":{end},"sizes":{{{sizes_text}}},"committed":{committed_text}}}'
-                ).encode(),
+                    same[2],
+                    (
+                        f'{head}{same[3]}{start},"end_offset":{end},'
+                        f'"sizes":{{{",".join(known)}}},"committed":{committed_text}}}'
+                    ).encode(),
+                )
             )
-        )
-    return out
+        self._kept = now
+        return out

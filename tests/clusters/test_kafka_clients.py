@@ -62,7 +62,7 @@ def adapter_calls(monkeypatch):
         monkeypatch.setattr(kafka_python_adapter, name, record)
 
     replace("reassignments_list")
-    replace("partition_sizes_describe")
+    replace("log_sizes_describe")
     return calls
 
 
@@ -73,7 +73,7 @@ def test_the_executor_hands_the_connection_to_kafka_python(secured, adapter_call
 
 def test_the_sampler_reads_replica_sizes_with_the_connection(secured, adapter_calls):
     assert replica_sizes_read(cluster=secured) == {}
-    assert adapter_calls["partition_sizes_describe"] == {"connection": secured.connection}
+    assert adapter_calls["log_sizes_describe"] == {"connection": secured.connection}
 
 
 def test_demo_traffic_reaches_a_registered_cluster_by_name():

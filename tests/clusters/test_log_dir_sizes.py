@@ -51,12 +51,18 @@ ANSWERS = {
 def requests_seen(monkeypatch) -> list:
     seen: list = []
 
-    async def send(request, node_id):
+    def send(request, node_id):
+        # As kafka-python's manager: the request leaves at once, its answer is awaited.
         seen.append((node_id, request.topics))
-        wire = Response(
-            version=VERSION, throttle_time_ms=0, error_code=0, results=ANSWERS[node_id]
-        ).encode(version=VERSION)
-        return Response.decode(wire, version=VERSION)
+
+        async def answer():
+            seen.append(("answer read", node_id))
+            wire = Response(
+                version=VERSION, throttle_time_ms=0, error_code=0, results=ANSWERS[node_id]
+            ).encode(version=VERSION)
+            return Response.decode(wire, version=VERSION)
+
+        return answer()
 
     def run_to_end(coroutine_function, *args):
         try:
@@ -79,12 +85,13 @@ def requests_seen(monkeypatch) -> list:
     return seen
 
 
-def test_it_reads_the_size_of_every_current_replica_by_partition(requests_seen):
-    sizes = kafka_python_adapter.partition_sizes_describe(bootstrap_servers="k:9092")
+def test_it_reads_the_size_of_every_current_replica_by_broker(requests_seen):
+    sizes = kafka_python_adapter.log_sizes_describe(bootstrap_servers="k:9092")
 
-    assert sizes == {("orders", 0): {1: 100, 2: 90}, ("orders", 1): {1: 7}}
-    # One request per broker, for every topic (null), not a list of every partition.
-    assert requests_seen == [(1, None), (2, None)]
+    assert sizes == {1: {("orders", 0): 100, ("orders", 1): 7}, 2: {("orders", 0): 90}}
+    # One request per broker, for every topic (null), not a list of every partition;
+    # every broker asked before the first answer is read.
+    assert requests_seen == [(1, None), (2, None), ("answer read", 1), ("answer read", 2)]
 
 
 def test_it_keeps_the_per_replica_shape_for_the_planner(requests_seen):

@@ -288,7 +288,11 @@ def test_it_builds_one_record_per_partition_with_known_offsets():
         start_offsets={("orders", 0): 5},
         end_offsets={("orders", 0): 50},
         # Broker 5 still holds a log of orders-0, which moved off it: not a replica.
-        sizes={("orders", 0): {1: 4_500, 2: 4_400, 5: 9}, ("other", 0): {1: 9}},
+        sizes={
+            1: {("orders", 0): 4_500, ("other", 0): 9},
+            2: {("orders", 0): 4_400},
+            5: {("orders", 0): 9},
+        },
         committed={("orders", 0): {"g": 40}},
     )
 

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from concurrent.futures import Future
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from confluent_kafka import (
     OFFSET_BEGINNING,
@@ -31,6 +31,9 @@ from django.conf import settings
 from apps.clusters.authorization import authorization_denied, missing_acl_text
 from apps.clusters.kafka_clients import admin_client_create, client_config_build
 from apps.clusters.models import Cluster
+
+if TYPE_CHECKING:
+    from spark_jobs.metrics_schema import MetricRecordEncoder
 
 logger = logging.getLogger(__name__)
 
@@ -236,22 +239,27 @@ def committed_offsets_list(*, admin: AdminClient) -> dict[tuple[str, int], dict[
 
 def replica_sizes_read(
     *, cluster: Cluster, errors: list[str] | None = None
-) -> dict[tuple[str, int], dict[int, int]] | None:
-    """{(topic, partition): {broker: size}}, or None when DescribeLogDirs failed (the job
+) -> dict[int, dict[tuple[str, int], int]] | None:
+    """{broker: {(topic, partition): size}}, or None when DescribeLogDirs failed (the job
     then uses offsets).
 
     Why it failed is appended to `errors`: the sample round warns once when that
     starts (sample_round), not every round.
     """
-    from apps.clusters.kafka_python_adapter import partition_sizes_describe
+    from apps.clusters.kafka_python_adapter import log_sizes_describe
 
     try:
-        return partition_sizes_describe(connection=cluster.connection)
+        return log_sizes_describe(connection=cluster.connection)
     except Exception as exc:  # kafka-python raises many unrelated types
         logger.debug("describe_log_dirs on %s failed: %s", cluster.name, exc)
         if errors is not None:
             errors.append(f"{exc.__class__.__name__}: {exc}".rstrip(": "))
         return None
+
+
+# One record encoder per sampled cluster, kept between rounds by the worker process
+# (what a partition's record repeats round after round is encoded once).
+_record_encoders: dict[int, MetricRecordEncoder] = {}
 
 
 def metric_records_build(
@@ -260,15 +268,19 @@ def metric_records_build(
     partitions: list[PartitionInfo],
     start_offsets: dict[tuple[str, int], int],
     end_offsets: dict[tuple[str, int], int],
-    sizes: dict[tuple[str, int], dict[int, int]] | None,
+    sizes: dict[int, dict[tuple[str, int], int]] | None,
     committed: dict[tuple[str, int], dict[str, int]],
+    cluster_id: int | None = None,
 ) -> list[tuple[bytes, bytes]]:
-    """(key, value) per partition whose offsets are known, in the schema of metrics_schema."""
+    """(key, value) per partition whose offsets are known, in the schema of metrics_schema.
+
+    `sizes` is by broker (replica_sizes_read); None: no sizes in the records. With a
+    `cluster_id`, the encoder kept for that cluster's earlier rounds is used.
+    """
     # metrics_schema imports pyspark: kept out of processes that import services only.
-    from spark_jobs.metrics_schema import metric_records_encode
+    from spark_jobs.metrics_schema import MetricRecordEncoder
 
     no_groups: dict[str, int] = {}
-    no_sizes: dict[int, int] = {}
     rows = []
     for p in partitions:
         tp = (p.topic, p.partition)
@@ -276,23 +288,16 @@ def metric_records_build(
         end = end_offsets.get(tp)
         if start is None or end is None:
             continue
-        known = no_sizes if sizes is None else sizes.get(tp, no_sizes)
-        # Only the current replicas: a log left on a broker the partition moved off
-        # until it is deleted is not the partition's.
-        replica_sizes = {b: known[b] for b in p.replicas if b in known}
         rows.append(
-            (
-                p.topic,
-                p.partition,
-                p.leader,
-                p.replicas,
-                start,
-                end,
-                replica_sizes,
-                committed.get(tp, no_groups),
-            )
+            (p.topic, p.partition, p.leader, p.replicas, start, end, committed.get(tp, no_groups))
         )
-    return metric_records_encode(ts_ms=ts_ms, rows=rows)
+    if cluster_id is None:
+        encoder = MetricRecordEncoder()
+    else:
+        encoder = _record_encoders.get(cluster_id)
+        if encoder is None:
+            encoder = _record_encoders[cluster_id] = MetricRecordEncoder()
+    return encoder.encode(ts_ms=ts_ms, rows=rows, sizes=sizes or {})
 
 
 def metric_records_publish(
@@ -360,6 +365,7 @@ def metrics_sample(*, cluster: Cluster, admin: AdminClient | None = None) -> Sam
             end_offsets=end_offsets,
             sizes=sizes,
             committed=committed,
+            cluster_id=cluster.pk,
         )
         metric_records_publish(cluster=cluster, topic=topic, records=records)
         groups = {g for per_group in committed.values() for g in per_group}
