@@ -113,9 +113,8 @@ class MetricRecordEncoder:
     """
 
     def __init__(self) -> None:
-        # (topic, partition) -> (leader, replicas, key, JSON from "topic" to
-        # "start_offset", [(replica's JSON key, replica)])
-        self._kept: dict[tuple[str, int], tuple[int, list[int], bytes, str, list]] = {}
+        # (topic, partition) -> (leader, replicas, key, JSON from "topic" to "start_offset")
+        self._kept: dict[tuple[str, int], tuple[int, list[int], bytes, str]] = {}
 
     def encode(
         self, *, ts_ms: int, rows: Iterable[MetricRow], sizes: ReplicaSizes
@@ -124,7 +123,7 @@ class MetricRecordEncoder:
         quoted: dict[str, str] = {}  # names as JSON strings, once per topic
         head = f'{{"v":{METRIC_RECORD_VERSION},"ts":{ts_ms}'
         kept = self._kept
-        now: dict[tuple[str, int], tuple[int, list[int], bytes, str, list]] = {}
+        now: dict[tuple[str, int], tuple[int, list[int], bytes, str]] = {}
         none: Mapping[tuple[str, int], int] = {}
         out: list[tuple[bytes, bytes]] = []
         append = out.append
@@ -141,14 +140,13 @@ class MetricRecordEncoder:
                     f"{topic}-{partition}".encode(),
                     f',"topic":{name},"partition":{partition},"leader":{leader},'
                     f'"replicas":[{",".join(map(str, replicas))}],"start_offset":',
-                    [(f'"{broker}":', broker) for broker in replicas],
                 )
             now[tp] = same
             known = []
-            for quoted_broker, broker in same[4]:
+            for broker in replicas:
                 size = sizes.get(broker, none).get(tp)
                 if size is not None:
-                    known.append(f"{quoted_broker}{size}")
+                    known.append(f'"{broker}":{size}')
             committed_text = dumps(committed, separators=(",", ":")) if committed else "{}"
             append(
                 (
