@@ -258,7 +258,10 @@ def replica_sizes_read(
 
 
 # One record encoder per sampled cluster, kept between rounds by the worker process
-# (what a partition's record repeats round after round is encoded once).
+# (what a partition's record repeats round after round is encoded once; ~70 MiB at
+# 200k partitions). The clusters worker is one process of threads, so one per
+# cluster; a cluster's rounds never overlap (round lease). A removed cluster's
+# encoder stays until the worker restarts.
 _record_encoders: dict[int, MetricRecordEncoder] = {}
 
 
