@@ -15,8 +15,7 @@ parsing answers; --compare-real measures it) and the network.
 - the two ListOffsets requests built and their answers read (log_offsets_list);
 - replica sizes from DescribeLogDirs answers, decoded (log_sizes_describe);
 - committed offsets of G consumer groups each reading C partitions;
-- one record per partition built (metric_records_build), in a worker's steady state
-  (a later round; its first round is printed beside);
+- one record per partition built (metric_records_build);
 - the records handed to the producer (produce() calls into librdkafka's queue; the
   delivery to brokers, flush, is Kafka's time and is left out).
 
@@ -291,27 +290,16 @@ def main() -> None:
         committed = timed(
             "consumer group offsets", lambda: sampling.committed_offsets_list(admin=admin)
         )
-        build = dict(
-            partitions=partitions,
-            start_offsets=start,
-            end_offsets=end,
-            sizes=sizes,
-            committed=committed,
-            cluster_id=1,
-        )
-        # A worker's first round encodes every record whole; later rounds reuse what a
-        # partition's record repeats (MetricRecordEncoder). The round's total counts
-        # a later round, a worker's steady state; the first is printed beside it.
-        first_started, first_cpu = time.perf_counter(), time.process_time()
-        sampling.metric_records_build(ts_ms=int(time.time() * 1000) - 10_000, **build)
-        print(
-            f"(records built, a worker's first round: {time.perf_counter() - first_started:.3f} s"
-            f" (CPU {time.process_time() - first_cpu:.3f} s), not counted)",
-            flush=True,
-        )
         records = timed(
             "records built",
-            lambda: sampling.metric_records_build(ts_ms=int(time.time() * 1000), **build),
+            lambda: sampling.metric_records_build(
+                ts_ms=int(time.time() * 1000),
+                partitions=partitions,
+                start_offsets=start,
+                end_offsets=end,
+                sizes=sizes,
+                committed=committed,
+            ),
         )
         # Nothing listens there: produce() only queues, as it does before delivery.
         producer = Producer(

@@ -71,6 +71,81 @@ class Clock:
         return timed
 
 
+# Runs in its own process (not to take this one's GIL or CPU): every `interval` s it
+# looks whether any thread of process `pid` is running or waiting for a core (state
+# R), as opposed to sleeping on a socket, a lock or a timer: waiting for Kafka.
+_BUSY_WATCHER = r"""
+import os, select, sys, time
+pid, interval = int(sys.argv[1]), float(sys.argv[2])
+tasks = f"/proc/{pid}/task"
+active, busy, t0, last = False, 0.0, 0.0, 0.0
+while True:
+    ready, _, _ = select.select([sys.stdin], [], [], 0 if active else None)
+    if ready:
+        line = sys.stdin.readline()
+        if not line:
+            break
+        if line.startswith("start"):
+            active, busy = True, 0.0
+            t0 = last = time.perf_counter()
+        else:
+            active = False
+            print(busy, time.perf_counter() - t0, flush=True)
+        continue
+    running = False
+    for tid in os.listdir(tasks):
+        try:
+            with open(f"{tasks}/{tid}/stat", "rb") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        if stat[stat.rindex(b")") + 2 : stat.rindex(b")") + 3] == b"R":
+            running = True
+            break
+    # The time since the last look goes to what this look saw: looks come less often
+    # while the machine is busy, so counting looks would under-count busy time.
+    now = time.perf_counter()
+    busy += (now - last) if running else 0.0
+    last = now
+    time.sleep(interval)
+"""
+
+
+class BusyWatch:
+    """Wall time during which at least one thread of this process runs (or is ready to
+    and waits for a core): the round's own time, its threads' overlap counted once,
+    Kafka's answer time (every thread asleep on a socket) left out. Sampled every
+    `interval` s from another process; a thread ready but waiting for a core counts as
+    busy, so on a machine shared with the brokers it over-counts rather than under."""
+
+    def __init__(self, interval: float = 0.002) -> None:
+        import subprocess
+
+        self._proc = subprocess.Popen(
+            [sys.executable, "-c", _BUSY_WATCHER, str(os.getpid()), str(interval)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+
+    def start(self) -> None:
+        assert self._proc.stdin is not None
+        self._proc.stdin.write("start\n")
+        self._proc.stdin.flush()
+
+    def stop(self) -> float:
+        assert self._proc.stdin is not None and self._proc.stdout is not None
+        self._proc.stdin.write("stop\n")
+        self._proc.stdin.flush()
+        busy, _elapsed = self._proc.stdout.readline().split()
+        return float(busy)
+
+    def close(self) -> None:
+        assert self._proc.stdin is not None
+        self._proc.stdin.close()
+        self._proc.wait(10)
+
+
 def instrument(clock: Clock, steps: dict[str, list[float]]) -> None:
     """Time the round's steps and its blocking calls, without changing what they do."""
     from confluent_kafka import Producer
@@ -240,6 +315,8 @@ def run(args: argparse.Namespace, sizes: list[int]) -> None:
     print(f"load average {os.getloadavg()[0]:.2f}", flush=True)
     print(f"calibration loop: {calibrate():.3f} s (0.057 s quiet)", flush=True)
     measured: Measured = []
+    busy_measured: list[tuple[int, float]] = []
+    watch = BusyWatch()
     try:
         for size in sizes:
             started = time.perf_counter()
@@ -251,14 +328,17 @@ def run(args: argparse.Namespace, sizes: list[int]) -> None:
             )
             print(f"\n{size} bench partitions ready in {time.perf_counter() - started:.0f} s")
             cpus: list[float] = []
+            busies: list[float] = []
             per_step: dict[str, float] = {}
             n, warm_until = 0, time.monotonic() + 600
             while n <= args.rounds:
                 steps.clear()
                 clock.waiting = 0.0
+                watch.start()
                 wall, cpu, main = time.perf_counter(), time.process_time(), time.thread_time()
                 result = metrics_sample_round(cluster=cluster)
                 wall = time.perf_counter() - wall
+                busy = watch.stop()
                 cpu = time.process_time() - cpu
                 main = time.thread_time() - main
                 if result is None:
@@ -273,7 +353,7 @@ def run(args: argparse.Namespace, sizes: list[int]) -> None:
                     f"sizes {'known' if result.sizes_known else 'UNKNOWN'}: wall {wall:.2f} s, "
                     f"process CPU {cpu:.2f} s (main thread {main:.2f}, other threads "
                     f"{cpu - main:.2f}), waiting on Kafka {clock.waiting:.2f} s, "
-                    f"not waiting {wall - clock.waiting:.2f} s",
+                    f"not waiting {wall - clock.waiting:.2f} s, busy {busy:.2f} s",
                     flush=True,
                 )
                 print(
@@ -282,21 +362,33 @@ def run(args: argparse.Namespace, sizes: list[int]) -> None:
                 )
                 if label != "warm-up":
                     cpus.append(cpu)
+                    busies.append(busy)
                     for k, v in steps.items():
                         per_step[k] = min(per_step.get(k, float("inf")), sum(v))
             replicas = sum(len(p) for p in _replicas(args.bootstrap))
             measured.append((result.partitions, replicas, min(cpus), per_step))
+            busy_measured.append((result.partitions, min(busies)))
             print(
                 f"{result.partitions} partitions ({replicas} replicas): best round CPU "
-                f"{min(cpus):.2f} s, median {statistics.median(cpus):.2f} s",
+                f"{min(cpus):.2f} s, median {statistics.median(cpus):.2f} s; busy best "
+                f"{min(busies):.2f} s, median {statistics.median(busies):.2f} s",
                 flush=True,
             )
     finally:
+        watch.close()
         print(f"\nload average {os.getloadavg()[0]:.2f}", flush=True)
         print(f"calibration loop: {calibrate():.3f} s", flush=True)
         if not args.keep:
             topics_delete(bootstrap=args.bootstrap)
     report(args, measured)
+    if busy_measured:
+        intercept, slope = fit([m[0] for m in busy_measured], [m[1] for m in busy_measured])
+        print(
+            f"round busy time (some thread of this process running), fitted as a whole: "
+            f"{slope * 1e6:.2f} us per partition + {intercept:.3f} s -> "
+            f"{intercept + slope * args.target:.2f} s at {args.target} (RF {args.rf})",
+            flush=True,
+        )
 
 
 def _replicas(bootstrap: str) -> list[list[int]]:

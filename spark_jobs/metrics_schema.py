@@ -93,69 +93,39 @@ def metric_records_encode(
     *, ts_ms: int, rows: Iterable[MetricRow], sizes: ReplicaSizes
 ) -> list[tuple[bytes, bytes]]:
     """(key, value) of each row, values exactly as `json.dumps(record, separators=(",",
-    ":"))` writes them (MetricRecordEncoder, with nothing kept from an earlier round)."""
-    return MetricRecordEncoder().encode(ts_ms=ts_ms, rows=rows, sizes=sizes)
+    ":"))` writes them, without building a dict per record (a sample round encodes one
+    per partition: 200k took 2.5 s of CPU through json.dumps).
 
-
-class MetricRecordEncoder:
-    """Encodes the rows of one round after another, keeping what a partition's record
-    repeats from round to round.
-
-    Values are exactly what `json.dumps(record, separators=(",", ":"))` writes, built
-    without a dict per record (a round encodes one record per partition: 200k took
-    2.5 s of CPU through json.dumps). A record's `sizes` are its current replicas'
-    sizes found in `sizes`, in replica order: a log left on a broker the partition
-    moved off, until it is deleted, is not the partition's; a broker that did not
-    answer is left out. A record's key and its JSON from "topic" to "start_offset"
-    change only with the partition's leader or replicas, so they are kept for the
-    next round (one encoder per sampled cluster) and only the offsets, sizes and
-    committed offsets are written anew. Only the last round's partitions are kept.
+    A record's `sizes` are its current replicas' sizes found in `sizes`, in replica
+    order: a log left on a broker the partition moved off, until it is deleted, is not
+    the partition's; a broker that did not answer is left out.
     """
-
-    def __init__(self) -> None:
-        # (topic, partition) -> (leader, replicas, key, JSON from "topic" to "start_offset")
-        self._kept: dict[tuple[str, int], tuple[int, list[int], bytes, str]] = {}
-
-    def encode(
-        self, *, ts_ms: int, rows: Iterable[MetricRow], sizes: ReplicaSizes
-    ) -> list[tuple[bytes, bytes]]:
-        dumps = json.dumps
-        quoted: dict[str, str] = {}  # names as JSON strings, once per topic
-        head = f'{{"v":{METRIC_RECORD_VERSION},"ts":{ts_ms}'
-        kept = self._kept
-        now: dict[tuple[str, int], tuple[int, list[int], bytes, str]] = {}
-        none: Mapping[tuple[str, int], int] = {}
-        out: list[tuple[bytes, bytes]] = []
-        append = out.append
-        for topic, partition, leader, replicas, start, end, committed in rows:
-            tp = (topic, partition)
-            same = kept.get(tp)
-            if same is None or same[0] != leader or same[1] != replicas:
-                name = quoted.get(topic)
-                if name is None:
-                    name = quoted[topic] = dumps(topic)
-                same = (
-                    leader,
-                    replicas,
-                    f"{topic}-{partition}".encode(),
-                    f',"topic":{name},"partition":{partition},"leader":{leader},'
-                    f'"replicas":[{",".join(map(str, replicas))}],"start_offset":',
-                )
-            now[tp] = same
-            known = []
-            for broker in replicas:
-                size = sizes.get(broker, none).get(tp)
-                if size is not None:
-                    known.append(f'"{broker}":{size}')
-            committed_text = dumps(committed, separators=(",", ":")) if committed else "{}"
-            append(
+    dumps = json.dumps
+    quoted: dict[str, str] = {}  # names as JSON strings, once per topic
+    head = f'{{"v":{METRIC_RECORD_VERSION},"ts":{ts_ms},"topic":'
+    none: Mapping[tuple[str, int], int] = {}
+    out: list[tuple[bytes, bytes]] = []
+    append = out.append
+    for topic, partition, leader, replicas, start, end, committed in rows:
+        tp = (topic, partition)
+        name = quoted.get(topic)
+        if name is None:
+            name = quoted[topic] = dumps(topic)
+        known = []
+        for broker in replicas:
+            size = sizes.get(broker, none).get(tp)
+            if size is not None:
+                known.append(f'"{broker}":{size}')
+        committed_text = dumps(committed, separators=(",", ":")) if committed else "{}"
+        append(
+            (
+                f"{topic}-{partition}".encode(),
                 (
-                    same[2],
-                    (
-                        f'{head}{same[3]}{start},"end_offset":{end},'
-                        f'"sizes":{{{",".join(known)}}},"committed":{committed_text}}}'
-                    ).encode(),
-                )
+                    f'{head}{name},"partition":{partition},"leader":{leader},'
+                    f'"replicas":[{",".join(map(str, replicas))}],"start_offset":{start},'
+                    f'"end_offset":{end},"sizes":{{{",".join(known)}}},'
+                    f'"committed":{committed_text}}}'
+                ).encode(),
             )
-        self._kept = now
-        return out
+        )
+    return out

@@ -1,15 +1,10 @@
-"""The sampler's bulk record encoder writes what json.dumps writes for each record,
-round after round."""
+"""The sampler's bulk record encoder writes what json.dumps writes for each record."""
 
 from __future__ import annotations
 
 import json
 
-from spark_jobs.metrics_schema import (
-    METRIC_RECORD_VERSION,
-    MetricRecordEncoder,
-    metric_records_encode,
-)
+from spark_jobs.metrics_schema import METRIC_RECORD_VERSION, metric_records_encode
 
 # (topic, partition, leader, replicas, start, end, sizes of its replicas, committed)
 ROWS = [
@@ -19,7 +14,7 @@ ROWS = [
 ]
 
 
-def _encoded(encoder: MetricRecordEncoder, ts_ms: int, rows: list) -> list[tuple[bytes, bytes]]:
+def _encoded(ts_ms: int, rows: list) -> list[tuple[bytes, bytes]]:
     """Encode `rows` with their sizes given by broker, as the sampler reads them, plus a
     log left on a broker (9) each partition moved off, which is not the partition's."""
     by_broker: dict[int, dict[tuple[str, int], int]] = {9: {}}
@@ -28,7 +23,7 @@ def _encoded(encoder: MetricRecordEncoder, ts_ms: int, rows: list) -> list[tuple
         for broker, size in sizes.items():
             by_broker.setdefault(broker, {})[(topic, partition)] = size
     plain = [(t, p, leader, r, s, e, c) for t, p, leader, r, s, e, _sizes, c in rows]
-    return encoder.encode(ts_ms=ts_ms, rows=plain, sizes=by_broker)
+    return metric_records_encode(ts_ms=ts_ms, rows=plain, sizes=by_broker)
 
 
 def _as_json_dumps_writes(ts_ms: int, rows: list) -> list[tuple[bytes, bytes]]:
@@ -56,9 +51,7 @@ def _as_json_dumps_writes(ts_ms: int, rows: list) -> list[tuple[bytes, bytes]]:
 
 
 def test_it_encodes_each_row_as_json_dumps_would():
-    assert _encoded(MetricRecordEncoder(), 1_700_000_000_123, ROWS) == _as_json_dumps_writes(
-        1_700_000_000_123, ROWS
-    )
+    assert _encoded(1_700_000_000_123, ROWS) == _as_json_dumps_writes(1_700_000_000_123, ROWS)
 
 
 def test_the_one_shot_encoder_leaves_out_brokers_that_did_not_answer():
@@ -66,17 +59,3 @@ def test_the_one_shot_encoder_leaves_out_brokers_that_did_not_answer():
     records = metric_records_encode(ts_ms=5, rows=rows, sizes={1: {("orders", 0): 4_500}})
 
     assert [json.loads(value)["sizes"] for _key, value in records] == [{"1": 4_500}, {}, {}]
-
-
-def test_it_keeps_what_a_partition_repeats_and_only_that_between_rounds():
-    encoder = MetricRecordEncoder()
-    assert _encoded(encoder, 1, ROWS) == _as_json_dumps_writes(1, ROWS)
-    # Next round: new offsets, sizes and groups; orders-0's leader moved, t-3 has new
-    # replicas, x.y_z-1-12 is gone and a new partition appears.
-    later = [
-        ("orders", 0, 2, [1, 2], 6, 60, {2: 4_600}, {}),
-        ("t", 3, 2, [2, 1], 2**40, 2**41 + 5, {2: 2, 1: 1}, {"g": 1}),
-        ("orders", 1, 1, [1, 3], 0, 1, {}, {}),
-    ]
-    assert _encoded(encoder, 2, later) == _as_json_dumps_writes(2, later)
-    assert _encoded(encoder, 3, ROWS[1:]) == _as_json_dumps_writes(3, ROWS[1:])

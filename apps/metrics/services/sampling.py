@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from concurrent.futures import Future
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
 from confluent_kafka import (
     OFFSET_BEGINNING,
@@ -31,9 +31,6 @@ from django.conf import settings
 from apps.clusters.authorization import authorization_denied, missing_acl_text
 from apps.clusters.kafka_clients import admin_client_create, client_config_build
 from apps.clusters.models import Cluster
-
-if TYPE_CHECKING:
-    from spark_jobs.metrics_schema import MetricRecordEncoder
 
 logger = logging.getLogger(__name__)
 
@@ -257,14 +254,6 @@ def replica_sizes_read(
         return None
 
 
-# One record encoder per sampled cluster, kept between rounds by the worker process
-# (what a partition's record repeats round after round is encoded once; ~70 MiB at
-# 200k partitions). The clusters worker is one process of threads, so one per
-# cluster; a cluster's rounds never overlap (round lease). A removed cluster's
-# encoder stays until the worker restarts.
-_record_encoders: dict[int, MetricRecordEncoder] = {}
-
-
 def metric_records_build(
     *,
     ts_ms: int,
@@ -273,15 +262,13 @@ def metric_records_build(
     end_offsets: dict[tuple[str, int], int],
     sizes: dict[int, dict[tuple[str, int], int]] | None,
     committed: dict[tuple[str, int], dict[str, int]],
-    cluster_id: int | None = None,
 ) -> list[tuple[bytes, bytes]]:
     """(key, value) per partition whose offsets are known, in the schema of metrics_schema.
 
-    `sizes` is by broker (replica_sizes_read); None: no sizes in the records. With a
-    `cluster_id`, the encoder kept for that cluster's earlier rounds is used.
+    `sizes` is by broker (replica_sizes_read); None: no sizes in the records.
     """
     # metrics_schema imports pyspark: kept out of processes that import services only.
-    from spark_jobs.metrics_schema import MetricRecordEncoder
+    from spark_jobs.metrics_schema import metric_records_encode
 
     no_groups: dict[str, int] = {}
     rows = []
@@ -294,13 +281,7 @@ def metric_records_build(
         rows.append(
             (p.topic, p.partition, p.leader, p.replicas, start, end, committed.get(tp, no_groups))
         )
-    if cluster_id is None:
-        encoder = MetricRecordEncoder()
-    else:
-        encoder = _record_encoders.get(cluster_id)
-        if encoder is None:
-            encoder = _record_encoders[cluster_id] = MetricRecordEncoder()
-    return encoder.encode(ts_ms=ts_ms, rows=rows, sizes=sizes or {})
+    return metric_records_encode(ts_ms=ts_ms, rows=rows, sizes=sizes or {})
 
 
 def metric_records_publish(
@@ -368,7 +349,6 @@ def metrics_sample(*, cluster: Cluster, admin: AdminClient | None = None) -> Sam
             end_offsets=end_offsets,
             sizes=sizes,
             committed=committed,
-            cluster_id=cluster.pk,
         )
         metric_records_publish(cluster=cluster, topic=topic, records=records)
         groups = {g for per_group in committed.values() for g in per_group}
