@@ -351,8 +351,8 @@ def run(args: argparse.Namespace, sizes: list[int]) -> None:
                 print(
                     f"{label}: {result.partitions} partitions, {result.records} records, "
                     f"sizes {'known' if result.sizes_known else 'UNKNOWN'}: wall {wall:.2f} s, "
-                    f"process CPU {cpu:.2f} s (main thread {main:.2f}, other threads "
-                    f"{cpu - main:.2f}), waiting on Kafka {clock.waiting:.2f} s, "
+                    f"process CPU {cpu:.3f} s (main thread {main:.3f}, other threads "
+                    f"{cpu - main:.3f}), waiting on Kafka {clock.waiting:.2f} s, "
                     f"not waiting {wall - clock.waiting:.2f} s, busy {busy:.2f} s",
                     flush=True,
                 )
@@ -370,7 +370,7 @@ def run(args: argparse.Namespace, sizes: list[int]) -> None:
             busy_measured.append((result.partitions, min(busies)))
             print(
                 f"{result.partitions} partitions ({replicas} replicas): best round CPU "
-                f"{min(cpus):.2f} s, median {statistics.median(cpus):.2f} s; busy best "
+                f"{min(cpus):.3f} s, median {statistics.median(cpus):.3f} s; busy best "
                 f"{min(busies):.2f} s, median {statistics.median(busies):.2f} s",
                 flush=True,
             )
