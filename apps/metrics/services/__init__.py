@@ -6,7 +6,8 @@ the windows. One concept per module:
 - `runs`: the aggregation run row, which is also the per-cluster lock;
 - `aggregation`: one aggregation in this process (read range, Spark job, store);
 - `storage`: one run's results written in one transaction;
-- `bulk_insert`: a window's many new rows inserted in bulk (COPY / one INSERT);
+- `bulk_insert`: a window's bounds prepared for its rows, and which windows are stored
+  (the rows go through clusters.bulk_write.rows_insert);
 - `topic_loads`: each stored window as one row per topic, its partitions' loads packed
   and its traffic summed per broker (the heatmap's rows);
 - `retention`: which windows and runs are kept;
