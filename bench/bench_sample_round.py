@@ -57,7 +57,7 @@ from confluent_kafka.admin import (  # noqa: E402
 from confluent_kafka.cimpl import _AdminClientImpl  # noqa: E402
 
 RF = 3
-LOG_DIRS_VERSION = 4
+LOG_DIRS_VERSION = 5  # what Kafka 4.3 answers
 
 
 def _done(value) -> Future:
@@ -132,7 +132,8 @@ class FakeAdmin(AdminClient, _AnsweringImpl):
         return {group: _done(SimpleNamespace(topic_partitions=tps))}
 
     def log_dirs(self) -> dict[int, bytes]:
-        """Each broker's DescribeLogDirs answer as it comes off the wire (v4)."""
+        """Each broker's DescribeLogDirs answer as it comes off the wire (v5): framed,
+        with its response header, answering a connection's first request."""
         from kafka.protocol.admin.cluster import DescribeLogDirsResponse as Response
 
         result = Response.DescribeLogDirsResult
@@ -150,8 +151,9 @@ class FakeAdmin(AdminClient, _AnsweringImpl):
                             is_future_key=False,
                         )
                     )
-        return {
-            b: Response(
+        answers = {}
+        for b, topics in per_broker.items():
+            response = Response(
                 version=LOG_DIRS_VERSION,
                 throttle_time_ms=0,
                 error_code=0,
@@ -164,18 +166,24 @@ class FakeAdmin(AdminClient, _AnsweringImpl):
                         topics=[topic_class(name=n, partitions=ps) for n, ps in topics.items()],
                     )
                 ],
-            ).encode(version=LOG_DIRS_VERSION)
-            for b, topics in per_broker.items()
-        }
+            )
+            response.with_header(correlation_id=1)
+            answers[b] = bytes(response.encode(framed=True, header=True))
+        return answers
 
 
 def kafka_python_fake(answers: dict[int, bytes]) -> SimpleNamespace:
-    """kafka-python's KafkaAdminClient for DescribeLogDirs: each broker's answer decoded
-    from its bytes once they have arrived, by kafka-python's own decoder."""
-    from kafka.protocol.admin.cluster import DescribeLogDirsResponse as Response
+    """kafka-python's KafkaAdminClient for DescribeLogDirs: each broker's answer read
+    from its bytes once they have arrived, by kafka-python's own protocol parser (which
+    decodes it as the request says: kafka_python_adapter._LogSizesRequest)."""
+    from kafka.protocol.parser import KafkaProtocol
 
-    async def send(_request, node_id):
-        return Response.decode(answers[node_id], version=LOG_DIRS_VERSION)
+    async def send(request, node_id):
+        protocol = KafkaProtocol(client_id="bench")  # a connection's first request: id 1
+        request.API_VERSION = LOG_DIRS_VERSION
+        protocol.send_request(request)
+        ((_, answer),) = protocol.receive_bytes(answers[node_id])
+        return answer
 
     def run(coroutine_function, *args):
         # Every answer is there at once: the coroutine never waits (no event loop).

@@ -1,5 +1,6 @@
-"""Replica sizes from DescribeLogDirs answers as kafka-python decodes them off the wire:
-asked for every topic (null), future replicas and offline log dirs left out."""
+"""Replica sizes from DescribeLogDirs answers as they come off the wire, through
+kafka-python's own parser: asked for every topic (null), future replicas and offline
+log dirs left out, a refused request raised."""
 
 from __future__ import annotations
 
@@ -7,7 +8,9 @@ import contextlib
 from types import SimpleNamespace
 
 import pytest
+from kafka.errors import ClusterAuthorizationFailedError
 from kafka.protocol.admin.cluster import DescribeLogDirsResponse as Response
+from kafka.protocol.parser import KafkaProtocol
 
 from apps.clusters import kafka_python_adapter
 
@@ -47,8 +50,27 @@ ANSWERS = {
 }
 
 
+def _answer(request, *, results: list, error_code: int = 0):
+    """What kafka-python's parser hands back for `request` when the broker answers
+    `results`: the request encoded, the answer framed with its header, both through
+    kafka-python's own protocol parser."""
+    protocol = KafkaProtocol(client_id="test")
+    request.API_VERSION = VERSION  # as kafka-python's connection negotiates it
+    correlation_id = protocol.send_request(request)
+    response = Response(version=VERSION, throttle_time_ms=0, error_code=error_code, results=results)
+    response.with_header(correlation_id=correlation_id)
+    ((_, answer),) = protocol.receive_bytes(bytes(response.encode(framed=True, header=True)))
+    return answer
+
+
 @pytest.fixture
-def requests_seen(monkeypatch) -> list:
+def refused() -> set[int]:
+    """Brokers that answer CLUSTER_AUTHORIZATION_FAILED."""
+    return set()
+
+
+@pytest.fixture
+def requests_seen(monkeypatch, refused) -> list:
     seen: list = []
 
     def send(request, node_id):
@@ -57,10 +79,9 @@ def requests_seen(monkeypatch) -> list:
 
         async def answer():
             seen.append(("answer read", node_id))
-            wire = Response(
-                version=VERSION, throttle_time_ms=0, error_code=0, results=ANSWERS[node_id]
-            ).encode(version=VERSION)
-            return Response.decode(wire, version=VERSION)
+            if node_id in refused:
+                return _answer(request, results=[], error_code=31)
+            return _answer(request, results=ANSWERS[node_id])
 
         return answer()
 
@@ -100,3 +121,11 @@ def test_it_keeps_the_per_replica_shape_for_the_planner(requests_seen):
         ("orders", 0, 2): 90,
         ("orders", 1, 1): 7,
     }
+
+
+def test_it_raises_when_a_broker_refuses(requests_seen, refused):
+    # No sizes known is not every size zero: the round then falls back to offsets.
+    refused.add(2)
+
+    with pytest.raises(ClusterAuthorizationFailedError, match="broker 2"):
+        kafka_python_adapter.log_sizes_describe(bootstrap_servers="k:9092")

@@ -1,5 +1,6 @@
-"""Smoke test on the Kafka 3.x line (`up --kafka-version 3.9`): the balancer's sync and one
-plan executed by the real executor, as on the pinned 4.x cluster."""
+"""Smoke test on the Kafka 3.x line (`up --kafka-version 3.9`): the balancer's sync, replica
+sizes (DescribeLogDirs v4 there, v5 on 4.3) and one plan executed by the real executor, as
+on the pinned 4.x cluster."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from dev_cluster import DevCluster
 from plans import live
 
 from apps.clusters.kafka_clients import admin_client_create
+from apps.clusters.kafka_python_adapter import log_sizes_describe
 from apps.clusters.models import Partition
 from apps.plans.models import MoveState, PlanState
 from apps.plans.services import execution_run, plan_approve, plan_request
@@ -28,6 +30,12 @@ def test_it_syncs_and_executes_a_move_on_kafka_3_9(kafka39_cluster: DevCluster, 
     live.topic_create(admin, topic, assignment=ON_ONE_AND_TWO)
     try:
         live.fill(bootstrap, topic, 6, 64 * 1024)
+        # Every replica's log holds the 64 KiB written (and its batch headers).
+        sizes = log_sizes_describe(bootstrap_servers=bootstrap)
+        for index, replicas in enumerate(ON_ONE_AND_TWO):
+            for broker in replicas:
+                assert 64 * 1024 <= sizes[broker][(topic, index)] < 2 * 64 * 1024
+            assert (topic, index) not in sizes[3]
 
         cluster = live.cluster_registered(
             bootstrap, admin_user, [topic], throttle_bytes_per_sec=20_000_000

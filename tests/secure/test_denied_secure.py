@@ -1,5 +1,6 @@
 """A principal missing an ACL is told which operation on which resource it needs: on
-the cluster page after a sync, and by the sampler."""
+the cluster page after a sync, and by the sampler (which reads no replica sizes without
+Describe on the cluster, rather than zeros)."""
 
 import pytest
 from clusters.pki import Pki
@@ -9,6 +10,7 @@ from django.urls import reverse
 from apps.clusters.models import Cluster
 from apps.clusters.services import cluster_sync
 from apps.metrics.services import SampleNotAuthorized, metrics_sample
+from apps.metrics.services.sampling import replica_sizes_read
 
 from .conftest import cluster_register_secured
 
@@ -42,6 +44,12 @@ def test_it_names_every_missing_cluster_acl_and_the_topic_create_for_a_bare_prin
     )
     with pytest.raises(SampleNotAuthorized, match="needs Create on Topic '__balancer_metrics'"):
         metrics_sample(cluster=cluster)
+    errors: list[str] = []
+    assert replica_sizes_read(cluster=cluster, errors=errors) is None
+    assert errors == [
+        "not authorized: the principal needs Describe on Cluster 'kafka-cluster' "
+        "(DescribeLogDirs); docs/security.md lists the ACLs the balancer needs"
+    ]
 
 
 def test_it_says_the_password_is_wrong_on_the_cluster_page(secure_cluster, client, admin_user):

@@ -250,7 +250,10 @@ def replica_sizes_read(
     except Exception as exc:  # kafka-python raises many unrelated types
         logger.debug("describe_log_dirs on %s failed: %s", cluster.name, exc)
         if errors is not None:
-            errors.append(f"{exc.__class__.__name__}: {exc}".rstrip(": "))
+            if authorization_denied(exc):
+                errors.append(missing_acl_text(api="DescribeLogDirs"))
+            else:
+                errors.append(f"{exc.__class__.__name__}: {exc}".rstrip(": "))
         return None
 
 
