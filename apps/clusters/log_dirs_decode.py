@@ -41,16 +41,16 @@ _ERROR_AND_LENGTH = Struct(">hh").unpack_from
 
 
 class LogSizes(NamedTuple):
-    """One broker's answer: sizes of its current replicas, and what went wrong."""
+    """One broker's answer: the sizes of its current replicas, or the request's error."""
 
     throttle_time_ms: int
     # The request's error (3+: e.g. CLUSTER_AUTHORIZATION_FAILED, with no results).
     error_code: int
     # {(topic, partition): bytes on disk} of the current logs of log dirs that answered;
     # a future log (a move between log dirs in progress) is not the replica's log yet.
+    # A log dir that answered with an error (offline) adds nothing: its replicas are
+    # unknown, not empty.
     sizes: dict[tuple[str, int], int]
-    # Log dirs that answered with an error (offline): their replicas are unknown.
-    failed_log_dirs: int
 
 
 def log_sizes_decode(data: bytes, *, version: int) -> LogSizes:
@@ -106,7 +106,6 @@ def _length(data: bytes, pos: int) -> tuple[int, int]:
 
 def _flexible(data: bytes, version: int) -> tuple[LogSizes, int]:
     sizes: dict[tuple[str, int], int] = {}
-    failed = 0
     if version >= 3:
         throttle, error_code = _THROTTLE_AND_ERROR(data, 0)
         pos = 6
@@ -139,14 +138,12 @@ def _flexible(data: bytes, version: int) -> tuple[LogSizes, int]:
         if version >= 5:
             pos += 1  # IsCordoned
         pos = _tags_skip(data, pos) if data[pos] else pos + 1
-        failed += dir_error != 0
     pos = _tags_skip(data, pos)
-    return LogSizes(throttle, error_code, sizes, failed), pos
+    return LogSizes(throttle, error_code, sizes), pos
 
 
 def _classic(data: bytes) -> tuple[LogSizes, int]:
     sizes: dict[tuple[str, int], int] = {}
-    failed = 0
     (throttle,) = _INT32(data, 0)
     (results,) = _INT32(data, 4)
     pos = 8
@@ -168,5 +165,4 @@ def _classic(data: bytes) -> tuple[LogSizes, int]:
                 pos += 21
                 if not future and not dir_error:
                     sizes[(name, index)] = size
-        failed += dir_error != 0
-    return LogSizes(throttle, 0, sizes, failed), pos
+    return LogSizes(throttle, 0, sizes), pos
