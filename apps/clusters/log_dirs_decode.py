@@ -98,7 +98,7 @@ def _tags_skip(data: bytes, pos: int) -> int:
 def _length(data: bytes, pos: int) -> tuple[int, int]:
     """A compact array's or string's length (the varint holds length + 1; 0 is null)."""
     byte = data[pos]
-    if byte < 0x80:  # one byte: fewer than 127 entries, most arrays and every topic name
+    if byte < 0x80:  # one byte: under 127 entries or bytes, as most arrays and names
         return byte - 1, pos + 1
     value, pos = _uvarint(data, pos)
     return value - 1, pos
