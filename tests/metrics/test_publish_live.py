@@ -8,8 +8,9 @@ import uuid
 from collections import defaultdict
 
 import pytest
-from confluent_kafka import Consumer, Producer
+from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import NewTopic
+from support.polling import wait_until
 
 from apps.clusters.kafka_clients import admin_client_create
 from apps.clusters.models import Cluster
@@ -18,29 +19,25 @@ from apps.metrics.services import sampling
 pytestmark = [pytest.mark.integration]
 
 KEYS = [f"orders-{i}".encode() for i in range(600)]
+PARTITIONS = 6  # as the metrics topic (METRICS_TOPIC_PARTITIONS)
 
 
 def _read_all(bootstrap: str, topic: str, expected: int) -> dict[int, list[tuple[bytes, bytes]]]:
+    """(key, value) of every record of the topic's PARTITIONS, in offset order."""
     consumer = Consumer(
-        {
-            "bootstrap.servers": bootstrap,
-            "group.id": f"{topic}-reader",
-            "auto.offset.reset": "earliest",
-            "enable.auto.commit": False,
-        }
+        {"bootstrap.servers": bootstrap, "group.id": f"{topic}-reader", "enable.auto.commit": False}
     )
-    consumer.subscribe([topic])
+    consumer.assign([TopicPartition(topic, p, 0) for p in range(PARTITIONS)])
     by_partition: dict[int, list[tuple[bytes, bytes]]] = defaultdict(list)
-    read, empty_polls = 0, 0
-    try:
-        while read < expected and empty_polls < 30:
-            message = consumer.poll(1.0)
-            if message is None:
-                empty_polls += 1
-                continue
+
+    def read() -> bool:
+        for message in consumer.consume(1000, timeout=1.0):
             assert message.error() is None, message.error()
             by_partition[message.partition()].append((message.key(), message.value()))
-            read += 1
+        return sum(len(records) for records in by_partition.values()) >= expected
+
+    try:
+        wait_until(read, 60, 0, what=f"{expected} records of {topic} read")
     finally:
         consumer.close()
     return by_partition
@@ -52,7 +49,7 @@ def test_it_publishes_a_partitions_samples_where_a_plain_producer_would(kafka_cl
     batched, plain = f"it-publish-{suffix}", f"it-publish-{suffix}-plain"
     admin = admin_client_create(bootstrap_servers=bootstrap)
     for future in admin.create_topics(
-        [NewTopic(t, num_partitions=6, replication_factor=2) for t in (batched, plain)]
+        [NewTopic(t, num_partitions=PARTITIONS, replication_factor=2) for t in (batched, plain)]
     ).values():
         future.result(30)
     monkeypatch.setattr(sampling, "PRODUCE_BATCH", 64)  # several batches, one cut mid-key-run
