@@ -228,6 +228,11 @@ PLAN_DETECTION_INTERVAL = env.float("PLAN_DETECTION_INTERVAL", 60.0)
 PLAN_DEAD_BROKER_GRACE = env.float("PLAN_DEAD_BROKER_GRACE", 60.0)
 # How often beat looks for clusters whose detection interval has elapsed.
 PLAN_DETECTION_TICK = env.float("PLAN_DETECTION_TICK", 10.0)
+# An open proposal awaiting a human holds still: while the cluster it was made for is
+# unchanged, detection replaces it only after it has been open this long, and only by a
+# plan better by this share on the first goal where the two differ (docs/lifecycle.md).
+PLAN_PROPOSAL_HOLD_SECONDS = env.float("PLAN_PROPOSAL_HOLD_SECONDS", 600.0)
+PLAN_PROPOSAL_BETTER_MARGIN = env.float("PLAN_PROPOSAL_BETTER_MARGIN", 0.10)
 EXECUTOR_MAX_MOVES_PER_BROKER = env.int("EXECUTOR_MAX_MOVES_PER_BROKER", 5)
 EXECUTOR_MAX_MOVES_CLUSTER = env.int("EXECUTOR_MAX_MOVES_CLUSTER", 20)
 EXECUTOR_DEFAULT_THROTTLE = env.int("EXECUTOR_DEFAULT_THROTTLE", 50_000_000)  # bytes/s

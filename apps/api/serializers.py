@@ -432,8 +432,17 @@ class EmptySerializer(serializers.Serializer):
     pass
 
 
+class NewerPlanSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    url = serializers.CharField()
+
+
 class ErrorSerializer(serializers.Serializer):
     detail = serializers.CharField()
+    newer_plan = NewerPlanSerializer(
+        required=False,
+        help_text="A 409 on a superseded or stale plan: the proposal to review instead.",
+    )
 
 
 class ExportQuerySerializer(serializers.Serializer):

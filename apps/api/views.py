@@ -2,6 +2,7 @@
 and change state only through the owning app's services."""
 
 from django.http import Http404, HttpResponse
+from django.urls import reverse
 from drf_spectacular.utils import extend_schema
 from rest_framework import generics, serializers
 from rest_framework.authtoken.views import ObtainAuthToken
@@ -249,7 +250,12 @@ def _plan_or_404(request: Request, plan_id: int) -> Plan:
 
 
 def _refused(exc: PlanServiceError) -> Response:
-    return Response({"detail": str(exc)}, status=exc.status_code)
+    body: dict = {"detail": str(exc)}
+    newer = getattr(exc, "newer_plan_id", None)
+    if newer is not None:
+        # The proposal to review instead of a superseded or stale one (its API resource).
+        body["newer_plan"] = {"id": newer, "url": reverse("api:plan", kwargs={"plan_id": newer})}
+    return Response(body, status=exc.status_code)
 
 
 class PlanListView(ClusterScopedMixin, generics.ListAPIView):

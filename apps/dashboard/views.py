@@ -48,6 +48,7 @@ from apps.plans.selectors import (
     plan_goals_list,
     plan_loads_before_after,
     plan_progress,
+    plan_replacement_get,
     plan_report_summary,
     plan_shortfalls_get,
     plan_visible_get,
@@ -147,6 +148,7 @@ def plan_page(request: HttpRequest, name: str, plan_id: int) -> HttpResponse:
         "balance": sorted((report.get("balance") or {}).items()),
         "shortfalls": plan_shortfalls_get(plan=plan, report=report),
         "goals": plan_goals_list(plan=plan),
+        "replacement": plan_replacement_get(plan=plan),
     }
     return render(request, "dashboard/plan.html", context)
 

@@ -93,6 +93,8 @@ def event_from_audit(*, audit: AuditEvent) -> Event | None:
     kind = AUDIT_ACTIONS.get(audit.action)
     if kind is None or audit.object_type != PLAN_OBJECT_TYPE or not audit.object_id.isdigit():
         return None
+    if kind == EventKind.PLAN_PROPOSED and (audit.after or {}).get("supersedes"):
+        return None  # it replaced an open proposal: its episode was announced already
     plan = Plan.objects.select_related("cluster").filter(pk=int(audit.object_id)).first()
     if plan is None:
         return None

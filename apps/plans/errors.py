@@ -21,5 +21,14 @@ class PlanStale(PlanStateError):
     """The cluster no longer matches the assignment the plan started from."""
 
 
+class PlanReplaced(PlanStateError):
+    """The plan was superseded or went stale; `newer_plan_id` is the proposal to
+    review instead, if there is one."""
+
+    def __init__(self, message: str, *, newer_plan_id: int | None) -> None:
+        super().__init__(message)
+        self.newer_plan_id = newer_plan_id
+
+
 class PlanRequestInvalid(PlanServiceError):
     """A malformed or impossible request (unknown mode or broker, planner refusal)."""

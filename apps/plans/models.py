@@ -93,6 +93,8 @@ class ClusterPolicy(models.Model):
     # Start of the window in which a traffic goal was first seen violated, until the
     # next slide confirms it (or it goes away).
     violation_window_start = models.DateTimeField(null=True, blank=True, editable=False)
+    # What the last detection round did with the open proposal, and why.
+    last_detection_outcome = models.TextField(blank=True, editable=False)
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:

@@ -70,6 +70,35 @@ def propose(
     return Proposal(plan=plan, report=report)
 
 
+def judge(
+    snapshot: Mapping[str, Any] | Snapshot,
+    mode: str = "full",
+    brokers: Iterable[int] = (),
+    options: PlannerOptions | None = None,
+) -> list[dict]:
+    """Each goal's judgement (BALANCING.md §8) of `snapshot` as it is, nothing moved:
+    the goals `propose` would run for the same mode and options, in the same order,
+    each as ``{"name", "hard", "threshold", "violated", "violation", ...}``. What a
+    plan would leave is judged by applying it to the snapshot first.
+
+    Raises SnapshotError and PlanError as `propose` does."""
+    options = options or PlannerOptions()
+    options.validate()
+    snap = parse_snapshot(snapshot)
+    setup = setup_mode(snap, mode, brokers)
+    soft = options.goals if options.goals is not None else default_soft_goals(mode)
+    goals = build_goals(soft, options)
+    named = {g.name for g in goals}
+    goals += [g for g in build_leadership_pass(options) if g.name not in named]
+    model = ClusterModel(
+        snap,
+        setup,
+        capacity_threshold=options.capacity_threshold,
+        max_replicas_per_broker=options.max_replicas_per_broker,
+    )
+    return [{**g.describe(), **g.judge(model)} for g in goals]
+
+
 __all__ = [
     "ALL_GOALS",
     "HARD_GOALS",
@@ -83,6 +112,7 @@ __all__ = [
     "SnapshotError",
     "balance_ratio",
     "broker_loads",
+    "judge",
     "parse_snapshot",
     "propose",
     "validate_plan",

@@ -29,6 +29,8 @@ from .loads import (
     snapshot_with_assignment,
 )
 from .progress import PlanProgress, plan_eta_at_throttle, plan_progress
+from .proposal_basis import basis_changes, proposal_basis
+from .replacement import PlanReplacement, plan_replacement_get
 from .shortfalls import (
     PlanShortfalls,
     UnmetHardGoal,
@@ -46,6 +48,7 @@ __all__ = [
     "PartitionKey",
     "PlanActions",
     "PlanProgress",
+    "PlanReplacement",
     "PlanShortfalls",
     "ScopedSnapshot",
     "UnmetHardGoal",
@@ -53,6 +56,7 @@ __all__ = [
     "assignment_current",
     "assignment_fingerprint",
     "audit_plan_clusters",
+    "basis_changes",
     "cluster_audited_objects",
     "cluster_health_get",
     "cluster_plans_stamp",
@@ -69,6 +73,7 @@ __all__ = [
     "plan_moves_filter",
     "plan_open_get",
     "plan_progress",
+    "plan_replacement_get",
     "plan_report_summary",
     "plan_rollback_export_json",
     "plan_shortfalls_get",
@@ -76,6 +81,7 @@ __all__ = [
     "plan_visible_get",
     "plans_list",
     "policy_or_default",
+    "proposal_basis",
     "snapshot_build",
     "snapshot_with_assignment",
     "topic_in_scope",

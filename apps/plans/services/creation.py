@@ -45,11 +45,12 @@ def plan_create(
     client_address: str | None = None,
     sizes_read_at: datetime | None = None,
     write_rates: dict[PartitionKey, float] | None = None,
+    supersede_reason: str = "",
 ) -> Plan:
     """Store a proposal with its moves, superseding any older open proposal of the
-    cluster, then apply the policy's auto-approval rules. `write_rates`: bytes/s
-    written to the moved partitions, if the caller has them (else the newest window's
-    are read)."""
+    cluster (`supersede_reason`: why, for whoever opens the older one), then apply the
+    policy's auto-approval rules. `write_rates`: bytes/s written to the moved
+    partitions, if the caller has them (else the newest window's are read)."""
     entries = reassignment.get("partitions", [])
     if not entries:
         raise PlanRequestInvalid("the plan changes nothing")
@@ -114,15 +115,27 @@ def plan_create(
             rollback_of=rollback_of,
         )
         _moves_insert(plan=plan, moves=moves)
+        older = list(
+            Plan.objects.filter(cluster=cluster, state=PlanState.PROPOSED).exclude(pk=plan.pk)
+        )
+        # A proposal replacing an open one continues its episode: notifications
+        # announce an episode once (notifications.events).
         audit_record(
             actor=actor,
             action="plan.proposed",
             obj=plan,
-            after=plan_summarize(plan=plan) | {"trigger": trigger, "brokers": plan.brokers},
+            after=plan_summarize(plan=plan)
+            | {
+                "trigger": trigger,
+                "brokers": plan.brokers,
+                "supersedes": [old.pk for old in older],
+            },
             reason=request_reason or trigger,
             client_address=client_address,
         )
-        older = Plan.objects.filter(cluster=cluster, state=PlanState.PROPOSED).exclude(pk=plan.pk)
+        why = f"superseded by plan #{plan.pk}"
+        if supersede_reason:
+            why += f": {supersede_reason}"
         for old in older:
             try:
                 plan_transition(
@@ -130,7 +143,7 @@ def plan_create(
                     to=PlanState.SUPERSEDED,
                     actor=actor,
                     action="plan.superseded",
-                    reason=f"superseded by plan #{plan.pk}",
+                    reason=why,
                     fields={"superseded_by": plan},
                 )
             except PlanStateError:
@@ -227,9 +240,12 @@ def plan_create_from_proposal(
     request_reason: str = "",
     client_address: str | None = None,
     kafka: KafkaOps | None = None,
+    basis: dict | None = None,
+    supersede_reason: str = "",
 ) -> Plan:
     """`plan_create` for what the engine proposed on a snapshot: the starting
     assignment and sizes come from the snapshot, the report from the proposal.
+    `basis`: what the proposal was made for (selectors.proposal_basis), kept with it.
 
     A moved partition no window measured yet (a new topic) takes its size from
     its replicas' logs now, when the policy auto-approves by size: that rule
@@ -268,6 +284,8 @@ def plan_create_from_proposal(
     # The loads it was planned from; none: counts only (no window stored yet).
     report["loads_window"] = scoped.snapshot.get("window")
     report["unplaceable"] = scoped.unplaceable
+    if basis is not None:
+        report["basis"] = basis
     return plan_create(
         cluster=cluster,
         origin=origin,
@@ -285,4 +303,5 @@ def plan_create_from_proposal(
         client_address=client_address,
         sizes_read_at=read_at,
         write_rates=rates if scoped.snapshot.get("window") is not None else None,
+        supersede_reason=supersede_reason,
     )

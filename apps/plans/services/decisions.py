@@ -8,10 +8,16 @@ from django.utils import timezone
 
 from apps.audit.services import Actor, actor_policy, audit_record
 
-from ..errors import PlanPermissionDenied, PlanRequestInvalid, PlanStale, PlanStateError
+from ..errors import (
+    PlanPermissionDenied,
+    PlanReplaced,
+    PlanRequestInvalid,
+    PlanStale,
+    PlanStateError,
+)
 from ..models import Execution, Plan, PlanMode, PlanOrigin, PlanState
 from ..queue import execution_enqueue
-from ..selectors import plan_fingerprint_current
+from ..selectors import plan_fingerprint_current, plan_replacement_get
 from .actors import DETECTOR
 from .permissions import permission_require
 from .policy import policy_get
@@ -49,6 +55,7 @@ def plan_approve(
     if throttle_rate is not None and throttle_rate < 0:
         raise PlanRequestInvalid("the throttle is a number of bytes per second, 0 or more")
     if plan.state != PlanState.PROPOSED:
+        _replaced_refuse(plan=plan)
         raise PlanStateError(f"plan #{plan.pk} is {plan.state}; only a proposed plan is approved")
     policy = policy_get(cluster=plan.cluster)
     if policy.four_eyes and plan.requested_by_id is not None and plan.requested_by_id == user.pk:
@@ -105,6 +112,20 @@ def plan_approve(
         )
     execution_enqueue(plan_id=plan.pk)
     return plan
+
+
+def _replaced_refuse(*, plan: Plan) -> None:
+    """Refuse a decision on a superseded or stale plan by saying what changed and
+    which proposal to review instead."""
+    replaced = plan_replacement_get(plan=plan)
+    if replaced is None:
+        return
+    newer = replaced.newer
+    message = f"plan #{plan.pk} is {plan.state}"
+    if replaced.reason:
+        message += f" ({replaced.reason})"
+    message += f"; review plan #{newer.pk} instead" if newer else "; no newer proposal is open"
+    raise PlanReplaced(message, newer_plan_id=newer.pk if newer is not None else None)
 
 
 def plan_auto_approve(*, plan: Plan) -> bool:

@@ -17,6 +17,7 @@ proposes from loads older than the newest stored window.
 
 import logging
 from collections import Counter
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from itertools import chain
 
@@ -24,19 +25,22 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from apps.balancer import engine
 from apps.clusters.models import Cluster
 from apps.clusters.services import cluster_sync
 from apps.metrics.selectors import latest_window_start
 
-from ..errors import PlanRequestInvalid
-from ..models import ACTIVE_STATES, ClusterPolicy, Plan, PlanMode, PlanOrigin
+from ..errors import PlanRequestInvalid, PlanStateError
+from ..models import ACTIVE_STATES, ClusterPolicy, Plan, PlanMode, PlanOrigin, PlanState
 from ..queue import recheck_schedule
-from ..selectors import plan_open_get, snapshot_build
+from ..selectors import basis_changes, plan_open_get, proposal_basis, snapshot_build
 from .actors import DETECTOR
 from .creation import plan_create_from_proposal
 from .decisions import plan_stale_check
 from .planner import planner_run
 from .policy import policy_get
+from .proposal_hold import proposal_hold_check
+from .transitions import plan_transition
 
 logger = logging.getLogger(__name__)
 
@@ -88,6 +92,21 @@ def _loads_outdated(*, cluster: Cluster, snapshot: dict) -> bool:
     return newest.strftime("%Y-%m-%dT%H:%M:%SZ") > window["start"]
 
 
+@dataclass(frozen=True)
+class _Wanted:
+    """What this round would propose."""
+
+    proposal: engine.Proposal
+    mode: str
+    brokers: list[int]
+    trigger: str
+
+
+# A round that must not touch the open proposal (a broker within its grace, newer loads
+# coming, the planner refusing): neither keep-and-note nor replace.
+_SKIP = object()
+
+
 def _cluster_detect_locked(
     *, cluster: Cluster, policy: ClusterPolicy, now: datetime
 ) -> Plan | None:
@@ -104,9 +123,65 @@ def _cluster_detect_locked(
         open_plan = None
 
     scoped = snapshot_build(cluster=cluster, policy=policy)
-    snapshot = scoped.snapshot
-    if not snapshot["partitions"]:
+    if not scoped.snapshot["partitions"]:
         return open_plan
+    wanted = _proposal_wanted(cluster=cluster, policy=policy, scoped=scoped, now=now)
+    if wanted is _SKIP:
+        return open_plan
+    basis = proposal_basis(snapshot=scoped.snapshot, policy=policy)
+    changes = []
+    if open_plan is not None and "basis" in open_plan.report:
+        changes = basis_changes(before=open_plan.report["basis"], now=basis)
+    if wanted is None:
+        if open_plan is not None and changes:
+            _stale(plan=open_plan, changes=changes)
+            _note(policy=policy, text=f"plan #{open_plan.pk} went stale; nothing to propose")
+            return None
+        return open_plan
+    assert isinstance(wanted, _Wanted)
+    supersede_reason = ""
+    if open_plan is not None:
+        if changes:
+            supersede_reason = "the cluster changed since it was proposed: " + "; ".join(changes)
+        else:
+            hold = proposal_hold_check(
+                open_plan=open_plan,
+                scoped=scoped,
+                policy=policy,
+                proposal=wanted.proposal,
+                mode=wanted.mode,
+                brokers=wanted.brokers,
+                now=now,
+            )
+            if hold.keep:
+                _note(policy=policy, text=hold.reason)
+                return open_plan
+            supersede_reason = hold.reason
+    _violation_remember(policy=policy, window_start=None)
+    plan = plan_create_from_proposal(
+        cluster=cluster,
+        scoped=scoped,
+        proposal=wanted.proposal,
+        origin=PlanOrigin.DETECTOR,
+        mode=wanted.mode,
+        brokers=wanted.brokers,
+        trigger=wanted.trigger,
+        actor=DETECTOR,
+        basis=basis,
+        supersede_reason=supersede_reason,
+    )
+    _note(
+        policy=policy,
+        text=f"proposed plan #{plan.pk}" + (f" ({supersede_reason})" if supersede_reason else ""),
+    )
+    return plan
+
+
+def _proposal_wanted(
+    *, cluster: Cluster, policy: ClusterPolicy, scoped, now: datetime
+) -> "_Wanted | object | None":
+    """The plan this round would propose, None when the cluster needs none, or _SKIP."""
+    snapshot = scoped.snapshot
     # Counted in C: a Python loop over 600k replicas took a few tenths of a second.
     hosted = Counter(chain.from_iterable(p["replicas"] for p in snapshot["partitions"]))
     brokers = {b.node_id: b for b in cluster.brokers.all()}
@@ -120,7 +195,7 @@ def _cluster_detect_locked(
             # Look again the moment the first grace ends, not at the next round.
             ends = min(_dead_since(brokers[b]) for b in dead) + grace
             recheck_schedule(cluster_id=cluster.pk, at=ends + RECHECK_MARGIN)
-            return open_plan
+            return _SKIP
         under = sum(1 for p in snapshot["partitions"] if set(p["replicas"]) & set(dead))
         mode = PlanMode.FIX_OFFLINE
         # last_seen is the last sync that saw it answer: it died after that, so the
@@ -147,7 +222,7 @@ def _cluster_detect_locked(
         proposal = planner_run(scoped=scoped, policy=policy, mode=mode, brokers=target_brokers)
     except PlanRequestInvalid as exc:
         logger.warning("detection on %s: %s", cluster.name, exc)
-        return open_plan
+        return _SKIP
     if mode == PlanMode.FULL:
         window = snapshot.get("window")
         violated = _violated_goals(proposal.report)
@@ -156,39 +231,41 @@ def _cluster_detect_locked(
             violated = {g: v for g, v in violated.items() if g not in TRAFFIC_GOALS}
         if not violated:
             _violation_remember(policy=policy, window_start=None)
-            return open_plan
+            return None
         if all(g in TRAFFIC_GOALS for g in violated) and not _violation_persists(
             policy=policy, window=window
         ):
-            return open_plan  # one slide's spike: wait for the next window to confirm it
+            return _SKIP  # one slide's spike: wait for the next window to confirm it
         trigger = "goals violated: " + "; ".join(violated.values())
         proposal = _towards_target(scoped=scoped, policy=policy, judged=proposal)
         if window is None:
             trigger += "; no load window yet: counts only, traffic goals not judged"
     if not proposal.plan["partitions"]:
-        return open_plan
+        return None
     if _loads_outdated(cluster=cluster, snapshot=snapshot):
         logger.info("detection on %s dropped: newer loads were stored meanwhile", cluster.name)
-        return open_plan
-    if (
-        open_plan is not None
-        # The stored count first: a different plan usually differs in size, and then
-        # its reassignment (megabytes at 100k+ moves) need not be read.
-        and open_plan.partition_count == len(proposal.plan["partitions"])
-        and open_plan.reassignment == proposal.plan
-    ):
-        return open_plan  # same proposal as before: keep it, don't churn the audit trail
-    _violation_remember(policy=policy, window_start=None)
-    return plan_create_from_proposal(
-        cluster=cluster,
-        scoped=scoped,
-        proposal=proposal,
-        origin=PlanOrigin.DETECTOR,
-        mode=mode,
-        brokers=target_brokers,
-        trigger=trigger,
-        actor=DETECTOR,
-    )
+        return _SKIP
+    return _Wanted(proposal=proposal, mode=mode, brokers=target_brokers, trigger=trigger)
+
+
+def _stale(*, plan: Plan, changes: list[str]) -> None:
+    try:
+        plan_transition(
+            plan=plan,
+            to=PlanState.STALE,
+            actor=DETECTOR,
+            action="plan.stale",
+            reason="the cluster changed since it was proposed: " + "; ".join(changes),
+        )
+    except PlanStateError:
+        pass  # decided meanwhile
+
+
+def _note(*, policy: ClusterPolicy, text: str) -> None:
+    """Why the last round did what it did, for the cluster page (not audited: a round
+    that keeps a proposal changes nothing)."""
+    logger.info("detection on cluster %s: %s", policy.cluster_id, text)
+    ClusterPolicy.objects.filter(pk=policy.pk).update(last_detection_outcome=text[:1000])
 
 
 def cluster_recheck(*, cluster: Cluster) -> Plan | None:

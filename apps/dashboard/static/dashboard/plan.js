@@ -33,6 +33,15 @@
       if (!response.ok) {
         const detail = answer.detail || Object.entries(answer).map(([k, v]) => k + ": " + v).join("; ");
         errorBox.textContent = "Refused (" + response.status + "): " + (detail || response.statusText);
+        if (answer.newer_plan && Number.isInteger(answer.newer_plan.id)) {
+          // Superseded or stale: one click to the proposal that replaced it.
+          const link = document.createElement("a");
+          link.href = "../" + answer.newer_plan.id + "/";
+          link.className = "button primary";
+          link.id = "action-newer-link";
+          link.textContent = "Review plan #" + answer.newer_plan.id;
+          errorBox.append(" ", link);
+        }
         errorBox.hidden = false;
       } else if (form.dataset.action === "rollback" && answer.id) {
         location.href = "../" + answer.id + "/";

@@ -1,0 +1,246 @@
+"""An open proposal holds still while the cluster it was made for is unchanged: new
+load windows do not replace it; a changed cluster, or a better plan once it has been
+open long enough, does, and says why. A refused approval on a replaced plan names the
+plan to review instead, and an episode of proposals is announced once."""
+
+from datetime import timedelta
+
+import pytest
+from django.test import Client
+from django.utils import timezone
+from rest_framework.test import APIClient
+
+from apps.audit.models import AuditEvent
+from apps.notifications.events import event_from_audit
+from apps.plans.errors import PlanReplaced
+from apps.plans.models import ClusterPolicy, Plan, PlanMode, PlanOrigin, PlanState
+from apps.plans.services import cluster_detect, plan_approve, plan_request, policy_get
+from tests.plans.conftest import SKEWED
+from tests.support.partition_loads import partition_load_write
+from tests.support.users import user_make
+
+pytestmark = pytest.mark.django_db
+
+SLIDE = 10
+# Even counts: 12 partitions, RF 1, four per broker.
+PLACEMENT = {("orders", i): [1 + i % 3] for i in range(12)}
+
+
+def store_window(cluster, start, *, hot_broker: int = 0, hot: frozenset = frozenset()) -> None:
+    """A window in which the partitions led by `hot_broker`, or those in `hot`, write
+    30 % more."""
+    for (topic, index), replicas in PLACEMENT.items():
+        partition_load_write(
+            cluster=cluster,
+            topic=topic,
+            partition=index,
+            window_start=start,
+            window_end=start + timedelta(seconds=60),
+            samples=6,
+            leader=replicas[0],
+            replicas=replicas,
+            bytes_in=(
+                1300.0 + index
+                if replicas[0] == hot_broker or (topic, index) in hot
+                else 1000.0 + index
+            ),
+            bytes_out=0.0,
+            size=1000,
+        )
+
+
+@pytest.fixture
+def windows(settings, cluster, apply_state):
+    """window(n, hot_broker=b): store the n-th window (one slide apart), then detect."""
+    settings.METRICS_WINDOW_SLIDE_SECONDS = SLIDE
+    apply_state(cluster, PLACEMENT)
+    start = timezone.now().replace(microsecond=0) - timedelta(minutes=5)
+
+    def window(n: int, *, hot_broker: int = 0, hot: frozenset = frozenset()):
+        store_window(cluster, start + timedelta(seconds=SLIDE * n), hot_broker=hot_broker, hot=hot)
+        return cluster_detect(cluster=cluster)
+
+    return window
+
+
+def aged(plan: Plan, seconds: float) -> None:
+    """As if `plan` had been proposed `seconds` earlier."""
+    Plan.objects.filter(pk=plan.pk).update(created_at=plan.created_at - timedelta(seconds=seconds))
+
+
+def hot_where_it_leads(plan: Plan) -> frozenset:
+    """The partitions on the broker that leads the most partitions once `plan` ran:
+    on today's loads the open plan leaves that broker hot, a new plan would not."""
+    after = {k: list(r) for k, r in PLACEMENT.items()}
+    for e in plan.reassignment["partitions"]:
+        after[(e["topic"], e["partition"])] = e["replicas"]
+    counts: dict[int, int] = {}
+    for replicas in after.values():
+        counts[replicas[0]] = counts.get(replicas[0], 0) + 1
+    busiest = max(counts, key=lambda b: (counts[b], b))
+    return frozenset(k for k, r in after.items() if r[0] == busiest)
+
+
+def proposed_with_broker_1_hot(windows) -> Plan:
+    windows(0, hot_broker=1)
+    plan = windows(1, hot_broker=1)  # the next slide confirms it
+    assert plan is not None and "network-in-distribution" in plan.trigger
+    return plan
+
+
+def test_it_keeps_the_open_proposal_while_new_windows_would_plan_otherwise(
+    windows, cluster, settings
+):
+    settings.PLAN_PROPOSAL_HOLD_SECONDS = 600
+    first = proposed_with_broker_1_hot(windows)
+
+    # The skew moves where the open plan puts most leaders: every window from now on
+    # would make another plan.
+    hot = hot_where_it_leads(first)
+    for n in range(2, 8):
+        assert windows(n, hot=hot) == first
+
+    first.refresh_from_db()
+    assert first.state == PlanState.PROPOSED
+    assert Plan.objects.filter(cluster=cluster).count() == 1
+    outcome = ClusterPolicy.objects.get(cluster=cluster).last_detection_outcome
+    assert outcome.startswith(f"kept plan #{first.pk}: open ")
+    assert "held 600 s while the cluster is unchanged" in outcome
+
+
+def test_it_replaces_it_after_the_hold_by_a_better_plan_and_says_why(windows, cluster, settings):
+    settings.PLAN_PROPOSAL_HOLD_SECONDS = 60
+    first = proposed_with_broker_1_hot(windows)
+    aged(first, 61)
+    hot = hot_where_it_leads(first)
+
+    windows(2, hot=hot)
+    second = windows(3, hot=hot)
+
+    assert second is not None and second.pk != first.pk
+    first.refresh_from_db()
+    assert first.state == PlanState.SUPERSEDED and first.superseded_by_id == second.pk
+    reason = AuditEvent.objects.get(action="plan.superseded", object_id=str(first.pk)).reason
+    assert reason.startswith(f"superseded by plan #{second.pk}: a better plan than #{first.pk}: ")
+    assert "network-in-distribution violation" in reason
+
+
+def test_it_keeps_it_after_the_hold_when_the_new_plan_is_no_better(windows, cluster, settings):
+    settings.PLAN_PROPOSAL_HOLD_SECONDS = 60
+    first = proposed_with_broker_1_hot(windows)
+
+    # Still broker 1, a little hotter: the open plan mends it as well as a new one would.
+    aged(first, 61)
+    windows(2, hot_broker=1)
+    assert windows(3, hot_broker=1) == first
+
+    outcome = ClusterPolicy.objects.get(cluster=cluster).last_detection_outcome
+    assert outcome == f"kept plan #{first.pk}: a new plan is not better by 10% on today's loads"
+
+
+def test_it_keeps_it_while_a_broker_restarts_within_its_grace(
+    windows, cluster, apply_state, settings
+):
+    settings.PLAN_PROPOSAL_HOLD_SECONDS = 600
+    first = proposed_with_broker_1_hot(windows)
+
+    apply_state(cluster, PLACEMENT, alive=(1, 2))  # broker 3 stops: 60 s of grace
+    assert cluster_detect(cluster=cluster) == first
+    apply_state(cluster, PLACEMENT)  # and is back
+    assert cluster_detect(cluster=cluster) == first
+
+    first.refresh_from_db()
+    assert first.state == PlanState.PROPOSED
+    assert Plan.objects.filter(cluster=cluster).count() == 1
+
+
+def test_it_replaces_it_at_once_when_a_broker_dies_and_the_grace_ends(cluster, apply_state):
+    # The `cluster` fixture: 6 partitions of RF 2 on brokers 1 and 2; broker 3 is empty.
+    policy = policy_get(cluster=cluster)
+    ClusterPolicy.objects.filter(pk=policy.pk).update(dead_broker_grace=0)
+    first = cluster_detect(cluster=cluster)
+    assert first is not None and first.mode == PlanMode.ADD_BROKERS
+
+    apply_state(cluster, SKEWED, alive=(1, 3))
+    healing = cluster_detect(cluster=cluster)
+
+    assert healing is not None and healing.mode == PlanMode.FIX_OFFLINE
+    first.refresh_from_db()
+    assert first.state == PlanState.SUPERSEDED
+    reason = AuditEvent.objects.get(action="plan.superseded", object_id=str(first.pk)).reason
+    assert reason == (
+        f"superseded by plan #{healing.pk}: the cluster changed since it was proposed: "
+        "broker 2 died"
+    )
+
+
+def test_it_marks_it_stale_when_the_policy_changed_and_nothing_is_needed(windows, cluster):
+    first = proposed_with_broker_1_hot(windows)
+    policy = policy_get(cluster=cluster)
+    policy.balance_threshold = 2.0
+    policy.save()
+
+    assert cluster_detect(cluster=cluster) is None
+
+    first.refresh_from_db()
+    assert first.state == PlanState.STALE
+    reason = AuditEvent.objects.get(action="plan.stale", object_id=str(first.pk)).reason
+    assert reason == "the cluster changed since it was proposed: the cluster policy changed"
+
+
+def test_it_leaves_a_plan_an_operator_requested_to_the_operator(windows, cluster, settings):
+    settings.PLAN_PROPOSAL_HOLD_SECONDS = 0
+    windows(0, hot_broker=2)
+    requested = plan_request(cluster=cluster, user=user_make("olga", "operator"), mode="full")
+    assert requested.origin == PlanOrigin.OPERATOR
+
+    assert windows(1, hot_broker=2) == requested
+
+    assert Plan.objects.filter(cluster=cluster).count() == 1
+    outcome = ClusterPolicy.objects.get(cluster=cluster).last_detection_outcome
+    assert outcome == f"kept plan #{requested.pk}: an operator requested it"
+
+
+def test_a_refused_approval_names_the_plan_that_replaced_it(windows, cluster, settings):
+    settings.PLAN_PROPOSAL_HOLD_SECONDS = 60
+    first = proposed_with_broker_1_hot(windows)
+    aged(first, 61)
+    hot = hot_where_it_leads(first)
+    windows(2, hot=hot)
+    second = windows(3, hot=hot)
+    first.refresh_from_db()
+    anna = user_make("anna", "approver")
+
+    with pytest.raises(PlanReplaced) as refused:
+        plan_approve(plan=first, user=anna)
+    assert refused.value.newer_plan_id == second.pk
+    assert f"review plan #{second.pk} instead" in str(refused.value)
+    assert "a better plan than" in str(refused.value)
+
+    api = APIClient()
+    api.force_login(anna)
+    answer = api.post(f"/api/plans/{first.pk}/approve/", {}, format="json")
+    assert answer.status_code == 409
+    assert answer.json()["newer_plan"] == {"id": second.pk, "url": f"/api/plans/{second.pk}/"}
+    first.refresh_from_db()
+    assert first.state == PlanState.SUPERSEDED
+
+    page = Client()
+    page.force_login(anna)
+    html = page.get(f"/clusters/{cluster.name}/plans/{first.pk}/").content.decode()
+    assert 'id="plan-replaced"' in html
+    assert f'href="/clusters/{cluster.name}/plans/{second.pk}/"' in html
+
+
+def test_an_episode_of_proposals_is_announced_once(windows, cluster, settings):
+    settings.PLAN_PROPOSAL_HOLD_SECONDS = 60
+    first = proposed_with_broker_1_hot(windows)
+    aged(first, 61)
+    hot = hot_where_it_leads(first)
+    windows(2, hot=hot)
+    second = windows(3, hot=hot)
+
+    proposed = AuditEvent.objects.filter(action="plan.proposed").order_by("pk")
+    announced = [event_from_audit(audit=a) for a in proposed]
+    assert [a.object_id for a in proposed] == [str(first.pk), str(second.pk)]
+    assert announced[0] is not None and announced[1] is None
