@@ -52,7 +52,7 @@ from apps.plans.selectors import (
     plan_report_summary,
     plan_shortfalls_get,
     plan_visible_get,
-    plans_list,
+    plans_board_get,
 )
 from apps.plans.services import REQUESTABLE_MODES
 
@@ -116,9 +116,9 @@ def cluster_page(request: HttpRequest, name: str) -> HttpResponse:
             page=request.GET.get("topics_page"),
         ),
         "metrics": HEATMAP_METRICS,
-        "plans": plans_list(cluster=cluster)[:20]
+        "board": plans_board_get(cluster=cluster)
         if request.user.has_perm("plans.view_plan")
-        else [],
+        else None,
         "modes": [(m.value, m.label) for m in REQUESTABLE_MODES],
         "now": timezone.now(),
         "rounds": cluster_rounds_list(cluster=cluster),

@@ -22,7 +22,7 @@ from apps.clusters.selectors import (
     topic_rows_page,
 )
 from apps.metrics.selectors import stamped_answer_get
-from apps.plans.selectors import cluster_health_get, cluster_plans_stamp, plans_list
+from apps.plans.selectors import cluster_health_get, cluster_plans_stamp, plans_board_get
 
 # Each live region of cluster.html (by element id) and its template.
 REGIONS = {
@@ -53,7 +53,7 @@ def cluster_live_regions(request: HttpRequest, name: str) -> JsonResponse:
             "health": cluster_health_get(cluster=cluster),
             "brokers": broker_rows_list(cluster=cluster),
             "topics": topic_rows_page(cluster=cluster, search=search, page=page or None),
-            "plans": plans_list(cluster=cluster)[:20] if sees_plans else [],
+            "board": plans_board_get(cluster=cluster) if sees_plans else None,
             "now": timezone.now(),
             "rounds": cluster_rounds_list(cluster=cluster),
         }

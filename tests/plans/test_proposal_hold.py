@@ -231,6 +231,12 @@ def test_a_refused_approval_names_the_plan_that_replaced_it(windows, cluster, se
     assert 'id="plan-replaced"' in html
     assert f'href="/clusters/{cluster.name}/plans/{second.pk}/"' in html
 
+    # The cluster page lists the open proposal, not the one it replaced, and says why.
+    html = page.get(f"/clusters/{cluster.name}/").content.decode()
+    assert f'data-plan="{second.pk}"' in html and f'data-plan="{first.pk}"' not in html
+    assert "1 superseded proposal not listed" in html
+    assert f"proposed plan #{second.pk} (a better plan than #{first.pk}" in html
+
 
 def test_an_episode_of_proposals_is_announced_once(windows, cluster, settings):
     settings.PLAN_PROPOSAL_HOLD_SECONDS = 60

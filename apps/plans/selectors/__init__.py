@@ -14,12 +14,14 @@ from .fingerprint import (
 from .health import ClusterHealth, cluster_health_get, cluster_health_list
 from .lists import (
     PLAN_MOVE_ORDERINGS,
+    PlansBoard,
     plan_goals_list,
     plan_moves_filter,
     plan_open_get,
     plan_report_summary,
     plan_running_get,
     plan_visible_get,
+    plans_board_get,
     plans_list,
 )
 from .loads import (
@@ -50,6 +52,7 @@ __all__ = [
     "PlanProgress",
     "PlanReplacement",
     "PlanShortfalls",
+    "PlansBoard",
     "ScopedSnapshot",
     "UnmetHardGoal",
     "UnplacedPartition",
@@ -79,6 +82,7 @@ __all__ = [
     "plan_shortfalls_get",
     "plan_running_get",
     "plan_visible_get",
+    "plans_board_get",
     "plans_list",
     "policy_or_default",
     "proposal_basis",

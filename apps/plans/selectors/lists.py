@@ -1,7 +1,9 @@
-"""Finding plans and their moves: a cluster's plans, its open or running one, one a
-user may see, a plan's moves by filter."""
+"""Finding plans and their moves: a cluster's plans (as a list, or as its page's
+board), its open or running one, one a user may see, a plan's moves by filter."""
 
 from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
 
 from django.db import connection
 from django.db.models import QuerySet
@@ -10,7 +12,7 @@ from apps.clusters.json_lists import json_list_has
 from apps.clusters.models import Cluster
 from apps.clusters.selectors import User, user_may_see_clusters
 
-from ..models import ACTIVE_STATES, Plan, PlanContent, PlanMove, PlanState
+from ..models import ACTIVE_STATES, ClusterPolicy, Plan, PlanContent, PlanMove, PlanState
 
 # A plan's report (every move, with its reasons) and reassignments are as large as the
 # plan: megabytes at 100k+ moves. They live in PlanContent, read only when used.
@@ -25,6 +27,29 @@ def plans_list(
     if states:
         plans = plans.filter(state__in=list(states))
     return plans.order_by("-created_at", "-id")
+
+
+@dataclass(frozen=True)
+class PlansBoard:
+    """The cluster page's plans: the latest ones that are not superseded (a held
+    proposal replaced now and then would otherwise fill the list), how many superseded
+    ones that leaves out, and what the detector's last round did."""
+
+    plans: list[Plan]
+    superseded: int
+    detection_outcome: str
+    detection_at: datetime | None
+
+
+def plans_board_get(*, cluster: Cluster, limit: int = 20) -> PlansBoard:
+    plans = plans_list(cluster=cluster)
+    policy = ClusterPolicy.objects.filter(cluster=cluster).first()
+    return PlansBoard(
+        plans=list(plans.exclude(state=PlanState.SUPERSEDED)[:limit]),
+        superseded=plans.filter(state=PlanState.SUPERSEDED).count(),
+        detection_outcome=policy.last_detection_outcome if policy else "",
+        detection_at=policy.last_detection_at if policy else None,
+    )
 
 
 def plan_open_get(*, cluster: Cluster) -> Plan | None:

@@ -13,6 +13,10 @@ for the moment the grace ends.
 
 It also runs as soon as new loads are stored (plans.receivers); a round never
 proposes from loads older than the newest stored window.
+
+An open proposal holds still while the cluster it was made for is unchanged
+(proposal_hold.py); when it changed, the proposal is superseded, or stale when
+nothing is needed now, with what changed as the reason.
 """
 
 import logging
