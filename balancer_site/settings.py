@@ -233,6 +233,9 @@ PLAN_DETECTION_TICK = env.float("PLAN_DETECTION_TICK", 10.0)
 # plan better by this share on the first goal where the two differ (docs/lifecycle.md).
 PLAN_PROPOSAL_HOLD_SECONDS = env.float("PLAN_PROPOSAL_HOLD_SECONDS", 600.0)
 PLAN_PROPOSAL_BETTER_MARGIN = env.float("PLAN_PROPOSAL_BETTER_MARGIN", 0.10)
+# A rebalance that would move partitions no load window has measured yet (a new topic,
+# or no window at all) waits this long for their loads, so it is not made on counts alone.
+PLAN_LOADS_WAIT_SECONDS = env.float("PLAN_LOADS_WAIT_SECONDS", 60.0)
 EXECUTOR_MAX_MOVES_PER_BROKER = env.int("EXECUTOR_MAX_MOVES_PER_BROKER", 5)
 EXECUTOR_MAX_MOVES_CLUSTER = env.int("EXECUTOR_MAX_MOVES_CLUSTER", 20)
 EXECUTOR_DEFAULT_THROTTLE = env.int("EXECUTOR_DEFAULT_THROTTLE", 50_000_000)  # bytes/s

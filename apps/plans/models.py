@@ -95,6 +95,8 @@ class ClusterPolicy(models.Model):
     violation_window_start = models.DateTimeField(null=True, blank=True, editable=False)
     # What the last detection round did with the open proposal, and why.
     last_detection_outcome = models.TextField(blank=True, editable=False)
+    # Since when a rebalance has waited for loads of partitions no window measured yet.
+    loads_wait_since = models.DateTimeField(null=True, blank=True, editable=False)
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:

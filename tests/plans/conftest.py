@@ -41,6 +41,13 @@ def state_of(
     )
 
 
+@pytest.fixture(autouse=True)
+def no_loads_wait(settings):
+    """Most detection tests plan on counts without a window: they would wait for loads
+    (PLAN_LOADS_WAIT_SECONDS) first. test_loads_wait.py tests the wait itself."""
+    settings.PLAN_LOADS_WAIT_SECONDS = 0
+
+
 @pytest.fixture
 def apply_state():
     def apply(cluster: Cluster, assignment, alive=(1, 2, 3), now=None, isr=None):

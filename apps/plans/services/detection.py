@@ -235,6 +235,7 @@ def _proposal_wanted(
             violated = {g: v for g, v in violated.items() if g not in TRAFFIC_GOALS}
         if not violated:
             _violation_remember(policy=policy, window_start=None)
+            _loads_wait_forget(policy=policy)
             return None
         if all(g in TRAFFIC_GOALS for g in violated) and not _violation_persists(
             policy=policy, window=window
@@ -242,14 +243,54 @@ def _proposal_wanted(
             return _SKIP  # one slide's spike: wait for the next window to confirm it
         trigger = "goals violated: " + "; ".join(violated.values())
         proposal = _towards_target(scoped=scoped, policy=policy, judged=proposal)
+        unmeasured = _unmeasured_moved(snapshot=snapshot, plan=proposal.plan)
+        if unmeasured and _loads_awaited(policy=policy, now=now):
+            logger.info(
+                "detection on %s: waiting for the loads of %d moved partition(s) no window "
+                "measured yet",
+                cluster.name,
+                unmeasured,
+            )
+            return _SKIP
         if window is None:
             trigger += "; no load window yet: counts only, traffic goals not judged"
+        elif unmeasured:
+            trigger += f"; {unmeasured} moved partition(s) not measured yet: counted only"
+    _loads_wait_forget(policy=policy)
     if not proposal.plan["partitions"]:
         return None
     if _loads_outdated(cluster=cluster, snapshot=snapshot):
         logger.info("detection on %s dropped: newer loads were stored meanwhile", cluster.name)
         return _SKIP
     return _Wanted(proposal=proposal, mode=mode, brokers=target_brokers, trigger=trigger)
+
+
+def _unmeasured_moved(*, snapshot: dict, plan: dict) -> int:
+    """How many partitions `plan` moves that the snapshot's window did not measure."""
+    moved = {(e["topic"], e["partition"]) for e in plan["partitions"]}
+    return sum(
+        1
+        for p in snapshot["partitions"]
+        if (p["topic"], p["partition"]) in moved
+        and (p.get("load") is None or p["load"].get("bytes_in") is None)
+    )
+
+
+def _loads_awaited(*, policy: ClusterPolicy, now: datetime) -> bool:
+    """True while a rebalance should still wait for loads (PLAN_LOADS_WAIT_SECONDS from
+    the first round that had to wait): the first plan for a new topic, or for a
+    cluster without a window yet, then judges traffic instead of counting replicas."""
+    since = policy.loads_wait_since
+    if since is None:
+        ClusterPolicy.objects.filter(pk=policy.pk).update(loads_wait_since=now)
+        policy.loads_wait_since = since = now
+    return (now - since).total_seconds() < float(settings.PLAN_LOADS_WAIT_SECONDS)
+
+
+def _loads_wait_forget(*, policy: ClusterPolicy) -> None:
+    if policy.loads_wait_since is not None:
+        ClusterPolicy.objects.filter(pk=policy.pk).update(loads_wait_since=None)
+        policy.loads_wait_since = None
 
 
 def _stale(*, plan: Plan, changes: list[str]) -> None:
