@@ -1,5 +1,6 @@
 """No flapping, no edge: act on a traffic violation only once two consecutive slides
-show it, plan towards the tighter target, and judge no traffic before the first window."""
+show it (at once only when it is clear and the plan runs unreviewed), plan towards the
+tighter target, and judge no traffic before the first window."""
 
 from datetime import timedelta
 
@@ -18,7 +19,7 @@ SLIDE = 10
 PLACEMENT = {("orders", i): [1 + i % 3] for i in range(12)}
 
 
-def store_window(cluster, start, *, skewed: bool) -> None:
+def store_window(cluster, start, *, skewed: bool, heat: float = 1300.0) -> None:
     for (topic, index), replicas in PLACEMENT.items():
         hot = skewed and replicas[0] == 1
         partition_load_write(
@@ -31,7 +32,7 @@ def store_window(cluster, start, *, skewed: bool) -> None:
             leader=replicas[0],
             replicas=replicas,
             # Skewed: broker 1 at 1.18 x the mean; 1.045 is reachable with even counts.
-            bytes_in=1300.0 if hot else 1000.0 + index,
+            bytes_in=heat if hot else 1000.0 + index,
             bytes_out=0.0,
             size=1000,
         )
@@ -43,8 +44,8 @@ def slid(settings, cluster, apply_state):
     apply_state(cluster, PLACEMENT)
     start = timezone.now().replace(microsecond=0) - timedelta(minutes=5)
 
-    def window(n: int, *, skewed: bool):
-        store_window(cluster, start + timedelta(seconds=SLIDE * n), skewed=skewed)
+    def window(n: int, *, skewed: bool, heat: float = 1300.0):
+        store_window(cluster, start + timedelta(seconds=SLIDE * n), skewed=skewed, heat=heat)
         return cluster_detect(cluster=cluster)
 
     return window
@@ -111,3 +112,26 @@ def test_it_judges_no_traffic_goal_before_the_first_window(cluster, apply_state)
     assert "counts only" in plan.trigger and "traffic goals not judged" in plan.trigger
     assert "network-in" not in plan.trigger
     assert plan.report["loads_window"] is None
+
+
+def auto_approving(cluster) -> None:
+    policy = policy_get(cluster=cluster)
+    ClusterPolicy.objects.filter(pk=policy.pk).update(auto_approve_max_bytes=10**12)
+
+
+def test_it_acts_at_once_on_a_clear_violation_when_the_plan_runs_unreviewed(slid, cluster):
+    auto_approving(cluster)
+    # Broker 1 at ~1.6 x the mean: outside the 0.90-1.10 band by more than its margin.
+    plan = slid(0, skewed=True, heat=3000.0)
+    assert plan is not None and "network-in-distribution" in plan.trigger
+
+
+def test_it_still_confirms_a_marginal_violation_when_the_plan_runs_unreviewed(slid, cluster):
+    auto_approving(cluster)
+    assert slid(0, skewed=True) is None  # 1.18 x the mean: under 1.20, wait a slide
+    assert slid(1, skewed=True) is not None
+
+
+def test_it_confirms_a_clear_violation_when_a_human_reviews_the_plan(slid):
+    assert slid(0, skewed=True, heat=3000.0) is None
+    assert slid(1, skewed=True, heat=3000.0) is not None

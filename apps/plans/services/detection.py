@@ -237,8 +237,10 @@ def _proposal_wanted(
             _violation_remember(policy=policy, window_start=None)
             _loads_wait_forget(policy=policy)
             return None
-        if all(g in TRAFFIC_GOALS for g in violated) and not _violation_persists(
-            policy=policy, window=window
+        if (
+            all(g in TRAFFIC_GOALS for g in violated)
+            and not _violation_persists(policy=policy, window=window)
+            and not _acts_at_once(policy=policy, report=proposal.report, violated=violated)
         ):
             return _SKIP  # one slide's spike: wait for the next window to confirm it
         trigger = "goals violated: " + "; ".join(violated.values())
@@ -354,6 +356,32 @@ def _towards_target(*, scoped, policy: ClusterPolicy, judged):
 
 # Goals judged on measured traffic, which a short spike can violate for one window.
 TRAFFIC_GOALS = ("disk-distribution", "network-in-distribution", "network-out-distribution")
+
+
+def _acts_at_once(*, policy: ClusterPolicy, report: dict, violated: dict[str, str]) -> bool:
+    """A traffic violation skips the next slide's confirmation when nobody has to
+    review the plan (the policy would approve its size at once) and it is clear: every
+    violated goal's worst broker is outside its band by at least the band's own margin
+    (1.20 x mean for a 1.10 band). A marginal one still waits a slide: a plan awaiting
+    a human holds still anyway (proposal_hold.py), one that runs at once must not
+    chase a spike."""
+    limit = policy.auto_approve_max_bytes
+    if limit is None or report.get("movement", {}).get("bytes_moved", limit) >= limit:
+        return False
+    for goal in report.get("goals", []):
+        if goal["name"] not in violated:
+            continue
+        offenders = goal["start"]["offenders"]
+        worst = offenders[0] if offenders else {}
+        ratio, band = worst.get("ratio"), worst.get("band_ratio")
+        if ratio is None or not band:
+            return False
+        lo, hi = band
+        if worst["side"] == "above" and (hi is None or ratio < hi + (hi - 1.0)):
+            return False
+        if worst["side"] == "below" and (lo is None or ratio > lo - (1.0 - lo)):
+            return False
+    return True
 
 
 def _violation_remember(*, policy: ClusterPolicy, window_start: datetime | None) -> None:
