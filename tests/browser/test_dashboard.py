@@ -206,3 +206,31 @@ def test_it_refuses_and_audits_a_forged_approval_by_a_viewer(site, world, sign_i
 
     state, actor, reason = site.call(outcome)
     assert (state, actor) == ("proposed", "vic") and "not allowed" in reason
+
+
+def test_it_offers_the_newer_plan_when_the_one_being_read_was_superseded(site, world, sign_in):
+    def a_proposal() -> int:
+        cluster = Cluster.objects.get(pk=world["cluster_id"])
+        cluster_apply(cluster, ASSIGNMENT)
+        return plan_make(cluster).pk
+
+    first = site.call(a_proposal)
+    approver = sign_in("anna", PASSWORD)
+    approver.goto(site.url(f"/clusters/prod/plans/{first}/"))
+    approver.wait_for_selector('#live-status[data-state="live"]')
+    approver.wait_for_selector("#approve-button")
+
+    # While the page is read, a newer proposal replaces it: the page says so live and
+    # offers the newer one; no Approve button is left to get a 409 from.
+    second = site.call(lambda: plan_make(Cluster.objects.get(pk=world["cluster_id"])).pk)
+    approver.wait_for_selector("#plan-newer-link", timeout=15_000)
+    banner = approver.text_content("#plan-replaced")
+    assert "This plan is superseded" in banner and f"superseded by plan #{second}" in banner
+    assert approver.locator("#approve-button").count() == 0
+    screenshot(approver, "plan-superseded")
+
+    approver.click("#plan-newer-link")
+    approver.wait_for_url(f"**/plans/{second}/")
+    approver.click("#approve-button")
+    approver.wait_for_selector('#plan-state-badge[data-state="approved"]')
+    assert approver.js_errors == []
