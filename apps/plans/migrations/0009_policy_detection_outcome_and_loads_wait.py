@@ -4,20 +4,19 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('plans', '0008_plan_content_table_and_partition_count'),
+        ("plans", "0008_plan_content_table_and_partition_count"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='clusterpolicy',
-            name='last_detection_outcome',
+            model_name="clusterpolicy",
+            name="last_detection_outcome",
             field=models.TextField(blank=True, editable=False),
         ),
         migrations.AddField(
-            model_name='clusterpolicy',
-            name='loads_wait_since',
+            model_name="clusterpolicy",
+            name="loads_wait_since",
             field=models.DateTimeField(blank=True, editable=False, null=True),
         ),
     ]
