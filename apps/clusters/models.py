@@ -108,13 +108,19 @@ class Cluster(models.Model):
 
 
 class ClusterRound(models.Model):
-    """One kind of periodic round (sync, sample, aggregation) of one cluster: the lease
+    """One kind of periodic round (sync, sample, aggregation, detection) of one cluster: the lease
     that keeps a second one from starting while one runs, and what happened lately."""
 
     SYNC = "sync"
     SAMPLE = "sample"
     AGGREGATION = "aggregation"
-    KINDS = [(SYNC, SYNC), (SAMPLE, SAMPLE), (AGGREGATION, AGGREGATION)]
+    DETECTION = "detection"
+    KINDS = [
+        (SYNC, SYNC),
+        (SAMPLE, SAMPLE),
+        (AGGREGATION, AGGREGATION),
+        (DETECTION, DETECTION),
+    ]
 
     cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="rounds")
     kind = models.CharField(max_length=16, choices=KINDS)

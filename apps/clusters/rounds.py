@@ -1,4 +1,4 @@
-"""At most one round of a kind (sync, sample, aggregation) in flight per cluster.
+"""At most one round of a kind (sync, sample, aggregation, detection) in flight per cluster.
 
 A round takes a lease on its `ClusterRound` row by compare-and-set; a round due while
 the previous one still holds the lease is skipped and counted, never overlapped. The

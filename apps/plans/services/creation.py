@@ -15,10 +15,10 @@ from apps.balancer import engine
 from apps.clusters.bulk_write import rows_insert
 from apps.clusters.models import Cluster
 
-from ..errors import PlanRequestInvalid, PlanStateError
+from ..errors import PlanRequestInvalid, PlanStale, PlanStateError
 from ..kafka_ops import KafkaOps, PartitionKey
 from ..models import MoveState, Plan, PlanMove, PlanState
-from ..selectors import ScopedSnapshot, assignment_fingerprint
+from ..selectors import ScopedSnapshot, assignment_current, assignment_fingerprint
 from .decisions import plan_auto_approve
 from .estimate import bytes_forecast, duration_estimate, partition_write_rates
 from .policy import policy_get
@@ -95,14 +95,22 @@ def plan_create(
     # once. The plan page's goal filter offers move_goals without reading every move.
     report = {k: v for k, v in report.items() if k != "moves"}
     report["move_goals"] = sorted({g for m in moves for g in m.goals})
+    fingerprint = assignment_fingerprint(assignment=before_of_plan)
     with transaction.atomic():
+        # Planned outside any transaction: a sync may have moved its partitions since.
+        now = assignment_current(cluster=cluster, keys=list(before_of_plan))
+        if assignment_fingerprint(assignment=now) != fingerprint:
+            raise PlanStale(
+                "the placement of the plan's partitions changed while it was made; "
+                "it is made again from the cluster as it is now"
+            )
         plan = Plan.objects.create(
             cluster=cluster,
             origin=origin,
             mode=mode,
             brokers=sorted(set(brokers)),
             trigger=trigger,
-            fingerprint=assignment_fingerprint(assignment=before_of_plan),
+            fingerprint=fingerprint,
             reassignment={"version": 1, "partitions": entries},
             rollback_reassignment=rollback,
             report=report,

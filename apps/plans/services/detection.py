@@ -26,15 +26,15 @@ from datetime import datetime, timedelta
 from itertools import chain
 
 from django.conf import settings
-from django.db import transaction
 from django.utils import timezone
 
 from apps.balancer import engine
-from apps.clusters.models import Cluster
+from apps.clusters.models import Cluster, ClusterRound
+from apps.clusters.rounds import round_lease
 from apps.clusters.services import cluster_sync
 from apps.metrics.selectors import latest_window_start
 
-from ..errors import PlanRequestInvalid, PlanStateError
+from ..errors import PlanRequestInvalid, PlanStale, PlanStateError
 from ..models import ACTIVE_STATES, ClusterPolicy, Plan, PlanMode, PlanOrigin, PlanState
 from ..queue import recheck_schedule
 from ..selectors import basis_changes, plan_open_get, proposal_basis, snapshot_build
@@ -75,13 +75,18 @@ def _sync_fresh(cluster: Cluster, now: datetime) -> bool:
 def cluster_detect(*, cluster: Cluster, now: datetime | None = None) -> Plan | None:
     """One detection round. Returns the open proposal afterwards (new or kept), or None.
 
-    One round per cluster at a time (the policy row is locked for the round): the
-    tick and a new window arriving together would otherwise both propose.
+    One round per cluster at a time, under the cluster's detection round lease (the
+    tick and a new window arriving together would otherwise both propose); a round
+    due while one runs is skipped and counted. No transaction is open while it reads
+    Kafka or runs the planner: only storing the plan is atomic, and that re-checks
+    the placement it was planned from (plan_create).
     """
     now = now or timezone.now()
     policy = policy_get(cluster=cluster)
-    with transaction.atomic():
-        ClusterPolicy.objects.select_for_update().filter(pk=policy.pk).update(last_detection_at=now)
+    with round_lease(cluster=cluster, kind=ClusterRound.DETECTION) as lease:
+        if lease is None:
+            return plan_open_get(cluster=cluster)
+        ClusterPolicy.objects.filter(pk=policy.pk).update(last_detection_at=now)
         return _cluster_detect_locked(cluster=cluster, policy=policy, now=now)
 
 
@@ -162,18 +167,22 @@ def _cluster_detect_locked(
                 return open_plan
             supersede_reason = hold.reason
     _violation_remember(policy=policy, window_start=None)
-    plan = plan_create_from_proposal(
-        cluster=cluster,
-        scoped=scoped,
-        proposal=wanted.proposal,
-        origin=PlanOrigin.DETECTOR,
-        mode=wanted.mode,
-        brokers=wanted.brokers,
-        trigger=wanted.trigger,
-        actor=DETECTOR,
-        basis=basis,
-        supersede_reason=supersede_reason,
-    )
+    try:
+        plan = plan_create_from_proposal(
+            cluster=cluster,
+            scoped=scoped,
+            proposal=wanted.proposal,
+            origin=PlanOrigin.DETECTOR,
+            mode=wanted.mode,
+            brokers=wanted.brokers,
+            trigger=wanted.trigger,
+            actor=DETECTOR,
+            basis=basis,
+            supersede_reason=supersede_reason,
+        )
+    except PlanStale as exc:
+        _note(policy=policy, text=f"nothing proposed: {exc}")
+        return open_plan
     _note(
         policy=policy,
         text=f"proposed plan #{plan.pk}" + (f" ({supersede_reason})" if supersede_reason else ""),
