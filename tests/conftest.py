@@ -21,6 +21,7 @@ if _SCRIPTS not in sys.path:
 from dev_cluster import DevCluster, kafka39_cluster_args, quorum_cluster_args  # noqa: E402
 from support.db_guard import transactional_tests_guard  # noqa: E402
 from support.db_selection import database_tests_select  # noqa: E402
+from support.network_guard import GUARD, network_guard_install  # noqa: E402
 from support.users import user_make  # noqa: E402
 
 
@@ -36,6 +37,23 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     transactional_tests_guard(items)
     if config.getoption("database_only"):
         database_tests_select(config, items)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _network_guard_installed() -> None:
+    """Every Kafka and Spark call of the product checks that no transaction is open."""
+    network_guard_install()
+
+
+@pytest.fixture(autouse=True)
+def no_transaction_across_network(_network_guard_installed) -> Iterator[None]:
+    """Fails the test when the product made a network call inside a transaction, even
+    if it caught the guard's error (support/network_guard.py)."""
+    GUARD.take()
+    yield
+    violations = GUARD.take()
+    if violations:
+        pytest.fail("\n\n".join(violations), pytrace=False)
 
 
 @pytest.fixture(scope="session")
