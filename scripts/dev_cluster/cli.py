@@ -53,6 +53,15 @@ def _print_status(cluster: DevCluster, as_json: bool) -> None:
     print(f"redis {redis.url}: {'answering' if redis.answering else 'down'} ({owner})")
 
 
+def _print_strays(cluster: DevCluster) -> None:
+    for broker_id, freed in sorted(cluster.strays_freed.items()):
+        if freed:
+            print(
+                f"dev-cluster: broker {broker_id}: deleted {freed / 1e6:.1f} MB of replicas "
+                "it no longer holds (Kafka keeps them as -stray dirs and never reads them)"
+            )
+
+
 def up_text(cluster: DevCluster, *, seconds: float) -> str:
     """What `up` prints: the bootstrap list to use; for the secured cluster its secured
     listeners first, the PLAINTEXT one (no ACL for its principal) last and labelled."""
@@ -162,6 +171,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.cmd == "up":
             started = time.monotonic()
             election = cluster.up(redis=not args.no_redis, timeout=args.timeout)
+            _print_strays(cluster)
             _print_election(election)
             print(up_text(cluster, seconds=time.monotonic() - started))
         elif args.cmd == "down":
@@ -173,7 +183,9 @@ def main(argv: list[str] | None = None) -> int:
             cluster.stop_broker(args.broker_id, kill=args.kill)
             print(f"dev-cluster: broker {args.broker_id} stopped")
         elif args.cmd == "start-broker":
-            _print_election(cluster.start_broker(args.broker_id))
+            election = cluster.start_broker(args.broker_id)
+            _print_strays(cluster)
+            _print_election(election)
             print(f"dev-cluster: broker {args.broker_id} running and in metadata")
         elif args.cmd == "stop-controller":
             cluster.stop_controller(args.controller_id, kill=args.kill)
