@@ -71,3 +71,23 @@ def test_a_run_during_the_warm_up_waits_for_its_session(settings, monkeypatch):
     run.join(5)
 
     assert len(built) == 1 and got == built
+
+
+@pytest.mark.parametrize(
+    ("queues", "sends"), [(("clusters",), True), ((), True), (("aggregation",), False)]
+)
+def test_the_clusters_worker_takes_a_first_sync_and_sample_round_as_it_starts(
+    monkeypatch, queues, sends
+):
+    sent = []
+    monkeypatch.setattr(
+        "apps.clusters.tasks.clusters_sync_all.apply_async", lambda **kw: sent.append("sync")
+    )
+    monkeypatch.setattr(
+        "apps.metrics.tasks.metrics_sample_all.apply_async", lambda **kw: sent.append("sample")
+    )
+
+    worker_start._decide(instance=worker(*queues))
+    worker_start._first_rounds()
+
+    assert sent == (["sync", "sample"] if sends else [])
