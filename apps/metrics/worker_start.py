@@ -10,10 +10,11 @@ loading, code generation) took 54 s on this 2-core machine under load, all of it
 before the first traffic window of a fresh `make run`. Started with the worker, it
 overlaps the cluster's start and the first sample rounds instead.
 
-Only a worker that consumes the aggregation queue, only when the aggregation runs in
-process (METRICS_AGGREGATION_IN_PROCESS), and only a session that stays warm between
-runs (a local master, or SPARK_RELEASE_BETWEEN_RUNS off: a session on a shared Spark
-cluster would hold its executors from the start).
+Only a worker started for the aggregation queue (`-Q` names it: a worker of every
+queue would build a session in each of its pool processes, aggregating or not), only
+when the aggregation runs in process (METRICS_AGGREGATION_IN_PROCESS), and only a
+session that stays warm between runs (a local master, or SPARK_RELEASE_BETWEEN_RUNS
+off: a session on a shared Spark cluster would hold its executors from the start).
 """
 
 from __future__ import annotations
@@ -51,7 +52,8 @@ def _decide(sender: Any = None, instance: Any = None, **kwargs: Any) -> None:
     _warm_at_start = (
         settings.METRICS_AGGREGATION_IN_PROCESS
         and spark_session_stays_warm()
-        and (queues is None or aggregation_queue() in queues)
+        and queues is not None
+        and aggregation_queue() in queues
     )
 
 

@@ -20,7 +20,7 @@ def worker(*queues: str) -> SimpleNamespace:
     ("queues", "in_process", "master", "release", "warms"),
     [
         (("aggregation",), True, "local[*]", True, True),
-        ((), True, "local[2]", True, True),  # no -Q: every queue
+        ((), True, "local[2]", True, False),  # no -Q: every queue, each pool process
         (("celery",), True, "local[*]", True, False),
         (("clusters",), True, "local[*]", True, False),
         (("aggregation",), False, "local[*]", True, False),  # one spark-submit per run
