@@ -106,7 +106,11 @@ DATABASES = {
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # Web, worker and beat share one SQLite file: wait for locks instead of failing.
-    DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 20
+    # IMMEDIATE: a transaction takes the write lock when it begins, so it waits (up to
+    # the timeout) for another writer; begun as a reader, its first write would fail at
+    # once with "database is locked" while another holds the lock (an aggregation's
+    # first windows were lost that way, behind a sync, in a fresh `make run`).
+    DATABASES["default"].setdefault("OPTIONS", {}).update(timeout=20, transaction_mode="IMMEDIATE")
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},

@@ -271,11 +271,14 @@ def window_ends_due(
 ) -> list[int]:
     """Ends of the windows that completed in this batch, oldest first.
 
-    A first run (no previous boundary) composes only windows whose panes it read
-    all of; when sliding, only one window length of them (the windows overlap).
+    A first run (no previous boundary) composes the windows that hold at least two
+    of the panes it read (a rate needs two samples; the windows after the first run
+    are written as soon as they complete, however few panes they hold, so a fresh
+    start's first window need not wait a whole window length), or when tumbling each
+    complete one; when sliding, only one window length of them (the windows overlap).
     """
     if previous_finalized_ms is None:
-        lower = oldest_pane_ms + window_ms - slide_ms
+        lower = oldest_pane_ms + min(slide_ms, window_ms - slide_ms)
         if slide_ms < window_ms:
             lower = max(lower, finalized_until_ms - window_ms)
     else:
@@ -525,3 +528,46 @@ def aggregation_execute(
     finally:
         if owned:
             samples.unpersist()
+
+
+def aggregation_warm_up(spark: SparkSession, *, window_ms: int, slide_ms: int) -> int:
+    """Run the whole job once on three made-up samples of one partition, so a session
+    started ahead of its first run has its classes loaded and its code generated
+    before the first real batch; returns the partition loads it computed (1)."""
+    from pyspark.sql.types import BinaryType, IntegerType, LongType, StructField, StructType
+
+    from spark_jobs.metrics_schema import metric_record_encode
+
+    schema = StructType(
+        [
+            StructField("partition", IntegerType()),
+            StructField("offset", LongType()),
+            StructField("value", BinaryType()),
+        ]
+    )
+    rows = [
+        (
+            0,
+            i,
+            metric_record_encode(
+                ts_ms=(i + 1) * slide_ms,
+                topic="warm-up",
+                partition=0,
+                leader=1,
+                replicas=[1],
+                start_offset=0,
+                end_offset=100 * i,
+                sizes={1: 1000 * i},
+                committed={},
+            ),
+        )
+        for i in range(3)
+    ]
+    result = aggregation_execute(
+        spark,
+        raw=spark.createDataFrame(rows, schema),
+        window_ms=window_ms,
+        slide_ms=slide_ms,
+        previous_finalized_ms=None,
+    )
+    return len(result.partition_loads)

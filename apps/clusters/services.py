@@ -23,6 +23,7 @@ from .placement import placement_diff, placement_hash, placement_pack
 from .placement_counts import topic_placements_apply
 from .rounds import round_lease
 from .signals import broker_state_changed, cluster_reachability_changed, cluster_synced
+from .sync_outcome import SyncOutcome
 
 logger = logging.getLogger(__name__)
 
@@ -477,13 +478,16 @@ def cluster_sync_error_record(*, cluster: Cluster, error: str, now: datetime) ->
         )
 
 
-def cluster_sync(*, cluster: Cluster, admin: AdminClient | None = None) -> bool:
-    """One sync round for one cluster. Returns False when it was unreachable or when
-    the previous round still runs (this one is then skipped and counted)."""
+def cluster_sync(*, cluster: Cluster, admin: AdminClient | None = None) -> SyncOutcome:
+    """One sync round for one cluster: SYNCED; FAILED when the cluster could not be read
+    (`last_sync_error` says why); SKIPPED when the previous round still runs (this one
+    is then counted, not started). Only SYNCED is true."""
     with round_lease(cluster=cluster, kind=ClusterRound.SYNC) as lease:
         if lease is None:
-            return False
-        return _cluster_sync_round(cluster=cluster, admin=admin)
+            return SyncOutcome.SKIPPED
+        if _cluster_sync_round(cluster=cluster, admin=admin):
+            return SyncOutcome.SYNCED
+        return SyncOutcome.FAILED
 
 
 def _cluster_sync_round(*, cluster: Cluster, admin: AdminClient | None) -> bool:

@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from confluent_kafka import KafkaError, KafkaException, Producer
+from confluent_kafka import KafkaError, KafkaException, Producer, TopicCollection
 from confluent_kafka.admin import (
     AdminClient,
     AlterConfigOpType,
@@ -87,6 +87,18 @@ def demo_topic_configs(*, retention_bytes: int, retention_ms: int) -> dict[str, 
 
 
 DEMO_SEGMENT_BYTES = 8 * 1024 * 1024
+
+
+def topic_partition_count(*, admin: AdminClient, topic: str, timeout: float) -> int | None:
+    """How many partitions `topic` has, None when it does not exist (read without ever
+    creating it, whatever the cluster's auto.create.topics.enable)."""
+    future = admin.describe_topics(TopicCollection([topic]), request_timeout=timeout)[topic]
+    try:
+        return len(future.result(timeout=timeout + 5).partitions)
+    except KafkaException as exc:
+        if exc.args[0].code() == KafkaError.UNKNOWN_TOPIC_OR_PART:
+            return None
+        raise
 
 
 def topic_ensure(
@@ -167,6 +179,8 @@ def traffic_produce(
     """Produce `rate` records/s of `record_size` bytes for `duration` s (None: until stopped)."""
     if record_size < 1:
         raise TrafficError("record size must be at least 1 byte")
+    if len(weights) != partitions:
+        raise TrafficError(f"{len(weights)} skew weights for {partitions} partitions")
     config = client_config_build(
         connection=connection,
         extra={

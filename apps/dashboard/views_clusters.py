@@ -18,6 +18,8 @@ from apps.plans.errors import PlanServiceError
 from apps.plans.forms import PolicyForm
 from apps.plans.services import policy_get, policy_update
 
+from .entered_secrets import entered_secrets_drop, entered_secrets_get, entered_secrets_put
+
 
 def _cluster_or_404(request: HttpRequest, name: str) -> Cluster:
     cluster = cluster_visible_get(user=request.user, name=name)
@@ -29,8 +31,10 @@ def _cluster_or_404(request: HttpRequest, name: str) -> Cluster:
 def _cluster_form_page(request: HttpRequest, cluster: Cluster | None) -> HttpResponse:
     """GET shows the form. POST `test` tries the settings and stores nothing; `save`
     tries them and stores them only when the connection works; `save-anyway` stores
-    them untried (a cluster not reachable from here yet)."""
-    form = ClusterForm(request.POST or None, instance=cluster)
+    them untried (a cluster not reachable from here yet). Secrets typed and not stored
+    yet are kept for the next submit in the session; the page gets a reference only."""
+    entered = entered_secrets_get(request=request) if request.method == "POST" else {}
+    form = ClusterForm(request.POST or None, instance=cluster, entered_secrets=entered)
     action = request.POST.get("action", "save")
     check = None
     if request.method == "POST" and form.is_valid():
@@ -48,9 +52,19 @@ def _cluster_form_page(request: HttpRequest, cluster: Cluster | None) -> HttpRes
             except ValidationError as exc:
                 form.add_error(None, exc)
             else:
+                entered_secrets_drop(request=request)
                 messages.success(request, f"Cluster {saved.name} saved.")
                 return redirect("dashboard:cluster", name=saved.name)
-    context = {"form": form, "cluster": cluster, "check": check, "not_saved": action == "save"}
+    reference = ""
+    if request.method == "POST":
+        reference = entered_secrets_put(request=request, values=form.secrets_entered)
+    context = {
+        "form": form,
+        "cluster": cluster,
+        "check": check,
+        "not_saved": action == "save",
+        "entered_secrets": reference,
+    }
     return render(request, "dashboard/cluster_form.html", context)
 
 

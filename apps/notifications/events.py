@@ -15,7 +15,7 @@ from django.utils import timezone
 
 from apps.audit.models import AuditEvent
 from apps.clusters.models import Broker, Cluster
-from apps.plans.models import Plan
+from apps.plans.models import ClusterPolicy, Plan
 
 from .models import EventKind
 
@@ -32,6 +32,21 @@ AUDIT_ACTIONS: dict[str, EventKind] = {
     "execution.failed": EventKind.EXECUTION_FAILED,
     "execution.cancelled": EventKind.EXECUTION_CANCELLED,
     "plan.cancelled": EventKind.EXECUTION_CANCELLED,
+    "execution.paused": EventKind.EXECUTION_PAUSED,
+    "execution.resumed": EventKind.EXECUTION_RESUMED,
+    "execution.tuned": EventKind.EXECUTION_TUNED,
+}
+# What an operator can change on a running execution (audit action "execution.tuned"),
+# and the policy field in effect while the execution has no value of its own.
+TUNED_LABELS = {
+    "throttle_rate": "throttle",
+    "max_moves_per_broker": "moves per broker",
+    "max_moves_cluster": "moves in the cluster",
+}
+TUNED_POLICY_FIELDS = {
+    "throttle_rate": "throttle_bytes_per_sec",
+    "max_moves_per_broker": "max_moves_per_broker",
+    "max_moves_cluster": "max_moves_cluster",
 }
 # Long error texts are cut in the summary line (the full text is in `data`).
 SUMMARY_TEXT_MAX = 200
@@ -85,6 +100,39 @@ def bytes_text(n: int) -> str:
     raise AssertionError("unreachable")
 
 
+def throttle_text(rate: int) -> str:
+    return f"{bytes_text(rate)}/s" if rate else "none"
+
+
+def _tuned_changes(audit: AuditEvent, plan: Plan) -> dict[str, dict[str, Any]]:
+    """What an "execution.tuned" audit row changed: {setting: {before, after}}; a
+    `before` the execution did not set is the cluster policy's value it ran with."""
+    before, after = audit.before or {}, audit.after or {}
+    policy = None
+    changes = {}
+    for key in TUNED_LABELS:
+        if key not in after:
+            continue
+        old = before.get(key)
+        if old is None:
+            # No row yet: the defaults a new policy gets, which the executor used.
+            policy = policy or (
+                ClusterPolicy.objects.filter(cluster_id=plan.cluster_id).first()
+                or ClusterPolicy(cluster_id=plan.cluster_id)
+            )
+            old = getattr(policy, TUNED_POLICY_FIELDS[key])
+        changes[key] = {"before": old, "after": after[key]}
+    return changes
+
+
+def _tuned_text(changes: dict[str, dict[str, Any]]) -> str:
+    parts = []
+    for key, change in changes.items():
+        show = throttle_text if key == "throttle_rate" else str
+        parts.append(f"{TUNED_LABELS[key]} {show(change['before'])} → {show(change['after'])}")
+    return ", ".join(parts)
+
+
 # --- plans and executions, from the audit trail ---------------------------------------------
 
 
@@ -99,6 +147,7 @@ def event_from_audit(*, audit: AuditEvent) -> Event | None:
     if plan is None:
         return None
     what = f"plan #{plan.pk} ({plan.get_mode_display()})"
+    changes = _tuned_changes(audit, plan) if kind == EventKind.EXECUTION_TUNED else {}
     size = f"{plan.partition_count} partition(s), {bytes_text(plan.bytes_to_move)} to move"
     by = f" by {audit.actor}"
     reason = f": {_cut(audit.reason)}" if audit.reason else ""
@@ -114,27 +163,35 @@ def event_from_audit(*, audit: AuditEvent) -> Event | None:
             if audit.action == "plan.cancelled"
             else f"{what} execution cancelled"
         ),
+        EventKind.EXECUTION_PAUSED: (
+            f"{what} execution paused{by}{reason} (moves in flight finish, no new ones start)"
+        ),
+        EventKind.EXECUTION_RESUMED: f"{what} execution resumed{by}{reason}",
+        EventKind.EXECUTION_TUNED: f"{what} execution changed{by}: {_tuned_text(changes)}{reason}",
     }
+    data: dict[str, Any] = {
+        "plan": {
+            "id": plan.pk,
+            "state": plan.state,
+            "mode": plan.mode,
+            "origin": plan.origin,
+            "trigger": plan.trigger,
+            "partitions": plan.partition_count,
+            "bytes_to_move": plan.bytes_to_move,
+        },
+        "actor": audit.actor,
+        "reason": audit.reason,
+        "audit_event": audit.pk,
+    }
+    if changes:
+        data["changes"] = changes
     return Event(
         kind=kind,
         cluster_id=plan.cluster_id,
         cluster_name=plan.cluster.name,
         occurred_at=audit.created_at,
         summary=f"[{plan.cluster.name}] " + summaries[kind][0].upper() + summaries[kind][1:],
-        data={
-            "plan": {
-                "id": plan.pk,
-                "state": plan.state,
-                "mode": plan.mode,
-                "origin": plan.origin,
-                "trigger": plan.trigger,
-                "partitions": plan.partition_count,
-                "bytes_to_move": plan.bytes_to_move,
-            },
-            "actor": audit.actor,
-            "reason": audit.reason,
-            "audit_event": audit.pk,
-        },
+        data=data,
         url=_link("dashboard:plan", name=plan.cluster.name, plan_id=plan.pk),
     )
 

@@ -28,6 +28,9 @@ class EventKind(models.TextChoices):
     EXECUTION_COMPLETED = "execution.completed", "execution completed"
     EXECUTION_FAILED = "execution.failed", "execution failed"
     EXECUTION_CANCELLED = "execution.cancelled", "execution cancelled"
+    EXECUTION_PAUSED = "execution.paused", "execution paused"
+    EXECUTION_RESUMED = "execution.resumed", "execution resumed"
+    EXECUTION_TUNED = "execution.tuned", "execution throttle or move caps changed"
     # Sent only by the "send test" button; no channel subscribes to it.
     TEST = "test", "test"
 

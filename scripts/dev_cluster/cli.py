@@ -34,10 +34,14 @@ def _print_status(cluster: DevCluster, as_json: bool) -> None:
             )
         )
         return
-    print(
-        f"run dir: {cluster.run_dir}   Kafka {cluster.kafka.release}   "
-        f"bootstrap: {cluster.bootstrap_servers}"
-    )
+    bootstrap = f"bootstrap: {cluster.bootstrap_servers}"
+    if isinstance(cluster, SecureDevCluster):
+        bootstrap = (
+            f"bootstrap SASL_SSL: {cluster.bootstrap('SASL_SSL')}   "
+            f"mTLS: {cluster.bootstrap('MTLS')}   "
+            f"PLAINTEXT (no ACLs, this tool's checks only): {cluster.bootstrap('PLAINTEXT')}"
+        )
+    print(f"run dir: {cluster.run_dir}   Kafka {cluster.kafka.release}   {bootstrap}")
     print(f"{'id':>4}  {'role':<10}  {'port':>5}  {'rack':<4}  {'pid':>7}  {'state':<8}  metadata")
     for n in nodes:
         md = {None: "-", True: "yes", False: "no"}[n.in_metadata]
@@ -47,6 +51,31 @@ def _print_status(cluster: DevCluster, as_json: bool) -> None:
         )
     owner = f"pid {redis.pid}" if redis.pid else "not started by dev-cluster"
     print(f"redis {redis.url}: {'answering' if redis.answering else 'down'} ({owner})")
+
+
+def _print_strays(cluster: DevCluster) -> None:
+    for broker_id, freed in sorted(cluster.strays_freed.items()):
+        if freed:
+            print(
+                f"dev-cluster: broker {broker_id}: deleted {freed / 1e6:.1f} MB of replicas "
+                "it no longer holds (Kafka keeps them as -stray dirs and never reads them)"
+            )
+
+
+def up_text(cluster: DevCluster, *, seconds: float) -> str:
+    """What `up` prints: the bootstrap list to use; for the secured cluster its secured
+    listeners first, the PLAINTEXT one (no ACL for its principal) last and labelled."""
+    head = f"dev-cluster: Kafka {cluster.kafka.release} up in {seconds:.1f}s"
+    if not isinstance(cluster, SecureDevCluster):
+        return f"{head}; bootstrap servers {cluster.bootstrap_servers}"
+    return "\n".join(
+        [
+            f"{head} (secured); register it with one of these listeners:",
+            cluster.settings_text(),
+            f"PLAINTEXT, not for the balancer (this tool's metadata checks; its principal "
+            f"has no ACL): {cluster.bootstrap('PLAINTEXT')}",
+        ]
+    )
 
 
 _SECURE_HELP = "the secured companion cluster (SASL_SSL/SCRAM, mTLS, ACLs; docs/security.md)"
@@ -142,14 +171,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.cmd == "up":
             started = time.monotonic()
             election = cluster.up(redis=not args.no_redis, timeout=args.timeout)
+            _print_strays(cluster)
             _print_election(election)
-            print(
-                f"dev-cluster: Kafka {cluster.kafka.release} up in "
-                f"{time.monotonic() - started:.1f}s; "
-                f"bootstrap servers {cluster.bootstrap_servers}"
-            )
-            if isinstance(cluster, SecureDevCluster):
-                print(cluster.settings_text())
+            print(up_text(cluster, seconds=time.monotonic() - started))
         elif args.cmd == "down":
             cluster.down(redis=not args.no_redis)
             print("dev-cluster: down")
@@ -159,7 +183,9 @@ def main(argv: list[str] | None = None) -> int:
             cluster.stop_broker(args.broker_id, kill=args.kill)
             print(f"dev-cluster: broker {args.broker_id} stopped")
         elif args.cmd == "start-broker":
-            _print_election(cluster.start_broker(args.broker_id))
+            election = cluster.start_broker(args.broker_id)
+            _print_strays(cluster)
+            _print_election(election)
             print(f"dev-cluster: broker {args.broker_id} running and in metadata")
         elif args.cmd == "stop-controller":
             cluster.stop_controller(args.controller_id, kill=args.kill)

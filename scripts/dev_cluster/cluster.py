@@ -39,6 +39,7 @@ from .processes import (
 )
 from .redis_server import DEFAULT_REDIS_URL, RedisServer, RedisStatus
 from .storage import storage_format
+from .strays import stray_dirs_remove
 from .topology import (
     DEFAULT_BROKER_PORT_BASE,
     DEFAULT_CONTROLLER_PORT,
@@ -112,6 +113,8 @@ class DevCluster:
         self.kafka: KafkaVersion = KAFKA_VERSIONS[self.options.kafka_version]
         self.profile: ListenerProfile = PROFILES[self.options.profile]
         self.lock = RunDirLock(self.run_dir)
+        # Bytes of stray replicas deleted per broker by the last start (strays.py).
+        self.strays_freed: dict[int, int] = {}
         self.nodes: dict[int, NodeSpec] = topology_nodes(
             broker_port_base=base,
             controller_port=self.controller_port,
@@ -304,6 +307,21 @@ class DevCluster:
                 return
             time.sleep(0.3)
 
+    def _strays_remove(self, broker_ids: list[int]) -> None:
+        """Delete the replicas these (stopped) brokers keep that Kafka would never read
+        again (strays.py); the assignment comes from a running broker, if one answers."""
+        if not broker_ids:
+            return
+        assignment = None
+        if any(self.node_pid(b) is not None for b in self.broker_ids):
+            assignment = metadata.replica_assignment(
+                self.bootstrap_servers, self.admin_security(), timeout=5.0
+            )
+        self.strays_freed = {
+            b: stray_dirs_remove(self.node_dir(b) / "data", broker_id=b, assignment=assignment)
+            for b in broker_ids
+        }
+
     def _start_nodes(self, node_ids: list[int]) -> None:
         if not node_ids:
             return
@@ -318,6 +336,7 @@ class DevCluster:
                 f"({self.run_dir}) did not start; stop it first"
             )
         self._wait_fenced([n for n in node_ids if self.nodes[n].role == "broker"])
+        self._strays_remove([n for n in node_ids if self.nodes[n].role == "broker"])
         self.profile.prepare(self.run_dir)
         for node_id in node_ids:
             self._write_config(self.nodes[node_id])

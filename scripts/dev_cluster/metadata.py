@@ -46,6 +46,26 @@ def metadata_brokers(bootstrap_servers: str, timeout: float = 3.0) -> set[int] |
     return set(md.brokers)
 
 
+def replica_assignment(
+    bootstrap_servers: str, security: Mapping[str, Any] | None = None, timeout: float = 5.0
+) -> dict[str, dict[int, list[int]]] | None:
+    """topic -> partition -> replicas (adding ones included) as the metadata says; None
+    when no broker answers or a topic's metadata has an error (then nothing is certain)."""
+    admin = admin_client(bootstrap_servers, security)
+    from confluent_kafka import KafkaException
+
+    try:
+        md = admin.list_topics(timeout=timeout)
+    except KafkaException:
+        return None
+    if not md.brokers or any(t.error is not None for t in md.topics.values()):
+        return None
+    return {
+        name: {p.id: list(p.replicas) for p in topic.partitions.values()}
+        for name, topic in md.topics.items()
+    }
+
+
 def _describe_quorum(bootstrap_servers: str, timeout: float) -> dict[str, Any] | None:
     """The metadata log's partition from DescribeQuorum (brokers forward it to the
     active controller), or None while no broker or no leader answers.

@@ -14,6 +14,7 @@ from apps.clusters.backoff import backoff_seconds, clusters_due
 from apps.clusters.models import Cluster, ClusterRound
 from apps.clusters.rounds import round_lease
 from apps.clusters.services import ClusterState, cluster_sync
+from apps.clusters.sync_outcome import SyncOutcome
 from apps.clusters.tasks import clusters_sync_all
 from apps.metrics import tasks as metrics_tasks
 from apps.metrics.services import sample_round
@@ -77,7 +78,7 @@ def test_it_doubles_the_wait_per_failure_up_to_the_cap():
 def test_it_backs_off_an_unreachable_cluster_and_clears_on_success(cluster, healthy):
     before = timezone.now()
     for expected in (10, 20, 40):
-        assert cluster_sync(cluster=cluster, admin=DeadAdmin()) is False
+        assert cluster_sync(cluster=cluster, admin=DeadAdmin()) is SyncOutcome.FAILED
         cluster.refresh_from_db()
         wait = (cluster.next_sync_at - before).total_seconds()
         assert expected <= wait < expected + 5
@@ -85,7 +86,7 @@ def test_it_backs_off_an_unreachable_cluster_and_clears_on_success(cluster, heal
     assert cluster.sync_failures == 3
     assert not clusters_due(now=timezone.now()).filter(pk=cluster.pk).exists()
 
-    assert cluster_sync(cluster=cluster) is True
+    assert cluster_sync(cluster=cluster) is SyncOutcome.SYNCED
     cluster.refresh_from_db()
     assert (cluster.sync_failures, cluster.next_sync_at, cluster.last_sync_error) == (0, None, "")
     assert clusters_due(now=timezone.now()).filter(pk=cluster.pk).exists()
@@ -106,17 +107,24 @@ def test_it_warns_once_per_state_change_not_per_round(cluster, healthy, caplog):
     assert not any(r.exc_info for r in caplog.records)
 
 
-def test_it_skips_and_counts_a_sync_while_the_previous_one_runs(cluster, healthy):
+def test_it_skips_and_counts_a_sync_while_the_previous_one_runs(cluster, healthy, caplog):
     DeadAdmin.calls = 0
+    caplog.set_level(logging.DEBUG, logger="apps.clusters")
     with round_lease(cluster=cluster, kind=ClusterRound.SYNC) as held:
         assert held is not None
-        assert cluster_sync(cluster=cluster, admin=DeadAdmin()) is False
-        assert cluster_sync(cluster=cluster, admin=DeadAdmin()) is False
+        assert cluster_sync(cluster=cluster, admin=DeadAdmin()) is SyncOutcome.SKIPPED
+        assert cluster_sync(cluster=cluster, admin=DeadAdmin()) is SyncOutcome.SKIPPED
     assert DeadAdmin.calls == 0
+    # Not a failure: falsy (the model is not fresh), logged as a skip, no error kept.
+    assert not SyncOutcome.SKIPPED and SyncOutcome.SYNCED
+    logged = [r.getMessage() for r in caplog.records]
+    assert logged == ["cluster c1: sync round skipped, the previous one still runs"] * 2
+    cluster.refresh_from_db()
+    assert cluster.last_sync_error == "" and cluster.sync_failures == 0
     row = ClusterRound.objects.get(cluster=cluster, kind=ClusterRound.SYNC)
     assert row.skipped == 2 and row.last_skipped_at is not None
     # Released: the next round runs.
-    assert cluster_sync(cluster=cluster) is True
+    assert cluster_sync(cluster=cluster) is SyncOutcome.SYNCED
 
 
 def test_it_takes_over_a_lease_left_by_a_killed_round(cluster, healthy, settings):
@@ -126,7 +134,7 @@ def test_it_takes_over_a_lease_left_by_a_killed_round(cluster, healthy, settings
         lease_token="dead",
         lease_until=timezone.now() - timedelta(seconds=1),
     )
-    assert cluster_sync(cluster=cluster) is True
+    assert cluster_sync(cluster=cluster) is SyncOutcome.SYNCED
 
 
 def test_it_fans_out_only_clusters_not_in_backoff(cluster):

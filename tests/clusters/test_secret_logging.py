@@ -8,6 +8,7 @@ import pytest
 from apps.clusters import kafka_python_adapter
 from apps.clusters.models import Cluster
 from apps.clusters.services import cluster_sync
+from apps.clusters.sync_outcome import SyncOutcome
 from apps.plans.kafka_ops import KafkaOpError, LiveKafka
 
 pytestmark = pytest.mark.django_db
@@ -43,7 +44,7 @@ def test_it_keeps_the_password_and_key_out_of_logs_and_errors(secured, caplog, c
     caplog.set_level(logging.DEBUG, logger="kafka")
     errors = []
 
-    assert cluster_sync(cluster=secured) is False
+    assert cluster_sync(cluster=secured) is SyncOutcome.FAILED
     secured.refresh_from_db()
     errors.append(secured.last_sync_error)
     with pytest.raises(Exception) as raised:  # noqa: B017 (kafka-python's own errors)

@@ -16,6 +16,7 @@ from apps.clusters.crypto import SecretDecryptError, secrets_fernet
 from apps.clusters.fields import EncryptedValue
 from apps.clusters.models import Cluster
 from apps.clusters.services import cluster_sync
+from apps.clusters.sync_outcome import SyncOutcome
 
 pytestmark = pytest.mark.django_db
 
@@ -148,6 +149,6 @@ def test_a_cluster_whose_secret_no_key_reads_fails_its_sync_with_that_reason(set
     cluster = secured()
     settings.BALANCER_SECRET_KEYS = [NEW]
 
-    assert cluster_sync(cluster=Cluster.objects.get(pk=cluster.pk)) is False
+    assert cluster_sync(cluster=Cluster.objects.get(pk=cluster.pk)) is SyncOutcome.FAILED
     cluster.refresh_from_db()
     assert "does not decrypt with any key in BALANCER_SECRET_KEYS" in cluster.last_sync_error

@@ -16,6 +16,7 @@ from apps.clusters.services import (
     cluster_state_apply,
     cluster_sync,
 )
+from apps.clusters.sync_outcome import SyncOutcome
 
 pytestmark = pytest.mark.django_db
 
@@ -133,7 +134,7 @@ def test_it_keeps_the_last_state_when_the_cluster_is_unreachable(cluster, settin
     cluster_state_apply(cluster=cluster, state=state(), now=timezone.now())
     other = Cluster.objects.create(name="c2", bootstrap_servers="127.0.0.1:1")
 
-    assert cluster_sync(cluster=cluster) is False
+    assert cluster_sync(cluster=cluster) is SyncOutcome.FAILED
 
     cluster.refresh_from_db()
     assert cluster.last_sync_error.startswith("unreachable")

@@ -9,6 +9,7 @@ from support.polling import wait_until
 from apps.clusters.kafka_clients import admin_client_create
 from apps.clusters.models import Cluster, Partition
 from apps.clusters.services import cluster_register, cluster_sync
+from apps.clusters.sync_outcome import SyncOutcome
 
 pytestmark = [pytest.mark.django_db, pytest.mark.integration]
 
@@ -85,8 +86,8 @@ def test_it_records_an_unreachable_cluster_and_keeps_syncing_the_others(kafka_cl
     good = cluster_register(name="dev", bootstrap_servers=kafka_cluster.bootstrap_servers)
     bad = cluster_register(name="gone", bootstrap_servers="127.0.0.1:1")
 
-    assert cluster_sync(cluster=bad) is False
-    assert cluster_sync(cluster=good) is True
+    assert cluster_sync(cluster=bad) is SyncOutcome.FAILED
+    assert cluster_sync(cluster=good) is SyncOutcome.SYNCED
 
     bad.refresh_from_db()
     good.refresh_from_db()

@@ -1,3 +1,4 @@
+import io
 import uuid
 
 import pytest
@@ -85,5 +86,41 @@ def test_it_caps_what_the_demo_topic_keeps_new_or_existing(kafka_cluster):
         call_command("demo_traffic", *args, "--retention-bytes", str(4 * 1024 * 1024))
         assert configs()["retention.bytes"] == str(4 * 1024 * 1024)
         assert configs()["segment.bytes"] == str(2 * 1024 * 1024)
+    finally:
+        admin.delete_topics([topic])[topic].result(30)
+
+
+@pytest.mark.integration
+def test_an_existing_topic_gets_traffic_on_the_partitions_it_has(kafka_cluster):
+    from confluent_kafka.admin import ConfigResource, NewTopic
+
+    topic = f"it-traffic-{uuid.uuid4().hex[:8]}"
+    admin = admin_client_create(bootstrap_servers=kafka_cluster.bootstrap_servers)
+    admin.create_topics([NewTopic(topic, num_partitions=6, replication_factor=1)])[topic].result(30)
+
+    def retention_bytes() -> str:
+        resource = ConfigResource("topic", topic)
+        return admin.describe_configs([resource])[resource].result(30)["retention.bytes"].value
+
+    args = ["--bootstrap-servers", kafka_cluster.bootstrap_servers, "--topic", topic]
+    try:
+        uncapped = retention_bytes()
+        # Weights for 16 partitions cannot be spread over 6: refused, nothing changed.
+        with pytest.raises(CommandError, match=f"topic {topic} has 6 partitions, not 16"):
+            call_command("demo_traffic", *args, "--skew", "weights:" + ",".join(["1"] * 16))
+        assert retention_bytes() == uncapped
+
+        out = io.StringIO()
+        # The default --partitions (16) and a skew: the 6 partitions it has get it all.
+        call_command(
+            "demo_traffic", *args, "--rate", "600/s", "--skew", "zipf:0.6", "--duration", "2",
+            stdout=out,
+        )  # fmt: skip
+        assert f"topic {topic} exists with 6 partitions" in out.getvalue()
+        assert "failed 0" in out.getvalue()
+        ends = admin.list_offsets({TopicPartition(topic, p): OffsetSpec.latest() for p in range(6)})
+        counts = [ends[TopicPartition(topic, p)].result(10).offset for p in range(6)]
+        assert sum(counts) >= 1000 and min(counts) > 0
+        assert len(admin.list_topics(topic=topic, timeout=10).topics[topic].partitions) == 6
     finally:
         admin.delete_topics([topic])[topic].result(30)

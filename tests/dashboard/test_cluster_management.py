@@ -2,10 +2,14 @@
 and the policy form; every change audited with secrets redacted."""
 
 import json
+import re
 
 import pytest
+from django.test import Client
+from support.users import user_make
 
 from apps.audit.models import AuditEvent
+from apps.clusters.connection_check import ConnectionCheck, StepResult
 from apps.clusters.models import Cluster
 from apps.plans.models import ClusterPolicy, Plan
 from dashboard.factories import cluster_make, plan_make
@@ -252,3 +256,74 @@ def test_the_name_of_the_add_page_is_reserved(client, admin_member, form):
     body = client.post(ADD, {**form, "name": "new"}).content.decode()
     assert "&quot;new&quot; is reserved; choose another name." in body
     assert not Cluster.objects.exists()
+
+
+@pytest.fixture
+def checked(monkeypatch) -> list[str]:
+    """Test connection and Save's check pass; the passwords they were tried with."""
+    passwords: list[str] = []
+
+    def check(*, connection):
+        passwords.append(connection.sasl_password)
+        return ConnectionCheck(steps=[StepResult(step="TCP", ok=True)])
+
+    monkeypatch.setattr("apps.dashboard.views_clusters.connection_check", check)
+    return passwords
+
+
+def entered_reference(body: str) -> str:
+    match = re.search(r'name="entered_secrets" value="([^"]+)"', body)
+    assert match, "the page carries no reference to the entered secrets"
+    return match.group(1)
+
+
+def test_a_password_tested_then_saved_with_the_field_blank_is_stored(
+    client, admin_member, form, checked
+):
+    client.force_login(admin_member)
+    form.update(security_protocol="SASL_SSL", action="test")
+    tested = client.post(ADD, form).content.decode()
+    assert 'data-ok="true"' in tested and not Cluster.objects.exists()
+    # The page holds neither the password nor anything encrypted, only a reference.
+    assert PASSWORD not in tested and "gAAAAA" not in tested
+    assert "The one entered before is kept for Save" in tested
+
+    # What a browser sends back: the password field blank (it was never rendered).
+    save = {**form, "sasl_password": "", "action": "save"}
+    response = client.post(ADD, {**save, "entered_secrets": entered_reference(tested)})
+
+    assert response.status_code == 302, response.content.decode()[-2000:]
+    assert Cluster.objects.get(name="prod").sasl_password == PASSWORD
+    assert checked == [PASSWORD, PASSWORD]
+    assert AuditEvent.objects.get(action="cluster.created").after["sasl_password"] == "********"
+    assert PASSWORD not in all_audit_text()
+    # Saved: the reference is spent, and the session holds no copy in clear.
+    assert PASSWORD not in json.dumps(dict(client.session.items()))
+    assert not client.session.get("cluster_form_entered_secrets")
+
+
+def test_without_the_reference_a_blank_password_is_refused_and_nothing_stored(
+    client, admin_member, form, checked
+):
+    client.force_login(admin_member)
+    form.update(security_protocol="SASL_SSL", action="test")
+    client.post(ADD, form)
+    body = client.post(ADD, {**form, "sasl_password": "", "action": "save"}).content.decode()
+    assert "needs a password" in body and not Cluster.objects.exists()
+    # Another user's session cannot use a reference from this one.
+    reference = entered_reference(client.post(ADD, form).content.decode())
+    other = Client()
+    other.force_login(user_make("eve", "admin"))
+    other.post(ADD, {**form, "sasl_password": "", "action": "save", "entered_secrets": reference})
+    assert not Cluster.objects.exists()
+
+
+def test_forget_drops_a_password_entered_before(client, added, form, checked):
+    form.update(sasl_password="n3w-Secret", action="test")
+    reference = entered_reference(client.post("/clusters/prod/edit/", form).content.decode())
+    save = {**form, "sasl_password": "", "action": "save", "entered_secrets": reference}
+    save["forget_sasl_password"] = "on"
+    save.update(security_protocol="PLAINTEXT", sasl_mechanism="", sasl_username="")
+    assert client.post("/clusters/prod/edit/", save).status_code == 302
+    added.refresh_from_db()
+    assert added.sasl_password == "" and checked == ["n3w-Secret", ""]

@@ -9,6 +9,7 @@ from channels.testing import WebsocketCommunicator
 from django.utils import timezone
 
 from apps.clusters import services as cluster_services
+from apps.clusters.sync_outcome import SyncOutcome
 from apps.dashboard.events import cluster_changed_send, loads_changed_send
 from apps.metrics.models import AggregationRun
 from apps.metrics.selectors import cluster_state_stamp
@@ -115,7 +116,7 @@ def test_it_never_fails_a_sync_when_redis_is_down(settings, monkeypatch, caplog)
         cluster_services, "cluster_state_read", lambda admin: cluster_state(SKEWED, alive=(1, 3))
     )
     with caplog.at_level(logging.WARNING, logger="apps.dashboard.events"):
-        assert cluster_services.cluster_sync(cluster=cluster, admin=object()) is True
+        assert cluster_services.cluster_sync(cluster=cluster, admin=object()) is SyncOutcome.SYNCED
     assert not cluster.brokers.get(node_id=2).alive  # the sync itself went through
     assert "live event cluster.changed" in caplog.text  # and the push was tried, and failed
 

@@ -10,6 +10,7 @@ from pyspark.sql.types import BinaryType, IntegerType, LongType, StructField, St
 from spark_jobs.metrics_schema import metric_record_encode
 from spark_jobs.partition_loads import (
     aggregation_execute,
+    aggregation_warm_up,
     batch_summary,
     broker_loads_compute,
     partition_loads_compute,
@@ -324,6 +325,29 @@ def ramp(ts_list, *, rate_from_ms: int = 10**12, partition: int = 0) -> list[byt
         prev = ts
         values.append(record(ts, partition=partition, end=size // 10, size=size))
     return values
+
+
+def test_a_first_run_stores_the_first_window_holding_two_samples(spark):
+    # A fresh start: samples at 10, 20 and 30 s. The window ending at 30 s holds the
+    # first two (the one at 30 s closes it): stored, with a rate, not 60 s later.
+    result = aggregation_execute(
+        spark,
+        raw=raw_frame(spark, ramp([S, 2 * S, 3 * S])),
+        window_ms=W,
+        slide_ms=S,
+        previous_finalized_ms=None,
+    )
+
+    assert result.finalized_until_ms == 3 * S
+    [load] = result.partition_loads
+    assert (load["window_start"], load["window_end"], load["samples"]) == (3 * S - W, 3 * S, 2)
+    assert load["bytes_in"] is not None and load["bytes_in"] > 0
+    leader = next(b for b in result.broker_loads if b["broker"] == load["leader"])
+    assert leader["network_in"] == load["bytes_in"]
+
+
+def test_the_warm_up_runs_the_whole_job(spark):
+    assert aggregation_warm_up(spark, window_ms=W, slide_ms=S) == 1
 
 
 def test_it_stores_each_window_that_closed_when_windows_slide(spark):

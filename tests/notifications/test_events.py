@@ -14,9 +14,15 @@ from apps.clusters.services import (
     cluster_sync,
     cluster_sync_error_record,
 )
+from apps.clusters.sync_outcome import SyncOutcome
 from apps.notifications.models import ChannelKind, Delivery, EventKind, NotificationChannel
 from apps.plans.models import PlanState
-from apps.plans.services import plan_reject
+from apps.plans.services import (
+    execution_pause,
+    execution_resume,
+    execution_tune,
+    plan_reject,
+)
 
 from .conftest import SECRET, plan_make
 
@@ -39,6 +45,9 @@ def events_sent(channel: NotificationChannel) -> list[str]:
         ("execution.failed", EventKind.EXECUTION_FAILED),
         ("execution.cancelled", EventKind.EXECUTION_CANCELLED),
         ("plan.cancelled", EventKind.EXECUTION_CANCELLED),
+        ("execution.paused", EventKind.EXECUTION_PAUSED),
+        ("execution.resumed", EventKind.EXECUTION_RESUMED),
+        ("execution.tuned", EventKind.EXECUTION_TUNED),
     ],
 )
 def test_it_maps_plan_audit_events_to_notifications(cluster, webhook, action, kind):
@@ -88,6 +97,34 @@ def test_it_notifies_a_rejection_made_through_the_plan_service(cluster, webhook,
     assert delivery.event == EventKind.PLAN_REJECTED
     assert delivery.payload["summary"].endswith("rejected by anna: not during the sale")
     assert delivery.payload["data"]["plan"]["state"] == PlanState.REJECTED
+
+
+def test_it_notifies_pause_resume_and_changes_made_on_a_running_execution(
+    cluster, webhook, approver
+):
+    plan = plan_make(cluster, state=PlanState.EXECUTING)
+
+    execution_pause(plan=plan, user=approver, reason="peak hour")
+    execution_tune(plan=plan, user=approver, throttle_rate=1024**2, max_moves_per_broker=2)
+    execution_resume(plan=plan, user=approver)
+
+    deliveries = list(webhook.deliveries.order_by("id"))
+    assert [d.event for d in deliveries] == [
+        EventKind.EXECUTION_PAUSED,
+        EventKind.EXECUTION_TUNED,
+        EventKind.EXECUTION_RESUMED,
+    ]
+    what = f"[prod] Plan #{plan.pk} (self-healing (dead brokers)) execution"
+    assert [d.payload["summary"] for d in deliveries] == [
+        f"{what} paused by anna: peak hour (moves in flight finish, no new ones start)",
+        f"{what} changed by anna: throttle 47.7 MiB/s → 1.0 MiB/s, moves per broker 5 → 2",
+        f"{what} resumed by anna",
+    ]
+    assert deliveries[1].payload["data"]["changes"] == {
+        "throttle_rate": {"before": 50_000_000, "after": 1024**2},
+        "max_moves_per_broker": {"before": 5, "after": 2},
+    }
+    assert "changes" not in deliveries[0].payload["data"]
 
 
 def test_it_links_to_the_plan_page_when_the_site_address_is_set(cluster, webhook, settings):
@@ -204,7 +241,7 @@ class UnreachableAdmin:
 def test_it_notifies_a_cluster_becoming_unreachable_and_back_once_each(cluster, webhook):
     cluster_state_apply(cluster=cluster, state=state(1), now=timezone.now())
 
-    assert cluster_sync(cluster=cluster, admin=UnreachableAdmin()) is False
+    assert cluster_sync(cluster=cluster, admin=UnreachableAdmin()) is SyncOutcome.FAILED
     cluster_sync_error_record(cluster=cluster, error="unreachable: again", now=timezone.now())
     cluster_state_apply(cluster=cluster, state=state(1), now=timezone.now())
     cluster_state_apply(cluster=cluster, state=state(1), now=timezone.now())

@@ -13,6 +13,7 @@ from apps.clusters.traffic import (
     rate_parse,
     skew_weights,
     topic_ensure,
+    topic_partition_count,
     traffic_produce,
 )
 
@@ -71,22 +72,43 @@ class Command(BaseCommand):
 
         connection = self._connection(options)
         admin = admin_client_create(connection=connection)
+        topic = options["topic"]
+        timeout = settings.KAFKA_REQUEST_TIMEOUT
+        try:
+            existing = topic_partition_count(admin=admin, topic=topic, timeout=timeout)
+        except KafkaException as exc:
+            raise CommandError(f"cannot read topic {topic}: {exc.args[0]}") from exc
+        # An existing topic is produced to on the partitions it has, whatever --partitions
+        # says; a skew is spread over them, and nothing is changed when it cannot be.
+        partitions = existing or options["partitions"]
+        if partitions != options["partitions"]:
+            try:
+                weights = skew_weights(options["skew"], partitions)
+            except TrafficError as exc:
+                raise CommandError(
+                    f"topic {topic} has {partitions} partitions, not {options['partitions']}: "
+                    f"{exc} (pass --partitions {partitions} with a skew for them)"
+                ) from exc
+            self.stdout.write(
+                f"topic {topic} exists with {partitions} partitions: producing to those "
+                f"(--partitions {options['partitions']} applies to a new topic only)"
+            )
         try:
             created = topic_ensure(
                 admin=admin,
-                topic=options["topic"],
-                partitions=options["partitions"],
+                topic=topic,
+                partitions=partitions,
                 replication_factor=options["replication_factor"],
-                timeout=settings.KAFKA_REQUEST_TIMEOUT,
+                timeout=timeout,
                 configs=demo_topic_configs(
                     retention_bytes=options["retention_bytes"],
                     retention_ms=options["retention_ms"],
                 ),
             )
         except KafkaException as exc:
-            raise CommandError(f"cannot create topic {options['topic']}: {exc.args[0]}") from exc
+            raise CommandError(f"cannot create topic {topic}: {exc.args[0]}") from exc
         self.stdout.write(
-            f"{'created' if created else 'using'} topic {options['topic']}; producing "
+            f"{'created' if created else 'using'} topic {topic}; producing "
             f"{rate:g} records/s of {options['record_size']} B with skew {options['skew']}"
         )
 
@@ -100,8 +122,8 @@ class Command(BaseCommand):
         signal.signal(signal.SIGINT, stop)
         stats = traffic_produce(
             connection=connection,
-            topic=options["topic"],
-            partitions=options["partitions"],
+            topic=topic,
+            partitions=partitions,
             rate=rate,
             record_size=options["record_size"],
             weights=weights,
