@@ -73,3 +73,25 @@ def test_it_drops_a_plan_whose_partitions_moved_while_it_was_made(
     assert not Plan.objects.exists()
     outcome = ClusterPolicy.objects.get(cluster=cluster).last_detection_outcome
     assert outcome.startswith("nothing proposed: the placement of the plan's partitions changed")
+
+
+@pytest.mark.django_db
+def test_a_recheck_finding_a_sync_running_looks_again_shortly(cluster, monkeypatch):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from apps.plans.services import cluster_recheck
+
+    scheduled = []
+    monkeypatch.setattr(
+        detection_module, "recheck_schedule", lambda cluster_id, at: scheduled.append(at)
+    )
+    before = timezone.now()
+    with round_lease(cluster=cluster, kind=ClusterRound.SYNC) as lease:
+        assert lease is not None
+        assert cluster_recheck(cluster=cluster) is None
+
+    [at] = scheduled
+    assert before + timedelta(seconds=5) <= at <= timezone.now() + timedelta(seconds=5)
+    assert not Plan.objects.exists()

@@ -32,6 +32,7 @@ from apps.balancer import engine
 from apps.clusters.models import Cluster, ClusterRound
 from apps.clusters.rounds import round_lease
 from apps.clusters.services import cluster_sync
+from apps.clusters.sync_outcome import SyncOutcome
 from apps.metrics.selectors import latest_window_start
 
 from ..errors import PlanRequestInvalid, PlanStale, PlanStateError
@@ -326,11 +327,29 @@ def _note(*, policy: ClusterPolicy, text: str) -> None:
 
 def cluster_recheck(*, cluster: Cluster) -> Plan | None:
     """A scheduled re-check: sync, so the decision is made on what Kafka says now (the
-    broker may be back), then detect."""
-    if not cluster_sync(cluster=cluster):
-        logger.info("re-check of %s: sync failed, the periodic round looks again", cluster.name)
+    broker may be back), then detect. A sync already running brings the model up to
+    date itself: the re-check is made again a few seconds later."""
+    outcome = cluster_sync(cluster=cluster)
+    if outcome is SyncOutcome.SKIPPED:
+        logger.info(
+            "re-check of %s: a sync of it is running; re-checking in %s s",
+            cluster.name,
+            int(RECHECK_RETRY.total_seconds()),
+        )
+        recheck_schedule(cluster_id=cluster.pk, at=timezone.now() + RECHECK_RETRY)
+        return None
+    if not outcome:
+        logger.info(
+            "re-check of %s: sync failed (%s); the periodic round looks again",
+            cluster.name,
+            cluster.last_sync_error,
+        )
         return None
     return cluster_detect(cluster=cluster)
+
+
+# A re-check that found a sync running waits this long for it.
+RECHECK_RETRY = timedelta(seconds=5)
 
 
 def dead_broker_recheck_schedule(*, cluster: Cluster, node_id: int, at: datetime) -> None:
