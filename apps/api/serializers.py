@@ -275,10 +275,15 @@ class PlanEstimateSerializer(serializers.Serializer):
         allow_null=True, help_text="When it was read from the replicas' logs."
     )
     duration_estimate = serializers.FloatField(
-        allow_null=True, help_text="Expected copy time in seconds (null: no rate known yet)."
+        allow_null=True,
+        help_text="Expected copy time in seconds (null: no rate known yet, or see note).",
+    )
+    note = serializers.CharField(
+        help_text="Why there is no copy time, e.g. the writes outpace the throttle; else empty."
     )
     bytes_copied = serializers.IntegerField(
-        allow_null=True, help_text="What the new replicas held when done (completed plans)."
+        allow_null=True,
+        help_text="Bytes copied, as the progress bar counts them (completed plans).",
     )
     duration_actual = serializers.FloatField(allow_null=True, help_text="Seconds, start to end.")
     bytes_error_percent = serializers.FloatField(allow_null=True)

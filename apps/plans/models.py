@@ -166,6 +166,8 @@ class Plan(models.Model):
     # and the copy time expected then (None: no rate known yet).
     bytes_estimated_at = models.DateTimeField(null=True, blank=True)
     duration_estimate_seconds = models.FloatField(null=True, blank=True)
+    # Why there is no copy time (e.g. the writes outpace the throttle), else empty.
+    estimate_note = models.CharField(max_length=500, blank=True, default="")
     # Partitions healed only by giving up their data (every replica on dead brokers).
     data_loss_partitions = models.JSONField(default=list, blank=True)
 

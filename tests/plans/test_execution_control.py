@@ -84,8 +84,16 @@ def test_it_applies_a_new_throttle_and_caps_to_a_running_plan(plan, kafka, opera
     assert all(len(call) == 1 for call in kafka.alter_calls[2:] if any(call.values()))
     assert not kafka.throttles_left()
     tuned = AuditEvent.objects.get(action="execution.tuned", object_id=str(plan.pk))
-    assert tuned.before == {"throttle_rate": None, "max_moves_per_broker": None}
-    assert tuned.after == {"throttle_rate": 5_000_000, "max_moves_per_broker": 1}
+    assert {k: tuned.before[k] for k in ("throttle_rate", "max_moves_per_broker")} == {
+        "throttle_rate": None,
+        "max_moves_per_broker": None,
+    }
+    assert {k: tuned.after[k] for k in ("throttle_rate", "max_moves_per_broker")} == {
+        "throttle_rate": 5_000_000,
+        "max_moves_per_broker": 1,
+    }
+    # Re-estimated at the new throttle, in the same audit row.
+    assert {"duration_estimate_seconds", "eta_seconds", "bytes_to_move"} <= set(tuned.after)
     changed = AuditEvent.objects.get(action="execution.throttle_changed", object_id=str(plan.pk))
     assert changed.before == {"rate": 1_000_000} and changed.after["rate"] == 5_000_000
 

@@ -13,7 +13,9 @@ class PlanEstimateCheck:
     bytes_estimate: int
     estimated_at: datetime | None
     duration_estimate: float | None
-    # Known once the plan completed: what the new replicas held, and start to finish.
+    # Why there is no duration (the writes outpace the throttle), else empty.
+    note: str
+    # Known once the plan completed: bytes copied (the progress bar's count), start to finish.
     bytes_copied: int | None
     duration_actual: float | None
 
@@ -29,13 +31,15 @@ class PlanEstimateCheck:
 def plan_estimate_check(*, plan: Plan) -> PlanEstimateCheck:
     copied = duration = None
     if plan.state == PlanState.COMPLETED:
-        copied = plan.moves.filter(state=MoveState.DONE).aggregate(n=Sum("bytes_copied"))["n"]
+        # The progress bar's own count: the same figure on the whole page.
+        copied = plan.moves.filter(state=MoveState.DONE).aggregate(n=Sum("bytes_done"))["n"]
         if plan.started_at and plan.finished_at:
             duration = (plan.finished_at - plan.started_at).total_seconds()
     return PlanEstimateCheck(
         bytes_estimate=plan.bytes_to_move,
         estimated_at=plan.bytes_estimated_at,
         duration_estimate=plan.duration_estimate_seconds,
+        note=plan.estimate_note,
         bytes_copied=copied,
         duration_actual=duration,
     )

@@ -46,14 +46,17 @@ def plan_progress(*, plan: Plan) -> PlanProgress:
     ):
         counts[state] = n
         bytes_total += total or 0
-        bytes_done += (total if state == MoveState.DONE else done) or 0
+        bytes_done += done or 0
+    # One byte figure per plan: the estimate (logs plus the writes the copy takes
+    # along), unless more was copied.
+    bytes_total = max(bytes_total, plan.bytes_to_move, bytes_done)
     execution = getattr(plan, "execution", None)
     policy = policy_or_default(cluster=plan.cluster)
     return PlanProgress(
         moves_total=sum(counts.values()),
         moves_by_state=counts,
         bytes_total=bytes_total,
-        bytes_done=min(bytes_done, bytes_total),
+        bytes_done=bytes_done,
         eta_seconds=execution.eta_seconds if execution else None,
         rate_bytes_per_sec=execution.rate_bytes_per_sec if execution else None,
         batches=execution.batches if execution else 0,

@@ -84,13 +84,13 @@ def plan_create(
         ],
     }
     rates = partition_write_rates(cluster=cluster) if write_rates is None else write_rates
-    duration = duration_estimate(
+    copy = duration_estimate(
         cluster=cluster,
         moves=moves,
         throttle_rate=policy_get(cluster=cluster).throttle_bytes_per_sec,
         rates=rates,
     )
-    bytes_to_move = bytes_forecast(cluster=cluster, moves=moves, seconds=duration, rates=rates)
+    bytes_to_move = bytes_forecast(cluster=cluster, moves=moves, seconds=copy.seconds, rates=rates)
     # The report's moves (one entry per partition) are the plan's PlanMove rows, stored
     # once. The plan page's goal filter offers move_goals without reading every move.
     report = {k: v for k, v in report.items() if k != "moves"}
@@ -116,7 +116,8 @@ def plan_create(
             report=report,
             bytes_to_move=bytes_to_move,
             bytes_estimated_at=sizes_read_at,
-            duration_estimate_seconds=duration,
+            duration_estimate_seconds=copy.seconds,
+            estimate_note=copy.note,
             data_loss_partitions=sorted(data_loss_partitions),
             requested_by=requested_by,
             request_reason=request_reason,

@@ -5,6 +5,7 @@ shows what the cluster holds when the operator decides, not an old window's gues
 import logging
 from collections import defaultdict
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Protocol
 
 from django.db import transaction
@@ -14,7 +15,7 @@ from apps.clusters.models import Cluster
 from apps.metrics.selectors import partition_loads_latest
 
 from ..kafka_ops import KafkaOpError, KafkaOps, kafka_ops_resolve
-from ..models import Execution, Plan, PlanMove, PlanState
+from ..models import Execution, MoveState, Plan, PlanMove, PlanState
 from .policy import policy_get
 
 logger = logging.getLogger(__name__)
@@ -46,9 +47,18 @@ def move_bytes_from_logs(*, moves: list[PlanMove], sizes: ReplicaSizes) -> None:
             m.bytes = max(known) * len(m.added)
 
 
-# Below this share of the throttle left for catching up, a copy is timed as if it had
-# this much: the writes would outpace it, and it ends only when they slow down.
-CATCH_UP_FLOOR = 0.1
+# A broker left less than this share of the throttle once the moved partitions' writes
+# are served does not catch up in any time worth forecasting: the copy is said to
+# stall at this throttle instead of being given a made-up duration.
+CATCH_UP_MIN_SHARE = 0.05
+
+
+@dataclass(frozen=True)
+class CopyTime:
+    """How long the copy should take (None: unknown), and why not when it is None."""
+
+    seconds: float | None
+    note: str = ""
 
 
 def duration_estimate(
@@ -57,17 +67,18 @@ def duration_estimate(
     moves: Sequence[MoveSized],
     throttle_rate: int | None,
     rates: dict[tuple[str, int], float] | None = None,
-) -> float | None:
-    """Seconds the copy should take. The throttle caps each broker, so the slowest
+) -> CopyTime:
+    """How long the copy should take. The throttle caps each broker, so the slowest
     broker sets the pace: what it sends or receives, at the throttle less what the
     partitions' writes take of it meanwhile (a new replica fetches those too, and the
-    leader's throttle also carries its existing followers). The overhead (throttles
-    set, batches polled, leaders elected) is what the cluster's last completed run took
-    beyond that. Without a throttle the last run's pace stands in; None when there is
-    none yet (the first unthrottled run)."""
+    leader's throttle also carries its existing followers). When the writes leave a
+    broker (almost) nothing, the copy stalls at this throttle: no duration, a note
+    saying so. The overhead (throttles set, batches polled, leaders elected) is what
+    the cluster's last completed run took beyond that. Without a throttle the last
+    run's pace stands in; unknown before a first unthrottled run."""
     busiest = _busiest_broker_bytes(moves=moves, copied=False)
     if busiest <= 0:
-        return 0.0
+        return CopyTime(0.0)
     last = _last_run(cluster=cluster)
     if throttle_rate:
         copy = _copy_seconds(
@@ -75,11 +86,14 @@ def duration_estimate(
             throttle_rate=throttle_rate,
             rates=partition_write_rates(cluster=cluster) if rates is None else rates,
         )
+        if copy.seconds is None:
+            return copy
+        seconds = copy.seconds
     elif last is not None and last["busiest"] > 0:
-        copy = busiest / (last["busiest"] / last["seconds"])
+        seconds = busiest / (last["busiest"] / last["seconds"])
     else:
-        return None
-    return copy + (last["overhead"] if last is not None else 0.0)
+        return CopyTime(None, "no throttle and no earlier run to take the pace from")
+    return CopyTime(seconds + (last["overhead"] if last is not None else 0.0))
 
 
 def bytes_forecast(
@@ -127,18 +141,80 @@ def plan_estimate(
         throttle_rate = policy_get(cluster=plan.cluster).throttle_bytes_per_sec
     plan.bytes_estimated_at = timezone.now()
     rates = partition_write_rates(cluster=plan.cluster)
-    plan.duration_estimate_seconds = duration_estimate(
+    copy = duration_estimate(
         cluster=plan.cluster, moves=moves, throttle_rate=throttle_rate, rates=rates
     )
+    plan.duration_estimate_seconds, plan.estimate_note = copy.seconds, copy.note
     plan.bytes_to_move = bytes_forecast(
-        cluster=plan.cluster, moves=moves, seconds=plan.duration_estimate_seconds, rates=rates
+        cluster=plan.cluster, moves=moves, seconds=copy.seconds, rates=rates
     )
     with transaction.atomic():
         PlanMove.objects.bulk_update(moves, ["bytes"])
-        plan.save(
-            update_fields=["bytes_to_move", "bytes_estimated_at", "duration_estimate_seconds"]
-        )
+        plan.save(update_fields=ESTIMATE_FIELDS)
     return plan
+
+
+# The plan's fields an estimate writes.
+ESTIMATE_FIELDS = [
+    "bytes_to_move",
+    "bytes_estimated_at",
+    "duration_estimate_seconds",
+    "estimate_note",
+]
+
+
+@dataclass(frozen=True)
+class _Remaining:
+    """What is left of a move: its bytes not copied yet."""
+
+    topic: str
+    partition: int
+    replicas_before: list[int]
+    bytes: int
+    added: list[int]
+    bytes_copied: int | None = None
+
+
+def plan_reestimate_remaining(*, plan: Plan, execution: Execution) -> CopyTime:
+    """A running plan re-estimated at its execution's throttle now (the operator just
+    changed it, or the caps): the rest of the copy from what is not copied yet, the
+    copy time as the time run so far plus that, the bytes as copied so far plus the
+    rest and its writes. Saves the plan's estimate and the execution's ETA (the
+    smoothed rate starts again: the old one was made at the old throttle). Database
+    reads only: callable in the transaction that records the change."""
+    moves = list(plan.moves.all())
+    left = [
+        _Remaining(
+            topic=m.topic,
+            partition=m.partition,
+            replicas_before=list(m.replicas_before),
+            bytes=max(m.bytes - m.bytes_done, 0),
+            added=m.added,
+        )
+        for m in moves
+        if m.state in (MoveState.PENDING, MoveState.IN_PROGRESS)
+    ]
+    throttle = execution.throttle_rate
+    if throttle is None:
+        throttle = policy_get(cluster=plan.cluster).throttle_bytes_per_sec
+    rates = partition_write_rates(cluster=plan.cluster)
+    copy = duration_estimate(cluster=plan.cluster, moves=left, throttle_rate=throttle, rates=rates)
+    done = sum(m.bytes_done for m in moves)
+    plan.bytes_to_move = done + bytes_forecast(
+        cluster=plan.cluster, moves=left, seconds=copy.seconds, rates=rates
+    )
+    plan.bytes_estimated_at = timezone.now()
+    elapsed = (
+        (timezone.now() - plan.started_at).total_seconds() if plan.started_at is not None else 0.0
+    )
+    plan.duration_estimate_seconds = None if copy.seconds is None else elapsed + copy.seconds
+    plan.estimate_note = copy.note
+    plan.save(update_fields=ESTIMATE_FIELDS)
+    execution.eta_seconds = copy.seconds
+    execution.rate_bytes_per_sec = None
+    execution.bytes_total = max(plan.bytes_to_move, done)
+    execution.save(update_fields=["eta_seconds", "rate_bytes_per_sec", "bytes_total", "updated_at"])
+    return copy
 
 
 def _busiest_broker_bytes(*, moves: Sequence[MoveSized], copied: bool) -> int:
@@ -159,9 +235,10 @@ def _busiest_broker_bytes(*, moves: Sequence[MoveSized], copied: bool) -> int:
 
 def _copy_seconds(
     *, moves: Sequence[MoveSized], throttle_rate: float, rates: dict[tuple[str, int], float]
-) -> float:
+) -> CopyTime:
     """The slowest broker's copy time: each broker's bytes to send or receive over the
-    throttle left once the moved partitions' writes (bytes/s, `rates`) are served."""
+    throttle left once the moved partitions' writes (bytes/s, `rates`) are served; no
+    time when a broker has bytes to copy and under CATCH_UP_MIN_SHARE of it left."""
     backlog: dict[tuple[str, int], int] = defaultdict(int)
     writes: dict[tuple[str, int], float] = defaultdict(float)
     for m in moves:
@@ -177,11 +254,24 @@ def _copy_seconds(
             backlog[("out", leader)] += m.bytes
             # Throttled fetches from the leader: its existing followers and the new ones.
             writes[("out", leader)] += rate * (len(m.replicas_before) - 1 + len(added))
-    floor = throttle_rate * CATCH_UP_FLOOR
-    return max(
-        (bytes_ / max(throttle_rate - writes[key], floor) for key, bytes_ in backlog.items()),
-        default=0.0,
-    )
+    busy = [key for key, bytes_ in backlog.items() if bytes_ > 0]
+    if not busy:
+        return CopyTime(0.0)
+    tightest = max(busy, key=lambda key: writes[key])
+    if throttle_rate - writes[tightest] < throttle_rate * CATCH_UP_MIN_SHARE:
+        side, broker = tightest
+        verb = "receives" if side == "in" else "sends"
+        return CopyTime(
+            None,
+            f"stalls at this throttle: broker {broker} {verb} {_mb(writes[tightest])}/s of "
+            f"new writes for the moved partitions against a throttle of "
+            f"{_mb(throttle_rate)}/s; raise the throttle",
+        )
+    return CopyTime(max(backlog[key] / (throttle_rate - writes[key]) for key in busy))
+
+
+def _mb(rate: float) -> str:
+    return f"{rate / 1e6:.1f} MB"
 
 
 def partition_write_rates(*, cluster: Cluster) -> dict[tuple[str, int], float]:
@@ -220,5 +310,5 @@ def _last_run(*, cluster: Cluster) -> dict | None:
         copy = _copy_seconds(
             moves=moves, throttle_rate=throttle, rates=partition_write_rates(cluster=cluster)
         )
-        overhead = max(seconds - copy, 0.0)
+        overhead = max(seconds - copy.seconds, 0.0) if copy.seconds is not None else 0.0
     return {"busiest": busiest, "seconds": seconds, "overhead": overhead}

@@ -3,7 +3,10 @@ finishes), resume, and change its throttle and concurrency while it runs.
 
 Each change is a row on the execution, written with its audit event in one
 transaction; the executor applies it on its next step (Kafka is never called from
-the request path). Whoever may cancel an execution may control it.
+the request path). A change of throttle or caps re-estimates the rest of the copy in
+the same transaction (from the database: what is left, today's write rates), and the
+audit row says the copy time before and after. Whoever may cancel an execution may
+control it.
 """
 
 from typing import Any
@@ -15,6 +18,7 @@ from apps.audit.services import audit_record
 
 from ..errors import PlanRequestInvalid, PlanStateError
 from ..models import ACTIVE_STATES, Execution, Plan
+from .estimate import plan_reestimate_remaining
 from .permissions import permission_require
 
 CONTROL_PERMISSION = "plans.cancel_plan"
@@ -107,15 +111,23 @@ def execution_tune(
     with transaction.atomic():
         execution = _execution_locked(plan=plan, what="be changed")
         before: dict[str, Any] = {k: getattr(execution, k) for k in changes}
+        before |= {"duration_estimate_seconds": plan.duration_estimate_seconds}
         for key, value in changes.items():
             setattr(execution, key, value)
         execution.save(update_fields=[*changes, "updated_at"])
+        # Re-estimated at once: the page's copy time and ETA follow the new setting.
+        copy = plan_reestimate_remaining(plan=plan, execution=execution)
         audit_record(
             actor=user,
             action="execution.tuned",
             obj=plan,
             before=before,
-            after=changes,
+            after=changes
+            | {
+                "duration_estimate_seconds": plan.duration_estimate_seconds,
+                "eta_seconds": copy.seconds,
+                "bytes_to_move": plan.bytes_to_move,
+            },
             reason=reason,
             client_address=client_address,
         )

@@ -1,6 +1,12 @@
 """An execution's progress: bytes copied so far (replica sizes on the receiving
 brokers), a smoothed rate and an ETA, announced with the `execution_progressed`
-signal at every poll."""
+signal at every poll.
+
+A move's `bytes_done` never goes back: retention shrinks replicas while they copy, and
+a count that follows their sizes down would make the bar run backwards. A finished
+move counts at least its estimate, or what its new replicas measured if more (they
+copied the writes made meanwhile too). The plan's copied bytes are their sum, on the
+progress bar and beside the estimate alike."""
 
 import logging
 
@@ -36,7 +42,8 @@ def moves_copied_record(*, moves: list[PlanMove], kafka: KafkaOps) -> None:
             m.bytes_copied = m.bytes
         else:
             m.bytes_copied = sum(sizes.get((m.topic, m.partition, b), 0) for b in m.added)
-    PlanMove.objects.bulk_update(finished, ["bytes_copied"])
+        m.bytes_done = max(m.bytes_done, m.bytes_copied)
+    PlanMove.objects.bulk_update(finished, ["bytes_copied", "bytes_done"])
 
 
 def progress_update(
@@ -58,13 +65,12 @@ def progress_update(
             (sizes.get((m.topic, m.partition, b), 0) for b in m.replicas_before), default=0
         )
         copied = sum(min(sizes.get((m.topic, m.partition, b), 0), source) for b in m.added)
-        copied = min(copied, m.bytes)
         if copied > m.bytes_done:
             m.progressed_at = now  # restarts the stall clock (doomed.py)
-        m.bytes_done = copied
+            m.bytes_done = copied
     if running:
         PlanMove.objects.bulk_update(running, ["bytes_done", "progressed_at"])
-    done = sum(m.bytes if m.state == MoveState.DONE else m.bytes_done for m in moves)
+    done = sum(m.bytes_done for m in moves)
     previous_at = execution.heartbeat_at
     if previous_at is not None and done >= execution.bytes_done:
         elapsed = (now - previous_at).total_seconds()

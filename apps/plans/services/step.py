@@ -128,7 +128,9 @@ def _execution_begin(*, plan: Plan, kafka: KafkaOps) -> bool:
             # executor, not in the approval's request (DescribeLogDirs on a slow cluster
             # takes seconds); also each move's bytes, for the progress bar and ETA.
             plan_estimate(plan=plan, sizes=sizes, moves=moves)
-        execution.bytes_total = sum(m.bytes for m in moves)
+        # The plan's one byte figure: what its estimate says the copy moves.
+        plan.refresh_from_db(fields=["bytes_to_move"])
+        execution.bytes_total = max(plan.bytes_to_move, sum(m.bytes for m in moves))
         execution.save(update_fields=["bytes_total", "updated_at"])
         plan_transition(
             plan=plan,
@@ -156,7 +158,8 @@ def _reconcile(
         if info is None:
             m.state, m.error, m.finished_at = MoveState.FAILED, "partition no longer exists", now
         elif key not in in_flight and info.replicas == m.replicas_after:
-            m.state, m.finished_at, m.bytes_done = MoveState.DONE, now, m.bytes
+            m.state, m.finished_at = MoveState.DONE, now
+            m.bytes_done = max(m.bytes_done, m.bytes)
         elif m.state == MoveState.IN_PROGRESS and key not in in_flight:
             if set(info.replicas) == set(m.replicas_before) | set(m.replicas_after):
                 # Done at the controller, the broker's metadata not there yet: look again.
