@@ -91,9 +91,7 @@ def test_detection_never_targets_a_drained_broker_when_healing(cluster, apply_st
     assert added and 3 not in added
 
 
-def test_an_operator_full_rebalance_leaves_a_drained_broker_empty(
-    cluster, operator, apply_state
-):
+def test_an_operator_full_rebalance_leaves_a_drained_broker_empty(cluster, operator, apply_state):
     apply_state(cluster, {("orders", i): [1] for i in range(6)})
     drained(cluster, 3)
     plan = plan_request(cluster=cluster, user=operator, mode="full")
@@ -174,9 +172,7 @@ def test_a_user_topic_with_rf3_on_three_brokers_still_refuses_the_drain(
     assert not Plan.objects.exists()
 
 
-def test_a_drained_broker_is_drained_again_with_what_landed_on_it(
-    cluster, operator, apply_state
-):
+def test_a_drained_broker_is_drained_again_with_what_landed_on_it(cluster, operator, apply_state):
     # A topic created after the drain: Kafka placed replicas on drained broker 3.
     apply_state(cluster, FOUR | {("late", 0): [3, 1]}, alive=(1, 2, 3, 4))
     drained(cluster, 3)
