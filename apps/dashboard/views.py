@@ -151,6 +151,8 @@ def plan_page(request: HttpRequest, name: str, plan_id: int) -> HttpResponse:
         "shortfalls": plan_shortfalls_get(plan=plan, report=report),
         "goals": plan_goals_list(plan=plan),
         "replacement": plan_replacement_get(plan=plan),
+        # A drain that lowers the metrics topic's RF says so (plans.services.drain_fit).
+        "rf_lowered": (report.get("rf_lowered") or {}).get("note", ""),
     }
     return render(request, "dashboard/plan.html", context)
 

@@ -182,3 +182,12 @@ def test_a_drained_broker_is_drained_again_with_what_landed_on_it(cluster, opera
     assert ("late", 0) in moves
     for m in moves.values():
         assert 3 not in m.replicas_after and 2 not in m.replicas_after
+
+
+def test_the_plan_page_says_the_metrics_topic_rf_is_lowered(client, cluster, operator, apply_state):
+    apply_state(cluster, BALANCED | METRICS_RF3)
+    plan = plan_request(cluster=cluster, user=operator, mode="remove-brokers", brokers=[3])
+    client.force_login(operator)
+    body = client.get(f"/clusters/prod/plans/{plan.pk}/").content.decode()
+    assert 'id="plan-rf-lowered"' in body
+    assert "replication factor lowered from 3 to 2 on 6 partition(s)" in body
