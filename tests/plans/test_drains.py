@@ -191,3 +191,15 @@ def test_the_plan_page_says_the_metrics_topic_rf_is_lowered(client, cluster, ope
     body = client.get(f"/clusters/prod/plans/{plan.pk}/").content.decode()
     assert 'id="plan-rf-lowered"' in body
     assert "replication factor lowered from 3 to 2 on 6 partition(s)" in body
+
+
+def test_a_simulated_drain_sees_what_a_requested_one_sees(cluster, apply_state):
+    from apps.plans.whatif import whatif_simulate
+
+    apply_state(cluster, BALANCED | METRICS_RF3)
+    simulated = whatif_simulate(cluster=cluster, remove_brokers=[3])
+    assert all(3 not in e["replicas"] for e in simulated.plan["partitions"])
+    assert "lowered from 3 to 2" in simulated.report["rf_lowered"]["note"]
+    drained(cluster, 2)
+    with pytest.raises(PlanRequestInvalid, match="broker 2 exists and is drained"):
+        whatif_simulate(cluster=cluster, add_brokers=[{"id": 2, "rack": "b"}])

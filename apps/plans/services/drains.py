@@ -44,7 +44,7 @@ def brokers_drained_record(*, plan: Plan, actor: Actor) -> list[BrokerDrain]:
             action="broker.drained",
             obj=brokers.get(node_id),
             object_type="" if node_id in brokers else "clusters.broker",
-            object_id="" if node_id in brokers else str(node_id),
+            object_repr="" if node_id in brokers else f"{plan.cluster.name}/broker-{node_id}",
             after={
                 "node_id": node_id,
                 "plan": plan.pk,
@@ -91,7 +91,7 @@ def broker_undrain(
             action="broker.undrained",
             obj=broker,
             object_type="" if broker is not None else "clusters.broker",
-            object_id="" if broker is not None else str(node_id),
+            object_repr="" if broker is not None else f"{cluster.name}/broker-{node_id}",
             before=before,
             after={"node_id": node_id, "drained": False},
             reason=reason,
