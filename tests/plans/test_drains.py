@@ -63,6 +63,28 @@ def test_a_completed_drain_marks_its_brokers_drained_with_who_and_when(
     assert event.after["plan"] == plan.pk and event.after["drained_by"] == "olga"
 
 
+def test_rolling_back_a_completed_drain_undrains_its_brokers(
+    cluster, operator, approver, apply_state
+):
+    from apps.plans.services import plan_rollback_request
+
+    apply_state(cluster, BALANCED)
+    kafka = FakeKafka(assignment={k: list(v) for k, v in BALANCED.items()})
+    plan = plan_request(cluster=cluster, user=operator, mode="remove-brokers", brokers=[3])
+    plan_approve(plan=plan, user=approver)
+    run_to_end(plan, kafka)
+    assert BrokerDrain.objects.filter(node_id=3).exists()
+    apply_state(cluster, {k: list(v) for k, v in kafka.assignment.items()})
+
+    rollback = plan_rollback_request(plan=plan, user=operator, reason="wrong broker")
+    plan_approve(plan=rollback, user=approver)
+    run_to_end(rollback, kafka)
+    assert rollback.state == PlanState.COMPLETED
+    assert not BrokerDrain.objects.exists()
+    event = AuditEvent.objects.get(action="broker.undrained")
+    assert event.actor == "executor" and f"rollback plan #{rollback.pk}" in event.reason
+
+
 def test_a_plan_of_another_mode_drains_nothing(cluster, operator, approver, fake_kafka):
     plan = plan_request(cluster=cluster, user=operator, mode="add-brokers", brokers=[3])
     plan_approve(plan=plan, user=approver)

@@ -55,6 +55,39 @@ def brokers_drained_record(*, plan: Plan, actor: Actor) -> list[BrokerDrain]:
     return made
 
 
+def drains_rolled_back(*, plan: Plan, actor: Actor) -> list[int]:
+    """A completed rollback of a drain put replicas back on the drained brokers: they
+    are drained no more (call it in the transaction that completes the rollback).
+    Returns the node ids undrained."""
+    if plan.mode != PlanMode.ROLLBACK or plan.state != PlanState.COMPLETED:
+        return []
+    if plan.rollback_of_id is None:
+        return []
+    drains = list(
+        BrokerDrain.objects.filter(cluster_id=plan.cluster_id, plan_id=plan.rollback_of_id)
+    )
+    brokers = {
+        b.node_id: b for b in plan.cluster.brokers.filter(node_id__in=[d.node_id for d in drains])
+    }
+    by = plan.requested_by.get_username() if plan.requested_by is not None else "unknown"
+    for drain in drains:
+        drain.delete()
+        audit_record(
+            actor=actor,
+            action="broker.undrained",
+            obj=brokers.get(drain.node_id),
+            object_type="" if drain.node_id in brokers else "clusters.broker",
+            object_repr=""
+            if drain.node_id in brokers
+            else f"{plan.cluster.name}/broker-{drain.node_id}",
+            before={"node_id": drain.node_id, "plan": plan.rollback_of_id},
+            after={"node_id": drain.node_id, "drained": False},
+            reason=f"rollback plan #{plan.pk} (requested by {by}) of drain plan "
+            f"#{plan.rollback_of_id} completed",
+        )
+    return [d.node_id for d in drains]
+
+
 def broker_undrain(
     *,
     cluster: Cluster,

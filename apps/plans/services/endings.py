@@ -11,7 +11,7 @@ from apps.audit.services import audit_record
 from ..kafka_ops import KafkaOpError, KafkaOps, PartitionKey, kafka_ops_resolve
 from ..models import Execution, MoveState, Plan, PlanMove, PlanState
 from .actors import EXECUTOR
-from .drains import brokers_drained_record
+from .drains import brokers_drained_record, drains_rolled_back
 from .throttles import throttles_remove
 from .transitions import plan_transition
 
@@ -22,7 +22,8 @@ def execution_finish(
     *, plan: Plan, execution: Execution, kafka: KafkaOps, state: str, error: str = ""
 ) -> None:
     """Remove the throttles, then move the plan to its final `state`; a completed
-    remove-brokers plan marks its brokers drained in the same transaction."""
+    remove-brokers plan marks its brokers drained in the same transaction, a completed
+    rollback of one undrains them."""
     throttles_remove(plan=plan, execution=execution, kafka=kafka)
     with transaction.atomic():
         plan_transition(
@@ -34,6 +35,7 @@ def execution_finish(
             fields={"finished_at": timezone.now(), "error": error},
         )
         brokers_drained_record(plan=plan, actor=EXECUTOR)
+        drains_rolled_back(plan=plan, actor=EXECUTOR)
 
 
 def execution_cancel(
