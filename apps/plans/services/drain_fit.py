@@ -20,7 +20,10 @@ class DrainFit:
 
     # The snapshot without the metrics topic's partitions whose RF is lowered.
     planner_scoped: ScopedSnapshot
-    # Reassignment entries lowering their RF, merged into the planner's plan.
+    # Alive brokers that stay.
+    usable: list[int]
+    # Their new replica lists ("led": False where the leader was drained and the
+    # leader is yet to be chosen), merged into the planner's plan.
     entries: list[dict]
     # For the plan's report: what happens to the metrics topic, said once.
     note: str
@@ -29,8 +32,8 @@ class DrainFit:
 def drain_fit(*, scoped: ScopedSnapshot, removing: set[int]) -> DrainFit:
     """Split the metrics topic's partitions that can't keep their RF on the brokers
     left by a drain of `removing` from what the planner places. Each keeps its
-    replicas on brokers that stay, in order (the first one left leads), topped up
-    from the other brokers that stay where it held fewer of them than there are."""
+    replicas on brokers that stay, in order, topped up from the other brokers that
+    stay where it held fewer of them than there are."""
     topic = settings.METRICS_TOPIC
     snapshot = scoped.snapshot
     usable = sorted(b["id"] for b in snapshot["brokers"] if b["alive"] and b["id"] not in removing)
@@ -43,9 +46,12 @@ def drain_fit(*, scoped: ScopedSnapshot, removing: set[int]) -> DrainFit:
             continue
         after = [b for b in replicas if b in usable]
         after += [b for b in usable if b not in after][: len(usable) - len(after)]
-        entries.append({"topic": topic, "partition": p["partition"], "replicas": after})
+        # Led as it was if its leader stays; else chosen once the planner has placed
+        # the rest (drain_fit_merge).
+        led = replicas[0] in usable
+        entries.append({"topic": topic, "partition": p["partition"], "replicas": after, "led": led})
     if not entries:
-        return DrainFit(planner_scoped=scoped, entries=[], note="")
+        return DrainFit(planner_scoped=scoped, usable=usable, entries=[], note="")
     rf_before = max(len(p["replicas"]) for p in snapshot["partitions"] if p["topic"] == topic)
     note = (
         f"{topic} (the balancer's own metrics topic, recreatable): replication factor "
@@ -54,15 +60,36 @@ def drain_fit(*, scoped: ScopedSnapshot, removing: set[int]) -> DrainFit:
     )
     return DrainFit(
         planner_scoped=replace(scoped, snapshot={**snapshot, "partitions": kept}),
+        usable=usable,
         entries=entries,
         note=note,
     )
 
 
 def drain_fit_merge(*, proposal: engine.Proposal, fit: DrainFit) -> engine.Proposal:
-    """The planner's proposal with the metrics topic's RF-lowering entries added."""
+    """The planner's proposal with the metrics topic's RF-lowering entries added. One
+    whose leader was drained is led by the remaining replica that leads fewest
+    partitions once the planner's plan is done (counting first replicas), so the
+    drain leaves no leadership skew of its own making."""
     if not fit.entries:
         return proposal
-    plan = {**proposal.plan, "partitions": [*proposal.plan["partitions"], *fit.entries]}
-    report = {**proposal.report, "rf_lowered": {"note": fit.note, "partitions": fit.entries}}
+    planned = {(e["topic"], e["partition"]): e["replicas"] for e in proposal.plan["partitions"]}
+    leads = dict.fromkeys(fit.usable, 0)
+    for p in fit.planner_scoped.snapshot["partitions"]:
+        replicas = planned.get((p["topic"], p["partition"]), p["replicas"])
+        if replicas and replicas[0] in leads:
+            leads[replicas[0]] += 1
+    for e in fit.entries:
+        if e["led"]:
+            leads[e["replicas"][0]] += 1
+    entries = []
+    for e in fit.entries:
+        after = list(e["replicas"])
+        if not e["led"]:
+            first = min(after, key=lambda b: (leads[b], after.index(b)))
+            after = [first, *(b for b in after if b != first)]
+            leads[first] += 1
+        entries.append({"topic": e["topic"], "partition": e["partition"], "replicas": after})
+    plan = {**proposal.plan, "partitions": [*proposal.plan["partitions"], *entries]}
+    report = {**proposal.report, "rf_lowered": {"note": fit.note, "partitions": entries}}
     return engine.Proposal(plan=plan, report=report)
