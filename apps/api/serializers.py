@@ -91,6 +91,14 @@ class BrokerRowSerializer(serializers.Serializer):
     leader_skew_pct = serializers.FloatField(allow_null=True)
 
 
+class DrainedBrokerSerializer(serializers.Serializer):
+    node_id = serializers.IntegerField()
+    drained_at = serializers.DateTimeField()
+    drained_by = serializers.CharField(help_text="Who requested (else approved) the drain.")
+    plan_id = serializers.IntegerField(allow_null=True, help_text="The remove-brokers plan.")
+    replicas = serializers.IntegerField(help_text="Replicas it holds now: 0 while kept empty.")
+
+
 class TopicRowSerializer(serializers.Serializer):
     name = serializers.CharField(source="topic.name")
     internal = serializers.BooleanField(source="topic.internal")

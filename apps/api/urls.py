@@ -18,6 +18,16 @@ urlpatterns = [
     path("clusters/", views.ClusterListView.as_view(), name="clusters"),
     path("clusters/<slug:name>/", views.ClusterDetailView.as_view(), name="cluster"),
     path("clusters/<slug:name>/brokers/", views.BrokerListView.as_view(), name="brokers"),
+    path(
+        "clusters/<slug:name>/drained-brokers/",
+        views.DrainedBrokerListView.as_view(),
+        name="drained-brokers",
+    ),
+    path(
+        "clusters/<slug:name>/drained-brokers/<int:node_id>/undrain/",
+        views.BrokerUndrainView.as_view(),
+        name="broker-undrain",
+    ),
     path("clusters/<slug:name>/topics/", views.TopicListView.as_view(), name="topics"),
     path("clusters/<slug:name>/partitions/", views.PartitionListView.as_view(), name="partitions"),
     path("clusters/<slug:name>/heatmap/", views.HeatmapView.as_view(), name="heatmap"),

@@ -34,6 +34,7 @@ from apps.plans.selectors import (
     cluster_audited_objects,
     cluster_health_get,
     cluster_health_list,
+    drained_brokers_list,
     plan_export_json,
     plan_moves_filter,
     plan_rollback_export_json,
@@ -41,6 +42,7 @@ from apps.plans.selectors import (
     plans_list,
 )
 from apps.plans.services import (
+    broker_undrain,
     execution_pause,
     execution_resume,
     execution_tune,
@@ -151,6 +153,39 @@ class BrokerListView(ClusterScopedMixin, APIView):
     def get(self, request: Request, name: str) -> Response:
         rows = broker_rows_list(cluster=self.cluster_get())
         return Response(s.BrokerRowSerializer(rows, many=True).data)
+
+
+class DrainedBrokerListView(ClusterScopedMixin, APIView):
+    """The cluster's drained brokers: kept empty until an operator undrains them."""
+
+    @extend_schema(responses=s.DrainedBrokerSerializer(many=True))
+    def get(self, request: Request, name: str) -> Response:
+        rows = drained_brokers_list(cluster=self.cluster_get())
+        return Response(s.DrainedBrokerSerializer(rows, many=True).data)
+
+
+class BrokerUndrainView(ClusterScopedMixin, APIView):
+    """Undrain a broker (operator): plans may place replicas on it again."""
+
+    @extend_schema(
+        request=s.ReasonSerializer,
+        responses={204: None, 400: s.ErrorSerializer, 403: s.ErrorSerializer},
+    )
+    def post(self, request: Request, name: str, node_id: int) -> Response:
+        cluster = self.cluster_get()
+        body = s.ReasonSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        try:
+            broker_undrain(
+                cluster=cluster,
+                node_id=node_id,
+                user=request.user,
+                reason=body.validated_data.get("reason", ""),
+                client_address=client_address_get(request=request),
+            )
+        except PlanServiceError as exc:
+            return _refused(exc)
+        return Response(status=204)
 
 
 class TopicListView(ClusterScopedMixin, APIView):

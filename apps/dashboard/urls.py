@@ -1,6 +1,6 @@
 from django.urls import path, re_path
 
-from . import views, views_clusters, views_live, views_notifications
+from . import views, views_clusters, views_drains, views_live, views_notifications
 
 app_name = "dashboard"
 
@@ -12,6 +12,11 @@ urlpatterns = [
     path("clusters/<slug:name>/edit/", views_clusters.cluster_edit, name="cluster-edit"),
     path("clusters/<slug:name>/remove/", views_clusters.cluster_remove, name="cluster-remove"),
     path("clusters/<slug:name>/policy/", views_clusters.cluster_policy, name="cluster-policy"),
+    path(
+        "clusters/<slug:name>/brokers/<int:node_id>/undrain/",
+        views_drains.broker_undrain_view,
+        name="broker-undrain",
+    ),
     path("clusters/<slug:name>/plans/<int:plan_id>/", views.plan_page, name="plan"),
     path("clusters/<slug:name>/plans/<int:plan_id>/loads/", views.plan_loads, name="plan-loads"),
     path("clusters/<slug:name>/what-if/", views.whatif_page, name="what-if"),

@@ -42,6 +42,7 @@ from apps.plans.selectors import (
     cluster_audited_objects,
     cluster_health_get,
     cluster_health_list,
+    drained_brokers_list,
     plan_actions_get,
     plan_estimate_check,
     plan_eta_at_throttle,
@@ -110,6 +111,7 @@ def cluster_page(request: HttpRequest, name: str) -> HttpResponse:
         "cluster": cluster,
         "health": cluster_health_get(cluster=cluster),
         "brokers": broker_rows_list(cluster=cluster),
+        "drained": drained_brokers_list(cluster=cluster),
         "topics": topic_rows_page(
             cluster=cluster,
             search=request.GET.get("topic", "").strip()[:249],
@@ -149,6 +151,8 @@ def plan_page(request: HttpRequest, name: str, plan_id: int) -> HttpResponse:
         "shortfalls": plan_shortfalls_get(plan=plan, report=report),
         "goals": plan_goals_list(plan=plan),
         "replacement": plan_replacement_get(plan=plan),
+        # A drain that lowers the metrics topic's RF says so (plans.services.drain_fit).
+        "rf_lowered": (report.get("rf_lowered") or {}).get("note", ""),
     }
     return render(request, "dashboard/plan.html", context)
 

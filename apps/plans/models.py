@@ -399,3 +399,30 @@ class Execution(models.Model):
 
     def __str__(self) -> str:
         return f"execution of plan #{self.plan_id}"
+
+
+class BrokerDrain(models.Model):
+    """A broker an operator drained (a completed remove-brokers plan): no plan places a
+    replica on it and the periodic balancer does not fill it, until an operator
+    undrains it (the row is then deleted, audited). Unlike the policy's
+    excluded_brokers (left alone, replicas stay), a drained broker is kept empty."""
+
+    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="drains")
+    node_id = models.IntegerField()
+    drained_at = models.DateTimeField()
+    drained_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    # The remove-brokers plan that emptied it.
+    plan = models.ForeignKey(
+        Plan, null=True, blank=True, on_delete=models.SET_NULL, related_name="drains"
+    )
+
+    class Meta:
+        ordering = ["cluster", "node_id"]
+        constraints = [
+            models.UniqueConstraint(fields=["cluster", "node_id"], name="unique_cluster_drain")
+        ]
+
+    def __str__(self) -> str:
+        return f"broker {self.node_id} of {self.cluster.name} drained"

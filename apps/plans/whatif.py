@@ -12,8 +12,16 @@ from apps.balancer import engine
 from apps.clusters.models import Cluster
 
 from .errors import PlanRequestInvalid
-from .selectors import LoadsBeforeAfter, loads_before_after, policy_or_default, snapshot_build
+from .selectors import (
+    LoadsBeforeAfter,
+    ScopedSnapshot,
+    drained_broker_ids,
+    loads_before_after,
+    policy_or_default,
+    snapshot_build,
+)
 from .services import planner_options
+from .services.drain_fit import drain_fit, drain_fit_merge
 
 MAX_TRAFFIC_SCALE = 100.0
 
@@ -44,12 +52,18 @@ def whatif_simulate(
     if not 0 < traffic_scale <= MAX_TRAFFIC_SCALE:
         raise PlanRequestInvalid(f"traffic_scale must be in (0, {MAX_TRAFFIC_SCALE:g}]")
     policy = policy_or_default(cluster=cluster)
-    snapshot = copy.deepcopy(snapshot_build(cluster=cluster, policy=policy).snapshot)
+    # A simulated drain sees what a requested one sees (operator_requests.plan_request).
+    draining = bool(remove_brokers)
+    scoped = snapshot_build(cluster=cluster, policy=policy, draining=draining)
+    snapshot = copy.deepcopy(scoped.snapshot)
     if not snapshot["partitions"]:
         raise PlanRequestInvalid("the cluster has no partitions the balancer manages yet")
     known = {b["id"] for b in snapshot["brokers"]}
     added_ids = []
+    drained = drained_broker_ids(cluster=cluster)
     for broker in add_brokers:
+        if broker["id"] in drained:
+            raise PlanRequestInvalid(f"broker {broker['id']} exists and is drained")
         if broker["id"] in known:
             raise PlanRequestInvalid(f"broker {broker['id']} already exists")
         known.add(broker["id"])
@@ -71,12 +85,19 @@ def whatif_simulate(
         mode, brokers = "remove-brokers", remove_brokers
     else:
         mode, brokers = "full", []
+    planned, fit = snapshot, None
+    if draining:
+        removing = set(brokers) | (drained & known)
+        fit = drain_fit(scoped=ScopedSnapshot(snapshot=snapshot, unplaceable=[]), removing=removing)
+        planned, brokers = fit.planner_scoped.snapshot, sorted(removing)
     try:
         proposal = engine.propose(
-            snapshot, mode=mode, brokers=brokers, options=planner_options(policy=policy)
+            planned, mode=mode, brokers=brokers, options=planner_options(policy=policy)
         )
     except engine.BalancerError as exc:
         raise PlanRequestInvalid(f"the planner refused: {exc}") from exc
+    if fit is not None:
+        proposal = drain_fit_merge(proposal=proposal, fit=fit)
     before = {(p["topic"], p["partition"]): p["replicas"] for p in snapshot["partitions"]}
     after = {(e["topic"], e["partition"]): e["replicas"] for e in proposal.plan["partitions"]}
     return WhatIf(

@@ -90,7 +90,8 @@ def metrics_topic_ensure(
     """Create the metrics topic if missing: time retention, min(3, `brokers`) replicas.
 
     `brokers` counts the alive brokers, so a small or degraded cluster gets a topic
-    it can hold fully replicated, which never blocks removing or draining a broker.
+    it can hold fully replicated. A drain that leaves fewer brokers than its replicas
+    lowers its RF (plans.services.drain_fit), so it never blocks one.
     """
     if topic in existing:
         return

@@ -2,6 +2,7 @@
 
 from .actions import PlanActions, plan_actions_get
 from .audit_scope import audit_plan_clusters, cluster_audited_objects
+from .drains import DrainedBroker, drained_broker_ids, drained_brokers_list
 from .estimate import PlanEstimateCheck, plan_estimate_check
 from .exports import plan_export_json, plan_rollback_export_json
 from .fingerprint import (
@@ -45,6 +46,7 @@ from .stamp import cluster_plans_stamp
 __all__ = [
     "PLAN_MOVE_ORDERINGS",
     "ClusterHealth",
+    "DrainedBroker",
     "PlanEstimateCheck",
     "LoadsBeforeAfter",
     "PartitionKey",
@@ -63,6 +65,8 @@ __all__ = [
     "cluster_audited_objects",
     "cluster_health_get",
     "cluster_plans_stamp",
+    "drained_broker_ids",
+    "drained_brokers_list",
     "cluster_health_list",
     "loads_before_after",
     "plan_actions_get",

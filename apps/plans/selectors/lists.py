@@ -79,7 +79,14 @@ def plan_visible_get(*, user: User, plan_id: int) -> Plan | None:
 
 
 # The report's parts a plan page shows; its moves, one per partition, it does not.
-PLAN_REPORT_SUMMARY_KEYS = ("balance", "unmet_hard_goals", "unplaceable", "unfixable", "data_loss")
+PLAN_REPORT_SUMMARY_KEYS = (
+    "balance",
+    "unmet_hard_goals",
+    "unplaceable",
+    "unfixable",
+    "data_loss",
+    "rf_lowered",
+)
 
 
 def plan_report_keys(*, plan: Plan, keys: Iterable[str]) -> dict:

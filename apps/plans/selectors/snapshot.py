@@ -4,10 +4,13 @@ import fnmatch
 from dataclasses import dataclass
 from typing import Any
 
+from django.conf import settings
+
 from apps.clusters.models import Cluster
 from apps.metrics.selectors import cluster_snapshot_build
 
 from ..models import ClusterPolicy
+from .drains import drained_broker_ids
 
 
 def policy_or_default(*, cluster: Cluster) -> ClusterPolicy:
@@ -31,16 +34,27 @@ class ScopedSnapshot:
     unplaceable: list[str]
 
 
-def snapshot_build(*, cluster: Cluster, policy: ClusterPolicy) -> ScopedSnapshot:
+def snapshot_build(
+    *, cluster: Cluster, policy: ClusterPolicy, draining: bool = False
+) -> ScopedSnapshot:
     """The metrics app's snapshot (synced placement + latest loads), cut to the policy's scope.
 
-    Left out: topics out of scope, excluded brokers and every partition with a
-    replica on one, and partitions with more replicas than alive brokers (e.g. RF 3
-    with one of three brokers down): the planner refuses a snapshot containing
-    them, and nothing could heal them anyway.
+    Left out: topics out of scope, excluded brokers (the policy's, and drained
+    brokers: no plan places a replica on them) and every partition with a replica on
+    one, and partitions with more replicas than alive brokers (e.g. RF 3 with one of
+    three brokers down): the planner refuses a snapshot containing them, and nothing
+    could heal them anyway.
+
+    `draining`: the snapshot of a remove-brokers request. Drained brokers stay in it
+    (the request drains them again, with whatever landed on them since), and the
+    product's own metrics topic is in scope whatever the policy says: its replicas
+    follow a drain (drain_fit.py).
     """
     full = cluster_snapshot_build(cluster=cluster)
     excluded = set(policy.excluded_brokers or [])
+    if not draining:
+        excluded |= drained_broker_ids(cluster=cluster)
+    own_topic = settings.METRICS_TOPIC if draining else None
     brokers = [b for b in full["brokers"] if b["id"] not in excluded]
     alive = sum(1 for b in brokers if b["alive"])
     partitions, unplaceable = [], []
@@ -50,12 +64,14 @@ def snapshot_build(*, cluster: Cluster, policy: ClusterPolicy) -> ScopedSnapshot
         topic = p["topic"]
         scoped = in_scope.get(topic)
         if scoped is None:
-            scoped = in_scope[topic] = topic_in_scope(policy=policy, topic=topic)
+            scoped = in_scope[topic] = topic == own_topic or topic_in_scope(
+                policy=policy, topic=topic
+            )
         if not scoped or not p["replicas"]:
             continue
         if excluded and not excluded.isdisjoint(p["replicas"]):
             continue
-        if len(p["replicas"]) > alive:
+        if len(p["replicas"]) > alive and topic != own_topic:
             unplaceable.append(f"{p['topic']}-{p['partition']}")
             continue
         partitions.append(p)

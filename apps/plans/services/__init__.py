@@ -4,7 +4,8 @@ Plans: `creation` (a proposal stored as a plan), `operator_requests` (an operato
 for one), `detection` (the periodic balancer asks for one), `decisions` (approve,
 reject, cancel, stale), `execution_start` (an operator re-enqueues an approved plan),
 `execution_control` (pause, resume, throttle and caps of a running plan),
-`rollback`, `transitions` (the audited state change they all use), `planner` (the
+`rollback`, `drains` (drained brokers), `drain_fit` (the metrics topic in a drain),
+`transitions` (the audited state change they all use), `planner` (the
 bridge to the engine), `policy`.
 The executor: `runner` (the loop under a `lease`), `step`, `batches`, `throttles`,
 `progress`, `doomed` (moves that can't finish), `leaders`, `endings`, `resume` (the sweep
@@ -20,6 +21,7 @@ from .detection import (
     clusters_due_for_detection,
     dead_broker_recheck_schedule,
 )
+from .drains import broker_undrain, brokers_drained_record
 from .endings import execution_fail
 from .execution_control import execution_pause, execution_resume, execution_tune
 from .execution_start import plan_execution_start
@@ -32,6 +34,8 @@ from .runner import execution_run
 from .step import execution_step
 
 __all__ = [
+    "broker_undrain",
+    "brokers_drained_record",
     "POLICY_FIELDS",
     "REQUESTABLE_MODES",
     "cluster_detect",

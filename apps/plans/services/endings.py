@@ -3,6 +3,7 @@ moves settled and its throttles removed."""
 
 import logging
 
+from django.db import transaction
 from django.utils import timezone
 
 from apps.audit.services import audit_record
@@ -10,6 +11,7 @@ from apps.audit.services import audit_record
 from ..kafka_ops import KafkaOpError, KafkaOps, PartitionKey, kafka_ops_resolve
 from ..models import Execution, MoveState, Plan, PlanMove, PlanState
 from .actors import EXECUTOR
+from .drains import brokers_drained_record, drains_rolled_back
 from .throttles import throttles_remove
 from .transitions import plan_transition
 
@@ -19,16 +21,21 @@ logger = logging.getLogger(__name__)
 def execution_finish(
     *, plan: Plan, execution: Execution, kafka: KafkaOps, state: str, error: str = ""
 ) -> None:
-    """Remove the throttles, then move the plan to its final `state`."""
+    """Remove the throttles, then move the plan to its final `state`; a completed
+    remove-brokers plan marks its brokers drained in the same transaction, a completed
+    rollback of one undrains them."""
     throttles_remove(plan=plan, execution=execution, kafka=kafka)
-    plan_transition(
-        plan=plan,
-        to=state,
-        actor=EXECUTOR,
-        action=f"execution.{state}",
-        reason=error,
-        fields={"finished_at": timezone.now(), "error": error},
-    )
+    with transaction.atomic():
+        plan_transition(
+            plan=plan,
+            to=state,
+            actor=EXECUTOR,
+            action=f"execution.{state}",
+            reason=error,
+            fields={"finished_at": timezone.now(), "error": error},
+        )
+        brokers_drained_record(plan=plan, actor=EXECUTOR)
+        drains_rolled_back(plan=plan, actor=EXECUTOR)
 
 
 def execution_cancel(

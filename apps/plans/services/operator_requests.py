@@ -9,8 +9,9 @@ from apps.clusters.models import Cluster
 
 from ..errors import PlanRequestInvalid
 from ..models import Plan, PlanMode, PlanOrigin
-from ..selectors import snapshot_build
+from ..selectors import drained_broker_ids, snapshot_build
 from .creation import plan_create_from_proposal
+from .drain_fit import drain_fit, drain_fit_merge
 from .permissions import permission_require
 from .planner import planner_run
 from .policy import policy_get
@@ -51,11 +52,31 @@ def plan_request(
     unknown = [b for b in broker_ids if b not in known_ids]
     if unknown:
         raise PlanRequestInvalid(f"broker {unknown[0]} is not part of cluster {cluster.name}")
+    drained = drained_broker_ids(cluster=cluster)
+    draining = mode == PlanMode.REMOVE_BROKERS
+    if drained and not draining and set(broker_ids) & drained:
+        b = min(set(broker_ids) & drained)
+        raise PlanRequestInvalid(
+            f"broker {b} is drained: undrain it on the cluster page before placing replicas on it"
+        )
     policy = policy_get(cluster=cluster)
-    scoped = snapshot_build(cluster=cluster, policy=policy)
+    scoped = snapshot_build(cluster=cluster, policy=policy, draining=draining)
+    planner_scoped, planner_brokers, fit = scoped, broker_ids, None
+    if draining:
+        # Brokers drained before stay empty: drained again with the ones asked for.
+        in_snapshot = {b["id"] for b in scoped.snapshot["brokers"]}
+        planner_brokers = sorted(set(broker_ids) | (drained & in_snapshot))
+        fit = drain_fit(scoped=scoped, removing=set(planner_brokers))
+        planner_scoped = fit.planner_scoped
     proposal = planner_run(
-        scoped=scoped, policy=policy, mode=mode, brokers=broker_ids, allow_data_loss=allow_data_loss
+        scoped=planner_scoped,
+        policy=policy,
+        mode=mode,
+        brokers=planner_brokers,
+        allow_data_loss=allow_data_loss,
     )
+    if fit is not None:
+        proposal = drain_fit_merge(proposal=proposal, fit=fit)
     if not proposal.plan["partitions"]:
         raise PlanRequestInvalid("nothing to change: the planner found no better assignment")
     return plan_create_from_proposal(
