@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("plans", "0009_policy_detection_outcome_and_loads_wait"),
+        ("plans", "0010_broker_drain"),
     ]
 
     operations = [
