@@ -113,7 +113,8 @@ def main() -> int:
                     rows.append((label, which, check))
                     print(
                         f"{label:>12} {which:>8}: bytes estimated "
-                        f"{check.bytes_estimate / 1e6:8.1f} MB, copied {check.bytes_copied / 1e6:8.1f} MB "
+                        f"{check.bytes_estimate / 1e6:8.1f} MB, "
+                        f"copied {check.bytes_copied / 1e6:8.1f} MB "
                         f"({_pct(check.bytes_error_percent)}); copy time estimated "
                         f"{_s(check.duration_estimate)}, took {_s(check.duration_actual)} "
                         f"({_pct(check.duration_error_percent)})"
