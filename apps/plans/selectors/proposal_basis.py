@@ -52,9 +52,12 @@ def basis_changes(*, before: dict[str, Any], now: dict[str, Any]) -> list[str]:
     went = sorted(set(before["alive"]) - set(now["alive"]))
     if came:
         back = set(came) & set(before["dead"])
-        changes.append(_brokers(came) + (" came back" if back else " joined"))
+        changes.append(
+            _brokers(came) + (" came back" if back else " joined (new, undrained or included)")
+        )
     if went:
-        changes.append(_brokers(went) + (" died" if set(went) & set(now["dead"]) else " left"))
+        gone = " died" if set(went) & set(now["dead"]) else " left (drained, excluded or removed)"
+        changes.append(_brokers(went) + gone)
     if before["policy"] != now["policy"]:
         changes.append("the cluster policy changed")
     if before["placement"] != now["placement"]:
