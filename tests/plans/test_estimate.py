@@ -343,3 +343,26 @@ def test_a_copy_the_writes_outpace_says_it_stalls_instead_of_a_made_up_time(
     client.force_login(admin_member)
     page = client.get(reverse("dashboard:plan", args=[cluster.name, plan.pk])).content.decode()
     assert "stalls at this throttle" in page
+
+
+def test_an_unthrottled_plan_is_not_timed_by_a_throttled_run(cluster, admin_member, kafka):
+    policy_update(
+        policy=policy_get(cluster=cluster),
+        actor=admin_member,
+        changes={"throttle_bytes_per_sec": 1_000_000},
+    )
+    plan = plan_request(cluster=cluster, user=admin_member, mode="add-brokers", brokers=[3])
+    plan_approve(plan=plan, user=admin_member)
+    run_to_end(plan, kafka)
+    assert plan.state == PlanState.COMPLETED
+
+    move = PlanMove(
+        topic="orders", partition=0, replicas_before=[1, 2], replicas_after=[1, 3], bytes=SIZE
+    )
+    unthrottled = estimate_module.duration_estimate(cluster=cluster, moves=[move], throttle_rate=0)
+    throttled = estimate_module.duration_estimate(
+        cluster=cluster, moves=[move], throttle_rate=1_000_000
+    )
+
+    assert unthrottled.seconds is None  # no earlier unthrottled run to take the pace from
+    assert throttled.seconds is not None and throttled.seconds >= 1.0

@@ -30,7 +30,6 @@ class MoveSized(Protocol):
     partition: int
     replicas_before: list[int]
     bytes: int
-    bytes_copied: int | None
 
     @property
     def added(self) -> list[int]: ...
@@ -74,12 +73,10 @@ def duration_estimate(
     leader's throttle also carries its existing followers). When the writes leave a
     broker (almost) nothing, the copy stalls at this throttle: no duration, a note
     saying so. The overhead (throttles set, batches polled, leaders elected) is what
-    the cluster's last completed run took beyond that. Without a throttle the last
-    run's pace stands in; unknown before a first unthrottled run."""
-    busiest = _busiest_broker_bytes(moves=moves, copied=False)
-    if busiest <= 0:
+    the cluster's last completed throttled run took beyond that. Without a throttle
+    the last unthrottled run's pace stands in; unknown before a first one."""
+    if not any(m.bytes > 0 and m.added for m in moves):
         return CopyTime(0.0)
-    last = _last_run(cluster=cluster)
     if throttle_rate:
         copy = _copy_seconds(
             moves=moves,
@@ -88,12 +85,14 @@ def duration_estimate(
         )
         if copy.seconds is None:
             return copy
-        seconds = copy.seconds
-    elif last is not None and last["busiest"] > 0:
-        seconds = busiest / (last["busiest"] / last["seconds"])
-    else:
-        return CopyTime(None, "no throttle and no earlier run to take the pace from")
-    return CopyTime(seconds + (last["overhead"] if last is not None else 0.0))
+        last = _last_run(cluster=cluster, throttled=True)
+        return CopyTime(copy.seconds + (last["overhead"] if last is not None else 0.0))
+    # Unthrottled, nothing but the machines limit the copy: the last unthrottled run's
+    # pace over everything it copied, its overhead included.
+    last = _last_run(cluster=cluster, throttled=False)
+    if last is None or last["bytes"] <= 0:
+        return CopyTime(None)
+    return CopyTime(sum(m.bytes for m in moves) / (last["bytes"] / last["seconds"]))
 
 
 def bytes_forecast(
@@ -172,7 +171,6 @@ class _Remaining:
     replicas_before: list[int]
     bytes: int
     added: list[int]
-    bytes_copied: int | None = None
 
 
 def plan_reestimate_remaining(*, plan: Plan, execution: Execution) -> CopyTime:
@@ -215,22 +213,6 @@ def plan_reestimate_remaining(*, plan: Plan, execution: Execution) -> CopyTime:
     execution.bytes_total = max(plan.bytes_to_move, done)
     execution.save(update_fields=["eta_seconds", "rate_bytes_per_sec", "bytes_total", "updated_at"])
     return copy
-
-
-def _busiest_broker_bytes(*, moves: Sequence[MoveSized], copied: bool) -> int:
-    """Most bytes one broker receives (new replicas) or sends (as the leader they
-    catch up with); `copied`: what was really copied, else the estimate."""
-    through: dict[tuple[str, int], int] = defaultdict(int)
-    for m in moves:
-        added = m.added
-        if not added:
-            continue
-        total = (m.bytes_copied or 0) if copied else m.bytes
-        for b in added:
-            through[("in", b)] += total // len(added)
-        if m.replicas_before:
-            through[("out", m.replicas_before[0])] += total
-    return max(through.values(), default=0)
 
 
 def _copy_seconds(
@@ -280,35 +262,43 @@ def partition_write_rates(*, cluster: Cluster) -> dict[tuple[str, int], float]:
     return {key: rate for key, (rate,) in window.loads.items() if rate is not None}
 
 
-def _last_run(*, cluster: Cluster) -> dict | None:
-    """The cluster's last completed run: its busiest broker's bytes, its seconds, and
-    the overhead beyond copying at its throttle (as `_copy_seconds` times it, with
-    today's write rates: what that model missed last time)."""
-    last = (
+def _last_run(*, cluster: Cluster, throttled: bool) -> dict | None:
+    """The cluster's last completed run of the kind asked (throttled or not): its bytes
+    copied, its seconds, and for a throttled one the overhead beyond copying at its
+    throttle (as `_copy_seconds` times it, with today's write rates: what that model
+    missed last time). An unthrottled run's pace says nothing of a throttled one's,
+    nor the other way round."""
+    recent = (
         Plan.objects.filter(cluster=cluster, state=PlanState.COMPLETED)
         .exclude(started_at=None)
         .exclude(finished_at=None)
         .select_related("execution")
-        .order_by("-finished_at")
-        .first()
+        .order_by("-finished_at")[:LAST_RUNS_LOOKED_AT]
     )
-    if last is None:
-        return None
-    seconds = (last.finished_at - last.started_at).total_seconds()
-    if seconds <= 0:
-        return None
-    moves = list(last.moves.all())
-    busiest = _busiest_broker_bytes(moves=moves, copied=True)
-    execution = getattr(last, "execution", None)
-    throttle = execution.throttle_rate if execution is not None else None
-    if throttle is None:
-        throttle = policy_get(cluster=cluster).throttle_bytes_per_sec
-    overhead = 0.0
-    if throttle:
-        # The bytes it was timed with (read when it started), not what its new
-        # replicas held at the end: retention may have deleted some of those meanwhile.
-        copy = _copy_seconds(
-            moves=moves, throttle_rate=throttle, rates=partition_write_rates(cluster=cluster)
-        )
-        overhead = max(seconds - copy.seconds, 0.0) if copy.seconds is not None else 0.0
-    return {"busiest": busiest, "seconds": seconds, "overhead": overhead}
+    default_throttle = policy_get(cluster=cluster).throttle_bytes_per_sec
+    for last in recent:
+        execution = getattr(last, "execution", None)
+        throttle = execution.throttle_rate if execution is not None else None
+        if throttle is None:
+            throttle = default_throttle
+        if bool(throttle) != throttled:
+            continue
+        seconds = (last.finished_at - last.started_at).total_seconds()
+        if seconds <= 0:
+            return None
+        moves = list(last.moves.all())
+        copied = sum(m.bytes_copied or 0 for m in moves)
+        overhead = 0.0
+        if throttle:
+            # The bytes it was timed with (read when it started), not what its new
+            # replicas held at the end: retention may have deleted some meanwhile.
+            copy = _copy_seconds(
+                moves=moves, throttle_rate=throttle, rates=partition_write_rates(cluster=cluster)
+            )
+            overhead = max(seconds - copy.seconds, 0.0) if copy.seconds is not None else 0.0
+        return {"bytes": copied, "seconds": seconds, "overhead": overhead}
+    return None
+
+
+# How far back the last run of a kind (throttled or not) is looked for.
+LAST_RUNS_LOOKED_AT = 20
