@@ -103,8 +103,10 @@ def broker_undrain(
     if type(node_id) is not int:
         raise PlanRequestInvalid("the broker id must be an integer")
     with transaction.atomic():
+        # Only the drain row is locked: PostgreSQL refuses FOR UPDATE on the nullable
+        # side of the join to its user.
         drain = (
-            BrokerDrain.objects.select_for_update()
+            BrokerDrain.objects.select_for_update(of=("self",))
             .select_related("drained_by")
             .filter(cluster=cluster, node_id=node_id)
             .first()
