@@ -57,18 +57,14 @@ def main() -> int:
 
     from django.contrib.auth import get_user_model
 
-    from apps.clusters.kafka_clients import admin_client_create
     from apps.clusters.services import cluster_sync
+    from apps.kafka_layer.clients import admin_client_create
     from apps.metrics.services import metrics_sample
     from apps.metrics.services.aggregation import aggregation_run
+    from apps.plans.executor import execution_run
     from apps.plans.models import PlanState
     from apps.plans.selectors import plan_estimate_check
-    from apps.plans.services import (
-        execution_run,
-        plan_approve,
-        plan_request,
-        plan_rollback_request,
-    )
+    from apps.plans.services import plan_approve, plan_request, plan_rollback_request
     from spark_jobs.session import spark_session_build
     from tests.plans import live
     from tests.support.loop_scenario import Producer

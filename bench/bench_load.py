@@ -196,7 +196,7 @@ def _bench(args, scratch: Path, cluster_dev) -> int:  # noqa: C901, PLR0915 - on
     from rest_framework.authtoken.models import Token
     from support.users import user_make
 
-    from apps.clusters.kafka_clients import client_config_build
+    from apps.kafka_layer.clients import client_config_build
     from apps.plans.models import MoveState, PlanMode, PlanOrigin, PlanState
     from apps.plans.services import plan_approve, plan_create
 

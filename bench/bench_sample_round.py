@@ -16,7 +16,7 @@ parsing answers; --compare-real measures it) and the network.
 - replica sizes from DescribeLogDirs answers, decoded (log_sizes_describe);
 - committed offsets of G consumer groups each reading C partitions;
 - one record per partition built (metric_records_build);
-- the records handed to the producer (metric_records_publish: produce_batch calls into
+- the records handed to the producer (records_publish: produce_batch calls into
   librdkafka's queue; the delivery to brokers, flush, is Kafka's time and is left out).
 
     .venv/bin/python bench/bench_sample_round.py --partitions 10000 --brokers 3
@@ -247,8 +247,9 @@ def main() -> None:
     django.setup()
     from confluent_kafka import Producer
 
-    from apps.clusters import kafka_python_adapter
-    from apps.clusters.models import Cluster
+    from apps.kafka_layer import kafka_python_adapter
+    from apps.kafka_layer import records_publish as publishing
+    from apps.kafka_layer.connection import ConnectionSettings
     from apps.metrics.services import sampling
 
     print(
@@ -318,11 +319,11 @@ def main() -> None:
                 self.purge()
                 return 0
 
-        sampling.Producer = Queued
+        publishing.Producer = Queued
         timed(
             "records queued to the producer",
-            lambda: sampling.metric_records_publish(
-                cluster=Cluster(name="bench", bootstrap_servers="127.0.0.1:9"),
+            lambda: publishing.records_publish(
+                connection=ConnectionSettings(bootstrap_servers="127.0.0.1:9"),
                 topic="metrics",
                 records=records,
             ),

@@ -151,8 +151,9 @@ def instrument(clock: Clock, steps: dict[str, list[float]]) -> None:
     from confluent_kafka import Producer
     from confluent_kafka.admin import AdminClient
 
-    from apps.clusters import kafka_python_adapter
-    from apps.clusters.kafka_clients import client_config_build
+    from apps.kafka_layer import kafka_python_adapter
+    from apps.kafka_layer import records_publish as publishing
+    from apps.kafka_layer.clients import client_config_build
     from apps.metrics.services import sampling
 
     Future.result = clock.wrap(Future.result)  # every confluent-kafka admin answer
@@ -174,14 +175,14 @@ def instrument(clock: Clock, steps: dict[str, list[float]]) -> None:
     def admin_create(
         *, connection: Any = None, bootstrap_servers: str | None = None, extra: Any = None
     ) -> AdminClient:
-        # kafka_clients.admin_client_create's config, in a class whose list_topics is timed.
+        # kafka_layer.clients.admin_client_create's config, in a class whose list_topics is timed.
         config = client_config_build(
             connection=connection, bootstrap_servers=bootstrap_servers, extra=extra
         )
         return TimedAdmin(config)
 
     sampling.admin_client_create = admin_create
-    sampling.Producer = TimedProducer
+    publishing.Producer = TimedProducer
 
     opened = kafka_python_adapter.admin_client_open
 
@@ -217,7 +218,7 @@ def instrument(clock: Clock, steps: dict[str, list[float]]) -> None:
         "replica_sizes_read",
         "committed_offsets_list",
         "metric_records_build",
-        "metric_records_publish",
+        "records_publish",
     ):
         step(name)
 

@@ -6,8 +6,9 @@ import pytest
 from django.db import transaction
 from support.network_guard import GUARD, TransactionOpenAcrossNetwork
 
-from apps.clusters import kafka_clients, kafka_python_adapter
-from apps.metrics.services import dispatch, sampling
+from apps.kafka_layer import clients as kafka_clients
+from apps.kafka_layer import kafka_python_adapter, records_publish
+from apps.metrics.services import dispatch
 
 pytestmark = pytest.mark.django_db
 
@@ -28,7 +29,7 @@ def test_it_lets_a_call_through_inside_only_the_tests_own_transaction() -> None:
 
 def test_every_product_reference_is_guarded() -> None:
     assert kafka_clients.AdminClient._network_guarded
-    assert sampling.Producer._network_guarded
+    assert records_publish.Producer._network_guarded
     assert kafka_python_adapter._ClosingAdminClient._network_guarded
     assert dispatch.aggregation_run.__wrapped__ is not None
     with transaction.atomic():

@@ -11,15 +11,9 @@ from datetime import datetime, timedelta
 from django.conf import settings
 from django.db.models import Q, QuerySet
 
+from apps.core.backoff import backoff_seconds
+
 from .models import Cluster
-
-
-def backoff_seconds(*, failures: int, initial: float, cap: float) -> float:
-    """Seconds to wait after `failures` failed rounds in a row (0 when none failed)."""
-    if failures <= 0:
-        return 0.0
-    # Bounded exponent: 2**1000 would overflow a float long before the cap applies.
-    return float(min(cap, initial * 2 ** min(failures - 1, 32)))
 
 
 def cluster_backoff_fail(*, cluster: Cluster, now: datetime) -> None:

@@ -9,8 +9,8 @@ from django.core.exceptions import PermissionDenied
 from django.db import transaction
 
 from apps.audit.services import audit_record
+from apps.kafka_layer.connection import REDACTED
 
-from .connection import REDACTED
 from .fields import encrypted_is_set
 from .models import Cluster
 from .signals import cluster_removing

@@ -5,7 +5,13 @@ from typing import Any
 from django.core.exceptions import ValidationError
 from django.db import models
 
-from .connection import PLAINTEXT, SASL_MECHANISMS, SECURITY_PROTOCOLS, ConnectionSettings
+from apps.kafka_layer.connection import (
+    PLAINTEXT,
+    SASL_MECHANISMS,
+    SECURITY_PROTOCOLS,
+    ConnectionSettings,
+)
+
 from .fields import EncryptedTextField, ciphertext_reads
 from .validators import bootstrap_servers_normalize, connection_errors
 
@@ -18,7 +24,7 @@ class Cluster(models.Model):
     bootstrap_servers = models.CharField(
         max_length=1000, help_text="Comma-separated host:port list."
     )
-    # How to connect: apps.clusters.connection translates these for every client.
+    # How to connect: apps.kafka_layer.connection translates these for every client.
     security_protocol = models.CharField(
         max_length=16,
         choices=[(p, p) for p in SECURITY_PROTOCOLS],

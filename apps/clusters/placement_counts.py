@@ -7,7 +7,8 @@ from itertools import chain
 
 from django.db import DEFAULT_DB_ALIAS, connections
 
-from .bulk_write import rows_upsert
+from apps.core.bulk_write import rows_upsert
+
 from .models import TopicPlacement
 
 # One partition as the counts need it: (leader or None, replica list).

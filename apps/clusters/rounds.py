@@ -10,11 +10,12 @@ import logging
 import secrets
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import timedelta
 
 from django.conf import settings
-from django.db.models import F, Q
+from django.db.models import F
 from django.utils import timezone
+
+from apps.core.leases import lease_release, lease_take
 
 from .models import Cluster, ClusterRound
 
@@ -39,17 +40,12 @@ def round_skip_record(*, cluster: Cluster, kind: str) -> None:
 def round_lease(*, cluster: Cluster, kind: str) -> Iterator[ClusterRound | None]:
     """Yield the round's row when this round may run, None when one is in flight."""
     row = _round_row(cluster=cluster, kind=kind)
-    now = timezone.now()
     token = secrets.token_hex(16)
-    taken = (
-        ClusterRound.objects.filter(pk=row.pk)
-        .filter(Q(lease_until__isnull=True) | Q(lease_until__lte=now))
-        .update(
-            lease_token=token,
-            lease_until=now + timedelta(seconds=settings.CLUSTER_ROUND_LEASE_SECONDS),
-        )
-    )
-    if not taken:
+    held = ClusterRound.objects.filter(pk=row.pk)
+    fields = {"owner_field": "lease_token", "until_field": "lease_until"}
+    if not lease_take(
+        row=held, owner=token, seconds=settings.CLUSTER_ROUND_LEASE_SECONDS, **fields
+    ):
         round_skip_record(cluster=cluster, kind=kind)
         yield None
         return
@@ -57,9 +53,7 @@ def round_lease(*, cluster: Cluster, kind: str) -> Iterator[ClusterRound | None]
     try:
         yield row
     finally:
-        ClusterRound.objects.filter(pk=row.pk, lease_token=token).update(
-            lease_token="", lease_until=None
-        )
+        lease_release(row=held, owner=token, **fields)
 
 
 def round_outcome_record(*, row: ClusterRound, error: str) -> bool:

@@ -8,7 +8,8 @@ from django.contrib.auth.models import AnonymousUser
 from django.core.paginator import Page, Paginator
 from django.db.models import QuerySet
 
-from .json_lists import json_list_has
+from apps.core.json_lists import json_list_has
+
 from .models import Broker, Cluster, ClusterRound, Partition, Topic
 
 User = AbstractBaseUser | AnonymousUser

@@ -9,7 +9,7 @@ import re
 from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 
-from .connection import SASL_MECHANISMS, SECURITY_PROTOCOLS, ConnectionSettings
+from apps.kafka_layer.connection import SASL_MECHANISMS, SECURITY_PROTOCOLS, ConnectionSettings
 
 _LABEL = r"[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?"
 _HOST_PORT = re.compile(

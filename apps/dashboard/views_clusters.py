@@ -9,11 +9,11 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
 from apps.audit.services import client_address_get
-from apps.clusters.connection_check import connection_check
 from apps.clusters.editing import ClusterRemovalRefused, cluster_delete, cluster_save
 from apps.clusters.forms import ClusterForm
 from apps.clusters.models import Cluster
 from apps.clusters.selectors import cluster_visible_get
+from apps.kafka_layer.connection_check import connection_check
 from apps.plans.errors import PlanServiceError
 from apps.plans.forms import PolicyForm
 from apps.plans.services import policy_get, policy_update

@@ -4,16 +4,10 @@ from celery import shared_task
 
 from apps.clusters.models import Cluster
 
+from .executor import execution_run
+from .executor import executions_resume as executions_resume_service
 from .models import Plan
-from .services import (
-    cluster_detect,
-    cluster_recheck,
-    clusters_due_for_detection,
-    execution_run,
-)
-from .services import (
-    executions_resume as executions_resume_service,
-)
+from .services import cluster_detect, cluster_recheck, clusters_due_for_detection
 
 
 @shared_task(ignore_result=True)

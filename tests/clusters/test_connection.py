@@ -1,4 +1,4 @@
-"""apps.clusters.connection: one set of connection settings, said right to every client."""
+"""apps.kafka_layer.connection: one set of connection settings, said right to every client."""
 
 import base64
 import os
@@ -19,8 +19,8 @@ from confluent_kafka.admin import AdminClient
 from cryptography.hazmat.primitives import serialization
 from kafka import KafkaAdminClient
 
-from apps.clusters import connection as conn_module
-from apps.clusters.connection import (
+from apps.kafka_layer import connection as conn_module
+from apps.kafka_layer.connection import (
     ClientTimeouts,
     ConnectionSettings,
     java_client_properties,

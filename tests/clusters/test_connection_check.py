@@ -2,8 +2,8 @@
 
 import pytest
 
-from apps.clusters.connection import ConnectionSettings
-from apps.clusters.connection_check import STEPS, connection_check
+from apps.kafka_layer.connection import ConnectionSettings
+from apps.kafka_layer.connection_check import STEPS, connection_check
 
 
 def results(check) -> dict:

@@ -5,10 +5,10 @@ import uuid
 import pytest
 from confluent_kafka.admin import NewTopic
 
-from apps.clusters import kafka_python_adapter
-from apps.clusters.kafka_clients import admin_client_create
 from apps.clusters.models import Cluster, Partition
 from apps.clusters.services import cluster_sync
+from apps.kafka_layer import kafka_python_adapter
+from apps.kafka_layer.clients import admin_client_create
 from apps.plans.kafka_ops import LiveKafka
 
 pytestmark = [pytest.mark.django_db, pytest.mark.integration]
@@ -31,7 +31,7 @@ def test_it_syncs_and_uses_the_kafka_python_admin_apis_through_the_settings(kafk
             connection=cluster.connection, partitions=[(topic, 0), (topic, 1)]
         )
         assert in_flight == {}
-        sizes = LiveKafka(cluster=cluster).replica_sizes()
+        sizes = LiveKafka(connection=cluster.connection).replica_sizes()
         assert {(t, p) for t, p, _broker in sizes if t == topic} == {(topic, 0), (topic, 1)}
     finally:
         admin.delete_topics([topic])[topic].result(30)

@@ -10,12 +10,14 @@ from confluent_kafka import KafkaError, KafkaException
 from django.utils import timezone
 
 from apps.clusters import services as sync_services
-from apps.clusters.backoff import backoff_seconds, clusters_due
+from apps.clusters.backoff import clusters_due
 from apps.clusters.models import Cluster, ClusterRound
 from apps.clusters.rounds import round_lease
-from apps.clusters.services import ClusterState, cluster_sync
+from apps.clusters.services import cluster_sync
 from apps.clusters.sync_outcome import SyncOutcome
 from apps.clusters.tasks import clusters_sync_all
+from apps.core.backoff import backoff_seconds
+from apps.kafka_layer.cluster_state import ClusterState
 from apps.metrics import tasks as metrics_tasks
 from apps.metrics.services import sample_round
 from apps.metrics.services.sample_round import metrics_sample_round

@@ -4,10 +4,10 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from apps.clusters import kafka_python_adapter
-from apps.clusters.connection import ConnectionSettings
-from apps.clusters.kafka_clients import client_config_build, client_timeouts
 from apps.clusters.models import Cluster
+from apps.kafka_layer import kafka_python_adapter
+from apps.kafka_layer.clients import client_config_build, client_timeouts
+from apps.kafka_layer.connection import ConnectionSettings
 from apps.metrics.services import kafka_source_options, replica_sizes_read
 from apps.plans.kafka_ops import LiveKafka
 
@@ -67,7 +67,7 @@ def adapter_calls(monkeypatch):
 
 
 def test_the_executor_hands_the_connection_to_kafka_python(secured, adapter_calls):
-    LiveKafka(cluster=secured, admin=object()).reassignments_list([("t", 0)])
+    LiveKafka(connection=secured.connection, admin=object()).reassignments_list([("t", 0)])
     assert adapter_calls["reassignments_list"]["connection"] == secured.connection
 
 

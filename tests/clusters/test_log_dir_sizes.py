@@ -12,7 +12,7 @@ from kafka.errors import ClusterAuthorizationFailedError
 from kafka.protocol.admin.cluster import DescribeLogDirsResponse as Response
 from kafka.protocol.parser import KafkaProtocol
 
-from apps.clusters import kafka_python_adapter
+from apps.kafka_layer import kafka_python_adapter
 
 VERSION = 4
 Result = Response.DescribeLogDirsResult

@@ -10,7 +10,8 @@ from django.utils import timezone
 
 from apps.clusters.models import Cluster, Partition, Topic
 from apps.clusters.placement import placement_diff, placement_pack, placement_unpack
-from apps.clusters.services import PartitionState, TopicState, cluster_state_apply
+from apps.clusters.services import cluster_state_apply
+from apps.kafka_layer.cluster_state import PartitionState, TopicState
 from apps.metrics.selectors import cluster_snapshot_build
 
 from .test_sync import state

@@ -5,10 +5,10 @@ import socket
 
 import pytest
 
-from apps.clusters import kafka_python_adapter
 from apps.clusters.models import Cluster
 from apps.clusters.services import cluster_sync
 from apps.clusters.sync_outcome import SyncOutcome
+from apps.kafka_layer import kafka_python_adapter
 from apps.plans.kafka_ops import KafkaOpError, LiveKafka
 
 pytestmark = pytest.mark.django_db
@@ -50,7 +50,7 @@ def test_it_keeps_the_password_and_key_out_of_logs_and_errors(secured, caplog, c
     with pytest.raises(Exception) as raised:  # noqa: B017 (kafka-python's own errors)
         kafka_python_adapter.reassignments_list(connection=secured.connection, partitions=None)
     errors.append(repr(raised.value))
-    kafka = LiveKafka(cluster=secured)
+    kafka = LiveKafka(connection=secured.connection)
     with pytest.raises(KafkaOpError) as op_error:
         kafka.replica_sizes()
     errors.append(str(op_error.value))

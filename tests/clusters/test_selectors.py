@@ -14,13 +14,8 @@ from apps.clusters.selectors import (
     partitions_filter,
     topic_rows_page,
 )
-from apps.clusters.services import (
-    BrokerState,
-    ClusterState,
-    PartitionState,
-    TopicState,
-    cluster_state_apply,
-)
+from apps.clusters.services import cluster_state_apply
+from apps.kafka_layer.cluster_state import BrokerState, ClusterState, PartitionState, TopicState
 
 pytestmark = pytest.mark.django_db
 

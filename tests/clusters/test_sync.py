@@ -8,15 +8,9 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from apps.clusters.models import Broker, Cluster, Partition, Topic, TopicPlacement
-from apps.clusters.services import (
-    BrokerState,
-    ClusterState,
-    PartitionState,
-    TopicState,
-    cluster_state_apply,
-    cluster_sync,
-)
+from apps.clusters.services import cluster_state_apply, cluster_sync
 from apps.clusters.sync_outcome import SyncOutcome
+from apps.kafka_layer.cluster_state import BrokerState, ClusterState, PartitionState, TopicState
 
 pytestmark = pytest.mark.django_db
 

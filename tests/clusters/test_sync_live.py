@@ -6,10 +6,10 @@ import pytest
 from confluent_kafka.admin import NewTopic
 from support.polling import wait_until
 
-from apps.clusters.kafka_clients import admin_client_create
 from apps.clusters.models import Cluster, Partition
 from apps.clusters.services import cluster_register, cluster_sync
 from apps.clusters.sync_outcome import SyncOutcome
+from apps.kafka_layer.clients import admin_client_create
 
 pytestmark = [pytest.mark.django_db, pytest.mark.integration]
 

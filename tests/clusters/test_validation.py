@@ -5,9 +5,9 @@ from dataclasses import replace
 import pytest
 from django.core.exceptions import ValidationError
 
-from apps.clusters.connection import ConnectionSettings
 from apps.clusters.models import Cluster
 from apps.clusters.validators import bootstrap_servers_errors, connection_errors
+from apps.kafka_layer.connection import ConnectionSettings
 
 from .pki import Pki, encrypted_pem, pkcs1_pem
 

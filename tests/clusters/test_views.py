@@ -2,13 +2,8 @@ import pytest
 from django.utils import timezone
 
 from apps.clusters.models import Cluster
-from apps.clusters.services import (
-    BrokerState,
-    ClusterState,
-    PartitionState,
-    TopicState,
-    cluster_state_apply,
-)
+from apps.clusters.services import cluster_state_apply
+from apps.kafka_layer.cluster_state import BrokerState, ClusterState, PartitionState, TopicState
 
 pytestmark = pytest.mark.django_db
 

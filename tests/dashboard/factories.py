@@ -8,13 +8,8 @@ from django.utils import timezone
 from support.users import user_make
 
 from apps.clusters.models import Cluster
-from apps.clusters.services import (
-    BrokerState,
-    ClusterState,
-    PartitionState,
-    TopicState,
-    cluster_state_apply,
-)
+from apps.clusters.services import cluster_state_apply
+from apps.kafka_layer.cluster_state import BrokerState, ClusterState, PartitionState, TopicState
 from apps.metrics.models import BrokerLoad
 from apps.metrics.services.topic_loads import topic_loads_store
 from apps.plans.models import Plan

@@ -9,8 +9,8 @@ from django.test import Client
 from support.users import user_make
 
 from apps.audit.models import AuditEvent
-from apps.clusters.connection_check import ConnectionCheck, StepResult
 from apps.clusters.models import Cluster
+from apps.kafka_layer.connection_check import ConnectionCheck, StepResult
 from apps.plans.models import ClusterPolicy, Plan
 from dashboard.factories import cluster_make, plan_make
 

@@ -8,11 +8,12 @@ import pytest
 from dev_cluster import DevCluster
 from plans import live
 
-from apps.clusters.kafka_clients import admin_client_create
-from apps.clusters.kafka_python_adapter import log_sizes_describe
 from apps.clusters.models import Partition
+from apps.kafka_layer.clients import admin_client_create
+from apps.kafka_layer.kafka_python_adapter import log_sizes_describe
+from apps.plans.executor import execution_run
 from apps.plans.models import MoveState, PlanState
-from apps.plans.services import execution_run, plan_approve, plan_request
+from apps.plans.services import plan_approve, plan_request
 
 pytestmark = [pytest.mark.django_db, pytest.mark.integration]
 

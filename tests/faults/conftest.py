@@ -53,7 +53,7 @@ def side_traffic(kafka_cluster) -> Iterator:
     the case calls `.finish()` for its counts; the topic is deleted afterwards."""
     from plans import live
 
-    from apps.clusters.kafka_clients import admin_client_create
+    from apps.kafka_layer.clients import admin_client_create
 
     from .traffic import Traffic
 

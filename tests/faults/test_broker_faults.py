@@ -8,10 +8,11 @@ import pytest
 from plans import live
 from support.polling import wait_until
 
-from apps.clusters.kafka_clients import admin_client_create
 from apps.clusters.services import cluster_sync
+from apps.kafka_layer.clients import admin_client_create
+from apps.plans.executor import execution_run, execution_step, executions_resume
 from apps.plans.models import MoveState, PlanMode, PlanState
-from apps.plans.services import cluster_detect, execution_run, execution_step, executions_resume
+from apps.plans.services import cluster_detect
 
 from .brokers import broker_restart
 from .scenario import GRACE, PLACEMENT, TARGETS, plan_onto_broker_3, step_until_copying

@@ -14,9 +14,9 @@ from plans import live
 from support.kafka_io import round_trip
 from support.polling import wait_until
 
-from apps.clusters.kafka_clients import admin_client_create
+from apps.kafka_layer.clients import admin_client_create
+from apps.plans.executor import execution_run
 from apps.plans.models import PlanState
-from apps.plans.services import execution_run
 
 from .scenario import PLACEMENT, TARGETS, plan_onto_broker_3, step_until_copying
 from .traffic import Traffic

@@ -19,8 +19,8 @@ from support.polling import wait_until
 from support.users import user_make
 
 from apps.audit.models import AuditEvent
-from apps.clusters.kafka_clients import admin_client_create
 from apps.clusters.services import cluster_register, cluster_sync
+from apps.kafka_layer.clients import admin_client_create
 from apps.plans.models import Plan
 from apps.plans.services import plan_request, policy_get, policy_update
 
@@ -105,7 +105,7 @@ def test_it_serves_pages_and_loses_nothing_while_redis_is_down(
         redis.redis_up()
         watcher.wait_for_selector('#live-status[data-state="live"]', timeout=60_000)
         # What beat's resume sweep does every 30 s, in a process of the site's.
-        site.shell("from apps.plans.services import executions_resume; executions_resume()")
+        site.shell("from apps.plans.executor import executions_resume; executions_resume()")
 
         def completed() -> bool:
             return Plan.objects.get(pk=plan_id).state == "completed"

@@ -11,7 +11,7 @@ from confluent_kafka import Consumer, TopicPartition
 from plans.live import AckedProducer
 from support.polling import wait_until
 
-from apps.clusters.kafka_clients import client_config_build
+from apps.kafka_layer.clients import client_config_build
 
 
 @dataclass

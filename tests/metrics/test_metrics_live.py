@@ -12,8 +12,8 @@ from confluent_kafka import Consumer, Producer
 from confluent_kafka.admin import ConfigResource, NewTopic
 from support.polling import wait_until
 
-from apps.clusters.kafka_clients import admin_client_create
 from apps.clusters.models import Cluster
+from apps.kafka_layer.clients import admin_client_create
 from apps.metrics.models import AggregationRun, BrokerLoad
 from apps.metrics.services import aggregation_run, metrics_sample
 from tests.support.partition_loads import partition_loads_read

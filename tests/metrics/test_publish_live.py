@@ -12,9 +12,9 @@ from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import NewTopic
 from support.polling import wait_until
 
-from apps.clusters.kafka_clients import admin_client_create
 from apps.clusters.models import Cluster
-from apps.metrics.services import sampling
+from apps.kafka_layer import records_publish as publishing
+from apps.kafka_layer.clients import admin_client_create
 
 pytestmark = [pytest.mark.integration]
 
@@ -52,12 +52,15 @@ def test_it_publishes_a_partitions_samples_where_a_plain_producer_would(kafka_cl
         [NewTopic(t, num_partitions=PARTITIONS, replication_factor=2) for t in (batched, plain)]
     ).values():
         future.result(30)
-    monkeypatch.setattr(sampling, "PRODUCE_BATCH", 64)  # several batches, one cut mid-key-run
+    # Several batches, one cut mid-key-run.
+    monkeypatch.setattr(publishing, "PRODUCE_BATCH", 64)
     cluster = Cluster(name="publish", bootstrap_servers=bootstrap)
     try:
         for round_ in (b"1", b"2"):
-            sampling.metric_records_publish(
-                cluster=cluster, topic=batched, records=[(key, round_) for key in KEYS]
+            publishing.records_publish(
+                connection=cluster.connection,
+                topic=batched,
+                records=[(key, round_) for key in KEYS],
             )
         producer = Producer({"bootstrap.servers": bootstrap})
         for key in KEYS:

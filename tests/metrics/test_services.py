@@ -14,6 +14,8 @@ from django.core.management import CommandError, call_command
 from django.utils import timezone
 
 from apps.clusters.models import ClusterRound
+from apps.kafka_layer.metrics_topic import metrics_topic_ensure
+from apps.kafka_layer.partition_leaders import PartitionLeader
 from apps.metrics.models import (
     AggregationRun,
     BrokerLoad,
@@ -23,13 +25,11 @@ from apps.metrics.models import (
 from apps.metrics.selectors import broker_traffic_series
 from apps.metrics.services import (
     AggregationAlreadyRunning,
-    PartitionInfo,
     aggregation_results_store,
     aggregation_run,
     aggregation_run_start,
     aggregation_submit,
     metric_records_build,
-    metrics_topic_ensure,
     metrics_windows_prune,
 )
 from spark_jobs.partition_loads import AggregationResult
@@ -279,8 +279,8 @@ def test_it_builds_the_spark_submit_command(settings):
 
 def test_it_builds_one_record_per_partition_with_known_offsets():
     partitions = [
-        PartitionInfo(topic="orders", partition=0, leader=1, replicas=[1, 2]),
-        PartitionInfo(topic="orders", partition=1, leader=-1, replicas=[2, 3]),  # offline
+        PartitionLeader(topic="orders", partition=0, leader=1, replicas=[1, 2]),
+        PartitionLeader(topic="orders", partition=1, leader=-1, replicas=[2, 3]),  # offline
     ]
     records = metric_records_build(
         ts_ms=1_000,
@@ -316,7 +316,7 @@ def test_it_builds_one_record_per_partition_with_known_offsets():
 def test_it_publishes_without_sizes_when_log_dirs_are_unknown():
     records = metric_records_build(
         ts_ms=1,
-        partitions=[PartitionInfo(topic="t", partition=0, leader=1, replicas=[1])],
+        partitions=[PartitionLeader(topic="t", partition=0, leader=1, replicas=[1])],
         start_offsets={("t", 0): 0},
         end_offsets={("t", 0): 0},
         sizes=None,

@@ -4,7 +4,7 @@ import re
 
 from clusters.pki import Pki
 
-from apps.clusters.connection import ClientTimeouts, ConnectionSettings, java_client_properties
+from apps.kafka_layer.connection import ClientTimeouts, ConnectionSettings, java_client_properties
 from spark_jobs.session import REDACTION_REGEX
 
 TIMEOUTS = ClientTimeouts(request=10, connect=5)

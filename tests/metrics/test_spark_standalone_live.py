@@ -31,7 +31,7 @@ from confluent_kafka import Producer
 from confluent_kafka.admin import NewTopic
 from support.polling import wait_until
 
-from apps.clusters.kafka_clients import admin_client_create
+from apps.kafka_layer.clients import admin_client_create
 from spark_jobs.metrics_schema import metric_key_encode, metric_record_encode
 
 pytestmark = [

@@ -7,14 +7,9 @@ from django.utils import timezone
 from apps.audit.models import AuditEvent
 from apps.audit.services import actor_system, audit_record
 from apps.clusters.models import Cluster
-from apps.clusters.services import (
-    BrokerState,
-    ClusterState,
-    cluster_state_apply,
-    cluster_sync,
-    cluster_sync_error_record,
-)
+from apps.clusters.services import cluster_state_apply, cluster_sync, cluster_sync_error_record
 from apps.clusters.sync_outcome import SyncOutcome
+from apps.kafka_layer.cluster_state import BrokerState, ClusterState
 from apps.notifications.models import ChannelKind, Delivery, EventKind, NotificationChannel
 from apps.plans.models import PlanState
 from apps.plans.services import (

@@ -4,15 +4,10 @@ ones an admin client and topics cleaned up afterwards (users: tests/conftest.py)
 import pytest
 from django.utils import timezone
 
-from apps.clusters.kafka_clients import admin_client_create
 from apps.clusters.models import Cluster
-from apps.clusters.services import (
-    BrokerState,
-    ClusterState,
-    PartitionState,
-    TopicState,
-    cluster_state_apply,
-)
+from apps.clusters.services import cluster_state_apply
+from apps.kafka_layer.clients import admin_client_create
+from apps.kafka_layer.cluster_state import BrokerState, ClusterState, PartitionState, TopicState
 
 from . import live
 from .fakes import FakeKafka

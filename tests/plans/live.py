@@ -12,10 +12,10 @@ from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, ConfigResource, ConfigSource, NewTopic, OffsetSpec
 from support.polling import wait_until
 
-from apps.clusters.kafka_clients import client_config_build
-from apps.clusters.kafka_python_adapter import reassignments_list
 from apps.clusters.models import Cluster
 from apps.clusters.services import cluster_register, cluster_sync
+from apps.kafka_layer.clients import client_config_build
+from apps.kafka_layer.kafka_python_adapter import reassignments_list
 from apps.plans.kafka_ops import BROKER_THROTTLE_KEYS, TOPIC_THROTTLE_KEYS
 from apps.plans.services import policy_get, policy_update
 
@@ -264,19 +264,21 @@ def no_throttles_left(admin: AdminClient, topics: list[str], timeout: float = 10
 def leftovers_clean(bootstrap: str, topics: list[str]) -> None:
     """Test teardown safety net: whatever a failed test left (in-flight reassignments of
     its topics, throttles of its executions) is removed, so the shared cluster stays clean."""
-    from apps.clusters.kafka_python_adapter import reassignments_alter
+    from apps.kafka_layer.kafka_python_adapter import reassignments_alter
+    from apps.plans.executor import execution_fail
     from apps.plans.models import Execution, PlanState
-    from apps.plans.services import execution_fail
 
     for execution in Execution.objects.select_related("plan", "plan__cluster"):
         plan = execution.plan
         if plan.state == PlanState.EXECUTING:
             execution_fail(plan=plan, error="test teardown")
         elif execution.throttle_applied:
+            from apps.plans.executor.throttles import throttles_remove
             from apps.plans.kafka_ops import LiveKafka
-            from apps.plans.services.throttles import throttles_remove
 
-            throttles_remove(plan=plan, execution=execution, kafka=LiveKafka(cluster=plan.cluster))
+            throttles_remove(
+                plan=plan, execution=execution, kafka=LiveKafka(connection=plan.cluster.connection)
+            )
     stuck = in_flight(bootstrap, topics)
     if stuck:
         reassignments_alter(bootstrap_servers=bootstrap, moves=dict.fromkeys(stuck))

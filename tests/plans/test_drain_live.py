@@ -16,16 +16,11 @@ from django.conf import settings
 from support.polling import wait_until
 
 from apps.clusters.services import cluster_sync
-from apps.metrics.services import metrics_topic_ensure
+from apps.kafka_layer.metrics_topic import metrics_topic_ensure
+from apps.plans.executor import execution_run
 from apps.plans.kafka_ops import LiveKafka
 from apps.plans.models import BrokerDrain, Plan, PlanMode, PlanState
-from apps.plans.services import (
-    broker_undrain,
-    cluster_detect,
-    execution_run,
-    plan_approve,
-    plan_request,
-)
+from apps.plans.services import broker_undrain, cluster_detect, plan_approve, plan_request
 
 from . import live
 
@@ -56,7 +51,7 @@ def test_a_drained_broker_stays_empty_until_undrained(
         [topic, METRICS],
         throttle_bytes_per_sec=50_000_000,
     )
-    kafka = LiveKafka(cluster=cluster)
+    kafka = LiveKafka(connection=cluster.connection)
     try:
         plan = plan_request(
             cluster=cluster, user=operator, mode=PlanMode.REMOVE_BROKERS, brokers=[3]

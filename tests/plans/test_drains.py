@@ -8,12 +8,12 @@ from django.conf import settings
 
 from apps.audit.models import AuditEvent
 from apps.plans.errors import PlanPermissionDenied, PlanRequestInvalid
+from apps.plans.executor import execution_step
 from apps.plans.models import BrokerDrain, Plan, PlanMode, PlanState
 from apps.plans.selectors import drained_brokers_list
 from apps.plans.services import (
     broker_undrain,
     cluster_detect,
-    execution_step,
     plan_approve,
     plan_request,
     policy_get,

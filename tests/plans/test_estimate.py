@@ -9,16 +9,11 @@ from django.utils import timezone
 
 from apps.metrics.services.runs import aggregation_run_start
 from apps.metrics.services.storage import aggregation_results_store
+from apps.plans.executor import execution_step
 from apps.plans.models import Plan, PlanMove, PlanState
 from apps.plans.selectors import plan_estimate_check
 from apps.plans.services import estimate as estimate_module
-from apps.plans.services import (
-    execution_step,
-    plan_approve,
-    plan_request,
-    policy_get,
-    policy_update,
-)
+from apps.plans.services import plan_approve, plan_request, policy_get, policy_update
 from apps.plans.services import sizes as sizes_module
 from spark_jobs.partition_loads import AggregationResult
 from tests.support.partition_loads import partition_load_write

@@ -6,16 +6,12 @@ import os
 
 import pytest
 
-from apps.clusters.kafka_python_adapter import replica_sizes_describe
 from apps.clusters.services import cluster_sync
+from apps.kafka_layer.kafka_python_adapter import replica_sizes_describe
+from apps.plans.executor import execution_run
 from apps.plans.models import PlanState
 from apps.plans.selectors import plan_estimate_check
-from apps.plans.services import (
-    execution_run,
-    plan_approve,
-    plan_request,
-    plan_rollback_request,
-)
+from apps.plans.services import plan_approve, plan_request, plan_rollback_request
 
 from . import live
 

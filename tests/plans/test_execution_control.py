@@ -6,12 +6,12 @@ import pytest
 
 from apps.audit.models import AuditEvent
 from apps.plans.errors import PlanPermissionDenied, PlanRequestInvalid, PlanStateError
+from apps.plans.executor import execution_step
 from apps.plans.models import Execution, MoveState, PlanMode, PlanOrigin, PlanState
 from apps.plans.selectors import plan_actions_get, plan_progress
 from apps.plans.services import (
     execution_pause,
     execution_resume,
-    execution_step,
     execution_tune,
     plan_approve,
     plan_create,

@@ -5,12 +5,11 @@ it runs, and a resumed plan runs to its end with nothing left behind."""
 import pytest
 from support.polling import wait_until
 
+from apps.plans.executor import execution_run, execution_step
 from apps.plans.models import Execution, MoveState, PlanState
 from apps.plans.services import (
     execution_pause,
     execution_resume,
-    execution_run,
-    execution_step,
     execution_tune,
     plan_approve,
     plan_request,

@@ -5,19 +5,11 @@ import pytest
 from django.utils import timezone
 
 from apps.audit.models import AuditEvent
+from apps.plans.executor import execution_run, execution_step, executions_resume
+from apps.plans.executor.lease import execution_lease_take
 from apps.plans.kafka_ops import KafkaOpError, KafkaOpNotAuthorized
 from apps.plans.models import Execution, MoveState, Plan, PlanMode, PlanOrigin, PlanState
-from apps.plans.services import (
-    execution_run,
-    execution_step,
-    executions_resume,
-    plan_approve,
-    plan_cancel,
-    plan_create,
-    policy_get,
-    policy_update,
-)
-from apps.plans.services.lease import lease_take
+from apps.plans.services import plan_approve, plan_cancel, plan_create, policy_get, policy_update
 
 from .fakes import FakeKafka
 
@@ -317,8 +309,8 @@ def test_it_marks_the_plan_stale_when_kafka_moved_on_before_start(plan, kafka):
 
 
 def test_it_lets_only_one_worker_hold_the_lease(plan, kafka):
-    assert lease_take(plan=plan, owner="worker-a")
-    assert not lease_take(plan=plan, owner="worker-b")
+    assert execution_lease_take(plan=plan, owner="worker-a")
+    assert not execution_lease_take(plan=plan, owner="worker-b")
     result = execution_run(plan=plan, kafka=kafka, poll_interval=0, sleep=lambda s: None)
     assert result.state == PlanState.APPROVED and not kafka.alter_calls  # b stood aside
     Execution.objects.filter(plan=plan).update(lease_until=timezone.now())  # a died
@@ -335,7 +327,7 @@ def test_it_resumes_plans_whose_worker_is_gone(
     original = tasks.plan_execute_task.delay
     tasks.plan_execute_task.delay = lambda plan_id: sent.append(plan_id)
     try:
-        assert lease_take(plan=plan, owner="alive-worker")
+        assert execution_lease_take(plan=plan, owner="alive-worker")
         with django_capture_on_commit_callbacks(execute=True):
             assert executions_resume() == []
         Execution.objects.filter(plan=plan).update(lease_until=timezone.now())
@@ -514,7 +506,7 @@ def test_it_cancels_a_move_that_makes_no_progress(plan, kafka, settings):
 def test_it_rides_out_a_database_restart_and_sends_nothing_twice(plan, kafka, monkeypatch):
     from django.db import OperationalError
 
-    from apps.plans.services import runner
+    from apps.plans.executor import runner
 
     real_step, calls = runner.execution_step, []
 

@@ -5,15 +5,9 @@ import pytest
 from support.polling import wait_until
 
 from apps.clusters.services import cluster_sync
+from apps.plans.executor import execution_run, execution_step
 from apps.plans.models import Execution, MoveState, PlanState
-from apps.plans.services import (
-    execution_run,
-    execution_step,
-    plan_approve,
-    plan_cancel,
-    plan_request,
-    plan_rollback_request,
-)
+from apps.plans.services import plan_approve, plan_cancel, plan_request, plan_rollback_request
 
 from . import live
 

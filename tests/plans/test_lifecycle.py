@@ -132,8 +132,8 @@ def test_it_keeps_an_approval_made_while_the_task_queue_is_down_and_says_who_sta
     from celery import current_app
     from kombu.exceptions import OperationalError
 
+    from apps.plans.executor import executions_resume
     from apps.plans.queue import PLAN_EXECUTE_TASK
-    from apps.plans.services import executions_resume
 
     def queue_down(*args, **kwargs):
         raise OperationalError("Error 111 connecting to 127.0.0.1:6379. Connection refused.")

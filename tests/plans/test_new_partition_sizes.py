@@ -3,6 +3,7 @@
 import pytest
 
 from apps.clusters.models import Cluster
+from apps.kafka_layer import executor_ops
 from apps.plans import kafka_ops
 from apps.plans.kafka_ops import KafkaOpError
 from apps.plans.models import ClusterPolicy, PlanMode, PlanState
@@ -91,7 +92,7 @@ def test_it_reads_log_sizes_without_building_a_librdkafka_client(
     auto_approve_up_to(cluster, 10_000_000)
     kafka_with(monkeypatch, None)  # the live operations, not the unit tests' stand-in
     built = []
-    monkeypatch.setattr(kafka_ops, "admin_client_create", lambda **kw: built.append(kw))
+    monkeypatch.setattr(executor_ops, "admin_client_create", lambda **kw: built.append(kw))
 
     plan = cluster_detect(cluster=cluster)
 

@@ -19,9 +19,10 @@ from django.utils import timezone
 from support.polling import wait_until
 
 from apps.clusters.services import cluster_sync
+from apps.plans.executor import execution_run
 from apps.plans.models import PlanMode, PlanState
 from apps.plans.queue import CLUSTER_RECHECK_TASK
-from apps.plans.services import cluster_detect, cluster_recheck, execution_run, plan_approve
+from apps.plans.services import cluster_detect, cluster_recheck, plan_approve
 
 from . import live
 

@@ -15,8 +15,9 @@ import pytest
 from django.utils import timezone
 from support.polling import wait_until
 
+from apps.plans.executor import execution_run
 from apps.plans.models import PlanMode, PlanState
-from apps.plans.services import cluster_detect, execution_run, plan_approve
+from apps.plans.services import cluster_detect, plan_approve
 from tests.support.partition_loads import partition_loads_write
 
 from . import live

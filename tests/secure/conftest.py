@@ -11,9 +11,9 @@ import pytest
 from confluent_kafka.admin import AdminClient
 from dev_cluster.secure import ADMIN_USER, BALANCER_USER, SecureDevCluster
 
-from apps.clusters.connection import ConnectionSettings
-from apps.clusters.kafka_python_adapter import reassignments_alter, reassignments_list
 from apps.clusters.models import Cluster
+from apps.kafka_layer.connection import ConnectionSettings
+from apps.kafka_layer.kafka_python_adapter import reassignments_alter, reassignments_list
 
 LISTENERS = ("SASL_SSL", "MTLS")
 
@@ -52,8 +52,8 @@ def secured(request, db, secure_cluster: SecureDevCluster) -> Cluster:
 def leftovers_clean(secure_cluster: SecureDevCluster, topics: list[str]) -> None:
     """Teardown safety net: fail executions still running (which removes their
     throttles) and cancel the topics' reassignments still in flight, as the super user."""
+    from apps.plans.executor import execution_fail
     from apps.plans.models import Execution, PlanState
-    from apps.plans.services import execution_fail
 
     for execution in Execution.objects.select_related("plan"):
         if execution.plan.state == PlanState.EXECUTING:

@@ -9,7 +9,8 @@ from django.urls import reverse
 
 from apps.clusters.models import Cluster
 from apps.clusters.services import cluster_sync
-from apps.metrics.services import SampleNotAuthorized, metrics_sample
+from apps.kafka_layer.authorization import KafkaNotAuthorized
+from apps.metrics.services import metrics_sample
 from apps.metrics.services.sampling import replica_sizes_read
 
 from .conftest import cluster_register_secured
@@ -42,7 +43,7 @@ def test_it_names_every_missing_cluster_acl_and_the_topic_create_for_a_bare_prin
         "lacks Describe, Alter, DescribeConfigs, AlterConfigs on Cluster &#x27;kafka-cluster&#x27;"
         in page
     )
-    with pytest.raises(SampleNotAuthorized, match="needs Create on Topic '__balancer_metrics'"):
+    with pytest.raises(KafkaNotAuthorized, match="needs Create on Topic '__balancer_metrics'"):
         metrics_sample(cluster=cluster)
     errors: list[str] = []
     assert replica_sizes_read(cluster=cluster, errors=errors) is None

@@ -11,15 +11,9 @@ from plans import live
 from support.polling import wait_until
 
 from apps.clusters.services import cluster_sync
+from apps.plans.executor import execution_run, execution_step
 from apps.plans.models import PlanState
-from apps.plans.services import (
-    execution_run,
-    execution_step,
-    plan_approve,
-    plan_request,
-    policy_get,
-    policy_update,
-)
+from apps.plans.services import plan_approve, plan_request, policy_get, policy_update
 
 from .conftest import cluster_register_secured, leftovers_clean
 

@@ -18,8 +18,9 @@ from apps.audit.models import AuditEvent
 from apps.clusters.models import Cluster
 from apps.clusters.services import cluster_sync
 from apps.metrics.services import metrics_sample
+from apps.plans.executor import execution_run
 from apps.plans.models import Plan, PlanState
-from apps.plans.services import execution_run, plan_approve, plan_request, policy_get, policy_update
+from apps.plans.services import plan_approve, plan_request, policy_get, policy_update
 
 from .conftest import leftovers_clean
 
@@ -169,7 +170,7 @@ def test_it_shows_and_logs_no_password_and_no_private_key(
     texts["run log"] = run_log.read_text()
     # What a worker's log file would get besides the logging records (librdkafka, JVMs).
     texts["stdout and stderr"] = "".join(capfd.readouterr())
-    assert "apps.plans.services.runner WARNING" in texts["run log"]  # the log was written
+    assert "apps.plans.executor.runner WARNING" in texts["run log"]  # the log was written
     for path in broker_log_offsets(secure_cluster):
         with open(path, errors="replace") as log:
             log.seek(logs_before.get(path, 0))

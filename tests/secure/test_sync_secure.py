@@ -5,9 +5,9 @@ import uuid
 import pytest
 from confluent_kafka.admin import NewTopic
 
-from apps.clusters import kafka_python_adapter
 from apps.clusters.models import Partition
 from apps.clusters.services import cluster_sync
+from apps.kafka_layer import kafka_python_adapter
 from apps.plans.kafka_ops import LiveKafka
 
 pytestmark = [pytest.mark.django_db, pytest.mark.integration]
@@ -29,7 +29,7 @@ def test_it_syncs_and_lists_reassignments_and_log_dirs(secured, super_admin):
             connection=secured.connection, partitions=[(topic, 0), (topic, 1)]
         )
         assert in_flight == {}
-        sizes = LiveKafka(cluster=secured).replica_sizes()
+        sizes = LiveKafka(connection=secured.connection).replica_sizes()
         assert {(t, p) for t, p, _broker in sizes if t == topic} == {(topic, 0), (topic, 1)}
     finally:
         super_admin.delete_topics([topic])[topic].result(30)

@@ -110,7 +110,7 @@ def network_guard_install() -> None:
     import confluent_kafka.admin
     import kafka
 
-    from apps.clusters import kafka_python_adapter
+    from apps.kafka_layer import kafka_python_adapter
     from apps.metrics.services import aggregation, spark_submit
 
     modules = _product_modules()

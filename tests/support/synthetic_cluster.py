@@ -34,7 +34,7 @@ def topology_generate(*, brokers: int, topics: int, partitions: int, seed: int =
 
 def state_make(topology, *, brokers: int, moved: float = 0.0, seed: int = 7):
     """A ClusterState as a sync would read it; `moved` is the share of leaders moved."""
-    from apps.clusters.services import BrokerState, ClusterState, PartitionState, TopicState
+    from apps.kafka_layer.cluster_state import BrokerState, ClusterState, PartitionState, TopicState
 
     rng = random.Random(seed)
     topic_states = []

@@ -24,9 +24,9 @@ from confluent_kafka.admin import AdminClient, NewTopic
 from dev_cluster import DevCluster
 from support.polling import wait_until
 
-from apps.clusters.kafka_clients import admin_client_create
 from apps.clusters.models import Cluster, ClusterRound, Partition
 from apps.clusters.services import cluster_register, cluster_sync
+from apps.kafka_layer.clients import admin_client_create
 from apps.metrics.models import AggregationRun
 from apps.metrics.services import aggregation_run, metrics_sample_round
 from apps.plans.models import PlanMode

@@ -7,7 +7,7 @@ the windows. One concept per module:
 - `aggregation`: one aggregation in this process (read range, Spark job, store);
 - `storage`: one run's results written in one transaction;
 - `bulk_insert`: a window's bounds prepared for its rows, and which windows are stored
-  (the rows go through clusters.bulk_write.rows_insert);
+  (the rows go through core.bulk_write.rows_insert);
 - `topic_loads`: each stored window as one row per topic, its partitions' loads packed
   and its traffic summed per broker (the heatmap's rows);
 - `retention`: which windows and runs are kept;
@@ -23,45 +23,26 @@ from .dispatch import aggregation_dispatch
 from .retention import metrics_windows_prune
 from .runs import AggregationAlreadyRunning, aggregation_run_start
 from .sample_round import metrics_sample_round
-from .sampling import (
-    PartitionInfo,
-    SampleNotAuthorized,
-    SampleResult,
-    committed_offsets_list,
-    log_offsets_list,
-    metric_records_build,
-    metric_records_publish,
-    metrics_sample,
-    metrics_topic_ensure,
-    partitions_describe,
-    replica_sizes_read,
-)
+from .sampling import SampleResult, metric_records_build, metrics_sample, replica_sizes_read
 from .spark_session import spark_session_create, spark_session_for_worker
 from .spark_submit import aggregation_submit, spark_submit_command
 from .storage import aggregation_results_store
 
 __all__ = [
     "AggregationAlreadyRunning",
-    "PartitionInfo",
     "ReadRange",
-    "SampleNotAuthorized",
     "SampleResult",
     "aggregation_dispatch",
     "aggregation_results_store",
     "aggregation_run",
     "aggregation_run_start",
     "aggregation_submit",
-    "committed_offsets_list",
     "kafka_source_options",
-    "log_offsets_list",
     "metric_records_build",
-    "metric_records_publish",
     "metrics_read_range",
     "metrics_sample",
     "metrics_sample_round",
-    "metrics_topic_ensure",
     "metrics_windows_prune",
-    "partitions_describe",
     "replica_sizes_read",
     "spark_session_create",
     "spark_session_for_worker",

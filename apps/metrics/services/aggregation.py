@@ -11,13 +11,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from confluent_kafka import TopicPartition
-from confluent_kafka.admin import OffsetSpec
 from django.conf import settings
 
-from apps.clusters.connection import java_client_properties
-from apps.clusters.kafka_clients import admin_client_create, client_timeouts
 from apps.clusters.models import Cluster
+from apps.kafka_layer.clients import client_timeouts
+from apps.kafka_layer.connection import java_client_properties
+from apps.kafka_layer.topic_offsets import topic_offsets_read
 
 from ..models import AggregationRun, MetricsCursor
 from .runs import aggregation_run_finish, aggregation_run_start
@@ -48,24 +47,17 @@ def metrics_read_range(
     Fixing the end here, not with Spark's "latest", lets the cursor advance for
     partitions that had nothing new.
     """
-    timeout = settings.KAFKA_REQUEST_TIMEOUT
-    admin = admin_client_create(connection=cluster.connection)
-    md = admin.list_topics(topic=topic, timeout=timeout)
-    t = md.topics.get(topic)
-    if t is None or t.error is not None:
+    offsets = topic_offsets_read(
+        connection=cluster.connection,
+        topic=topic,
+        since_ms=since_ms,
+        known={int(p) for p in stored},
+    )
+    if offsets is None:
         return None
-    partitions = sorted(t.partitions)
-
-    def listed(spec_for) -> dict[int, int]:
-        request = {TopicPartition(topic, p): spec_for(p) for p in partitions}
-        futures = admin.list_offsets(request, request_timeout=timeout)
-        return {tp.partition: f.result(timeout).offset for tp, f in futures.items()}
-
-    end = listed(lambda _p: OffsetSpec.latest())
-    missing = [p for p in partitions if str(p) not in stored]
-    by_time = listed(lambda _p: OffsetSpec.for_timestamp(since_ms)) if missing else {}
+    end, by_time = offsets.end, offsets.at_time
     start = {}
-    for p in partitions:
+    for p in sorted(end):
         if str(p) in stored:
             start[p] = min(int(stored[str(p)]), end[p])
         else:

@@ -1,6 +1,6 @@
 """Window rows inserted in bulk (a window's 8,000 topic rows with their packed partition
 loads): their bounds prepared once per window, and which windows are already stored.
-The rows themselves go through clusters.bulk_write.rows_insert (PostgreSQL's COPY,
+The rows themselves go through core.bulk_write.rows_insert (PostgreSQL's COPY,
 elsewhere one prepared INSERT for every row): building a model instance per row and
 bulk_create's per-value preparation took most of the time of a window stored at 200k
 partitions (when it was a row per partition)."""

@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from apps.clusters.bulk_write import rows_insert
 from apps.clusters.models import Cluster
+from apps.core.bulk_write import rows_insert
 
 from ..models import TopicLoad
 from ..window_packing import brokers_pack, loads_pack, loads_unpack

@@ -8,9 +8,9 @@ from datetime import datetime
 from django.db import connection
 from django.db.models import QuerySet
 
-from apps.clusters.json_lists import json_list_has
 from apps.clusters.models import Cluster
 from apps.clusters.selectors import User, user_may_see_clusters
+from apps.core.json_lists import json_list_has
 
 from ..models import ACTIVE_STATES, ClusterPolicy, Plan, PlanContent, PlanMove, PlanState
 

@@ -7,10 +7,8 @@ reject, cancel, stale), `execution_start` (an operator re-enqueues an approved p
 `rollback`, `drains` (drained brokers), `drain_fit` (the metrics topic in a drain),
 `transitions` (the audited state change they all use), `planner` (the
 bridge to the engine), `policy`.
-The executor: `runner` (the loop under a `lease`), `step`, `batches`, `throttles`,
-`progress`, `doomed` (moves that can't finish), `leaders`, `endings`, `resume` (the sweep
-after a killed worker).
-Shared by both: `actors` (the system actors in the audit trail), `permissions`.
+Shared with the executor (`apps.plans.executor`): `actors` (the system actors in the
+audit trail), `permissions`, `estimate`, `sizes`.
 """
 
 from .creation import plan_create, plan_create_from_proposal
@@ -22,16 +20,12 @@ from .detection import (
     dead_broker_recheck_schedule,
 )
 from .drains import broker_undrain, brokers_drained_record
-from .endings import execution_fail
 from .execution_control import execution_pause, execution_resume, execution_tune
 from .execution_start import plan_execution_start
 from .operator_requests import REQUESTABLE_MODES, plan_request
 from .planner import planner_options, planner_run
 from .policy import POLICY_FIELDS, policy_get, policy_update, policy_validate
-from .resume import executions_resume
 from .rollback import plan_rollback_request
-from .runner import execution_run
-from .step import execution_step
 
 __all__ = [
     "broker_undrain",
@@ -42,13 +36,9 @@ __all__ = [
     "cluster_recheck",
     "clusters_due_for_detection",
     "dead_broker_recheck_schedule",
-    "execution_fail",
     "execution_pause",
     "execution_resume",
-    "execution_run",
-    "execution_step",
     "execution_tune",
-    "executions_resume",
     "plan_approve",
     "plan_auto_approve",
     "plan_cancel",

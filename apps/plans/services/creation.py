@@ -12,8 +12,8 @@ from django.utils import timezone
 
 from apps.audit.services import Actor, audit_record
 from apps.balancer import engine
-from apps.clusters.bulk_write import rows_insert
 from apps.clusters.models import Cluster
+from apps.core.bulk_write import rows_insert
 
 from ..errors import PlanRequestInvalid, PlanStale, PlanStateError
 from ..kafka_ops import KafkaOps, PartitionKey

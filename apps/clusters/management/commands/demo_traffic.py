@@ -1,13 +1,12 @@
 import signal
 
-from confluent_kafka import KafkaException
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from apps.clusters.connection import ConnectionSettings
-from apps.clusters.kafka_clients import admin_client_create
 from apps.clusters.models import Cluster
-from apps.clusters.traffic import (
+from apps.kafka_layer.clients import KafkaException, admin_client_create
+from apps.kafka_layer.connection import ConnectionSettings
+from apps.kafka_layer.demo_traffic import (
     TrafficError,
     demo_topic_configs,
     rate_parse,

@@ -3,7 +3,7 @@
 from confluent_kafka import KafkaError, KafkaException
 from kafka.errors import ClusterAuthorizationFailedError
 
-from apps.clusters.authorization import (
+from apps.kafka_layer.authorization import (
     authorization_denied,
     cluster_acl_gaps_text,
     kafka_error_text,

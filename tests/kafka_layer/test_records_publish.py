@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from confluent_kafka import KafkaError
 
-from apps.clusters.models import Cluster
-from apps.metrics.services import sampling
+from apps.kafka_layer import records_publish as publishing
+from apps.kafka_layer.connection import ConnectionSettings
 
 RECORDS = [(f"t-{i}".encode(), f"{i}".encode()) for i in range(25)]
 
@@ -47,24 +47,24 @@ class FakeProducer:
 
 
 @pytest.fixture
-def cluster() -> Cluster:
-    return Cluster(name="c1", bootstrap_servers="k:9092")
+def connection() -> ConnectionSettings:
+    return ConnectionSettings(bootstrap_servers="k:9092")
 
 
-def test_it_waits_for_room_and_sends_the_rest_in_order(monkeypatch, cluster):
+def test_it_waits_for_room_and_sends_the_rest_in_order(monkeypatch, connection):
     producer = FakeProducer(room=3)
-    monkeypatch.setattr(sampling, "Producer", producer)
-    monkeypatch.setattr(sampling, "PRODUCE_BATCH", 10)
+    monkeypatch.setattr(publishing, "Producer", producer)
+    monkeypatch.setattr(publishing, "PRODUCE_BATCH", 10)
 
-    sampling.metric_records_publish(cluster=cluster, topic="m", records=RECORDS)
+    publishing.records_publish(connection=connection, topic="m", records=RECORDS)
 
     assert producer.queued == [value for _, value in RECORDS]
     assert producer.polls > 1
 
 
-def test_it_fails_the_round_on_a_record_refused(monkeypatch, cluster):
+def test_it_fails_the_round_on_a_record_refused(monkeypatch, connection):
     producer = FakeProducer(room=100, refuse=b"t-7")
-    monkeypatch.setattr(sampling, "Producer", producer)
+    monkeypatch.setattr(publishing, "Producer", producer)
 
     with pytest.raises(RuntimeError, match="0 metric records undelivered, 1 failed: .*too large"):
-        sampling.metric_records_publish(cluster=cluster, topic="m", records=RECORDS)
+        publishing.records_publish(connection=connection, topic="m", records=RECORDS)

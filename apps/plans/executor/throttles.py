@@ -14,8 +14,8 @@ from apps.audit.services import audit_record
 
 from ..kafka_ops import BROKER_THROTTLE_KEYS, TOPIC_THROTTLE_KEYS, KafkaOps
 from ..models import ACTIVE_STATES, Execution, MoveState, Plan, PlanMove
-from .actors import EXECUTOR
-from .policy import policy_get
+from ..services.actors import EXECUTOR
+from ..services.policy import policy_get
 
 logger = logging.getLogger(__name__)
 

@@ -10,7 +10,7 @@ import struct
 import pytest
 from kafka.protocol.admin.cluster import DescribeLogDirsResponse as Response
 
-from apps.clusters.log_dirs_decode import MAX_VERSION, log_sizes_decode
+from apps.kafka_layer.log_dirs_decode import MAX_VERSION, log_sizes_decode
 
 Result = Response.DescribeLogDirsResult
 Topic = Result.DescribeLogDirsTopic

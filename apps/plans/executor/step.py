@@ -21,15 +21,15 @@ from django.utils import timezone
 
 from ..kafka_ops import KafkaOps, PartitionInfo, PartitionKey, kafka_ops_resolve
 from ..models import Execution, MoveState, Plan, PlanMove, PlanState
-from .actors import EXECUTOR
+from ..services.actors import EXECUTOR
+from ..services.estimate import plan_estimate
+from ..services.transitions import plan_transition
 from .batches import batch_submit
 from .doomed import doomed_moves_fail
 from .endings import execution_cancel, execution_finish
-from .estimate import plan_estimate
 from .leaders import data_loss_leaders_elect, preferred_leaders_elect
 from .progress import moves_copied_record, progress_update, replica_sizes_get
 from .throttles import throttles_remove, throttles_retune, throttles_set
-from .transitions import plan_transition
 
 
 def execution_step(*, plan: Plan, kafka: KafkaOps | None = None) -> bool:

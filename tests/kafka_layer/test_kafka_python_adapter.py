@@ -9,7 +9,7 @@ import weakref
 import pytest
 from kafka.errors import KafkaError
 
-from apps.clusters.kafka_python_adapter import admin_client_open, replica_sizes_describe
+from apps.kafka_layer.kafka_python_adapter import admin_client_open, replica_sizes_describe
 
 
 def _io_threads() -> list[threading.Thread]:

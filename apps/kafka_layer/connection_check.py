@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from confluent_kafka import KafkaError, KafkaException
 from confluent_kafka.admin import AclOperation, AdminClient
 
+from .clients import client_config_build, client_timeouts
 from .connection import ConnectionSettings
-from .kafka_clients import client_config_build, client_timeouts
 
 DNS, TCP, TLS, SASL, AUTHORIZATION = (
     "DNS",

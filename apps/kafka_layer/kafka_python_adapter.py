@@ -2,7 +2,7 @@
 
 confluent-kafka has no AlterPartitionReassignments, ListPartitionReassignments
 or DescribeLogDirs; kafka-python's KafkaAdminClient has them. Everything else
-goes through confluent-kafka (see kafka_clients).
+goes through confluent-kafka (see `clients`).
 """
 
 import logging
@@ -15,8 +15,8 @@ from kafka import errors as kafka_errors
 from kafka.protocol.admin.cluster import DescribeLogDirsRequest, DescribeLogDirsResponse
 from kafka.protocol.api_header import RequestHeader
 
+from .clients import client_timeouts, connection_resolve
 from .connection import REDACTED, ConnectionSettings, kafka_python_config
-from .kafka_clients import client_timeouts, connection_resolve
 from .kafka_python_noise import connection_noise_mute
 from .log_dirs_decode import MAX_VERSION as LOG_SIZES_MAX_VERSION
 from .log_dirs_decode import LogSizes, log_sizes_decode

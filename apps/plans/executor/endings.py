@@ -10,10 +10,10 @@ from apps.audit.services import audit_record
 
 from ..kafka_ops import KafkaOpError, KafkaOps, PartitionKey, kafka_ops_resolve
 from ..models import Execution, MoveState, Plan, PlanMove, PlanState
-from .actors import EXECUTOR
-from .drains import brokers_drained_record, drains_rolled_back
+from ..services.actors import EXECUTOR
+from ..services.drains import brokers_drained_record, drains_rolled_back
+from ..services.transitions import plan_transition
 from .throttles import throttles_remove
-from .transitions import plan_transition
 
 logger = logging.getLogger(__name__)
 

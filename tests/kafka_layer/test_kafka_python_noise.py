@@ -2,7 +2,7 @@
 
 import logging
 
-from apps.clusters.kafka_python_noise import QUIET_SECONDS, ConnectionNoiseFilter
+from apps.kafka_layer.kafka_python_noise import QUIET_SECONDS, ConnectionNoiseFilter
 
 
 def _record(message: str, level: int = logging.ERROR) -> logging.LogRecord:

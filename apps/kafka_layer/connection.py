@@ -5,7 +5,7 @@ it); the three translators say the same thing to librdkafka (confluent-kafka),
 kafka-python and Kafka's Java client (Spark's Kafka source). Every client of a
 cluster is built from one of them, so a setting means the same everywhere.
 
-No Django here: timeouts come in as arguments (kafka_clients reads the settings).
+No Django here: timeouts come in as arguments (`clients` reads the settings).
 """
 
 import os

@@ -7,7 +7,9 @@ from confluent_kafka import OFFSET_BEGINNING, KafkaError, KafkaException, TopicP
 from confluent_kafka.admin import AdminClient, ListOffsetsResultInfo
 from confluent_kafka.cimpl import _AdminClientImpl
 
-from apps.metrics.services import PartitionInfo, log_offsets_list, sampling
+from apps.kafka_layer import log_offsets
+from apps.kafka_layer.log_offsets import log_offsets_list
+from apps.kafka_layer.partition_leaders import PartitionLeader
 
 
 class _Answering(_AdminClientImpl):
@@ -40,9 +42,9 @@ class FakeAdmin(AdminClient, _Answering):
         self.failing_topic = failing_topic
 
 
-def _partitions(*, topic: str, leaders: list[int]) -> list[PartitionInfo]:
+def _partitions(*, topic: str, leaders: list[int]) -> list[PartitionLeader]:
     return [
-        PartitionInfo(topic=topic, partition=i, leader=leader, replicas=[max(leader, 1)])
+        PartitionLeader(topic=topic, partition=i, leader=leader, replicas=[max(leader, 1)])
         for i, leader in enumerate(leaders)
     ]
 
@@ -60,7 +62,7 @@ def test_it_reads_start_and_end_offsets_of_every_partition_with_a_leader():
 
 
 def test_it_sends_one_request_per_leader_split_when_large(monkeypatch):
-    monkeypatch.setattr(sampling, "OFFSETS_REQUEST_PARTITIONS", 2)
+    monkeypatch.setattr(log_offsets, "OFFSETS_REQUEST_PARTITIONS", 2)
     admin = FakeAdmin()
 
     start, end = log_offsets_list(

@@ -9,8 +9,8 @@ from apps.audit.services import audit_record
 
 from ..kafka_ops import KafkaOps
 from ..models import Execution, MoveState, Plan, PlanMove
-from .actors import EXECUTOR
-from .policy import policy_get
+from ..services.actors import EXECUTOR
+from ..services.policy import policy_get
 
 
 def _touched(move: PlanMove) -> set[int]:

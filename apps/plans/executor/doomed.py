@@ -21,7 +21,7 @@ from apps.audit.services import audit_record
 
 from ..kafka_ops import KafkaOps, PartitionKey
 from ..models import Execution, MoveState, Plan, PlanMove
-from .actors import EXECUTOR
+from ..services.actors import EXECUTOR
 
 logger = logging.getLogger(__name__)
 

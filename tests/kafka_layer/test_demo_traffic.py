@@ -6,8 +6,8 @@ from confluent_kafka import TopicPartition
 from confluent_kafka.admin import OffsetSpec
 from django.core.management import CommandError, call_command
 
-from apps.clusters.kafka_clients import admin_client_create
-from apps.clusters.traffic import TrafficError, rate_parse, skew_weights
+from apps.kafka_layer.clients import admin_client_create
+from apps.kafka_layer.demo_traffic import TrafficError, rate_parse, skew_weights
 
 
 def test_it_parses_rates():

@@ -6,11 +6,23 @@ election. The three admin APIs it lacks live in kafka_python_adapter.
 
 from typing import Any
 
-from confluent_kafka import KafkaError
+from confluent_kafka import KafkaError, KafkaException
 from confluent_kafka.admin import AdminClient
 from django.conf import settings
 
 from .connection import ClientTimeouts, ConnectionSettings, librdkafka_config
+
+# The client types and errors callers outside this package name.
+__all__ = [
+    "AdminClient",
+    "ConnectionErrors",
+    "KafkaError",
+    "KafkaException",
+    "admin_client_create",
+    "client_config_build",
+    "client_timeouts",
+    "connection_resolve",
+]
 
 
 def client_timeouts() -> ClientTimeouts:

@@ -20,8 +20,8 @@ from confluent_kafka.admin import (
     ResourceType,
 )
 
+from .clients import client_config_build
 from .connection import ConnectionSettings
-from .kafka_clients import client_config_build
 
 
 class TrafficError(ValueError):

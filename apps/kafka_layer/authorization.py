@@ -103,3 +103,7 @@ def cluster_acl_gaps_text(*, authorized: set[str]) -> str:
         f"the principal lacks {names} on Cluster '{CLUSTER_RESOURCE}', needed to {uses}; "
         "docs/security.md lists the ACLs the balancer needs"
     )
+
+
+class KafkaNotAuthorized(Exception):
+    """The principal lacks an ACL a request needs; the message names it."""

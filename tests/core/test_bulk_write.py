@@ -1,4 +1,4 @@
-"""apps/clusters/bulk_write.py on the database the tests run on (SQLite, and
+"""apps/core/bulk_write.py on the database the tests run on (SQLite, and
 PostgreSQL's COPY path under scripts/test-postgres)."""
 
 import json
@@ -6,8 +6,8 @@ import json
 import pytest
 from django.db import IntegrityError, transaction
 
-from apps.clusters.bulk_write import rows_insert, rows_update, rows_upsert
 from apps.clusters.models import Cluster, Partition, Topic, TopicPlacement
+from apps.core.bulk_write import rows_insert, rows_update, rows_upsert
 
 pytestmark = pytest.mark.django_db
 

@@ -13,7 +13,7 @@ from django.db.models import F
 from ..kafka_ops import KafkaOpError, KafkaOpNotAuthorized, KafkaOps, kafka_ops_resolve
 from ..models import Execution, Plan
 from .endings import execution_fail
-from .lease import lease_release, lease_take
+from .lease import execution_lease_release, execution_lease_take
 from .step import execution_step
 
 logger = logging.getLogger(__name__)
@@ -35,7 +35,7 @@ def execution_run(
     (in-flight moves cancelled, throttles removed). A missing ACL fails it at once,
     naming the operation and resource."""
     owner = uuid.uuid4().hex
-    if not lease_take(plan=plan, owner=owner):
+    if not execution_lease_take(plan=plan, owner=owner):
         logger.info("plan %s is being executed by another worker", plan.pk)
         return plan
     Execution.objects.filter(plan=plan).update(runs=F("runs") + 1)
@@ -46,7 +46,7 @@ def execution_run(
     try:
         while True:
             try:
-                if db_down_since is not None and not lease_take(plan=plan, owner=owner):
+                if db_down_since is not None and not execution_lease_take(plan=plan, owner=owner):
                     logger.warning("plan %s: lease taken while the database was away", plan.pk)
                     break
                 db_down_since = None
@@ -64,7 +64,7 @@ def execution_run(
                     break
                 if deadline is not None and time.monotonic() > deadline:
                     break
-                if not lease_take(plan=plan, owner=owner):
+                if not execution_lease_take(plan=plan, owner=owner):
                     logger.warning("plan %s: lease lost, another worker carries on", plan.pk)
                     break
             except (OperationalError, InterfaceError) as exc:
@@ -81,7 +81,7 @@ def execution_run(
             sleep(poll)
     finally:
         try:
-            lease_release(plan=plan, owner=owner)
+            execution_lease_release(plan=plan, owner=owner)
         except (OperationalError, InterfaceError):
             pass  # the lease lapses on its own
     plan.refresh_from_db()

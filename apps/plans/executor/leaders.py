@@ -6,7 +6,7 @@ from apps.audit.services import audit_record
 
 from ..kafka_ops import KafkaOps, PartitionInfo, PartitionKey
 from ..models import Execution, MoveState, Plan, PlanMove
-from .actors import EXECUTOR
+from ..services.actors import EXECUTOR
 
 MAX_ELECTION_ATTEMPTS = 15
 
