@@ -1,4 +1,4 @@
-"""Load views: the measured load of a cluster's brokers and partitions."""
+"""Load views: a cluster's measured load, per broker or per partition."""
 
 from drf_spectacular.utils import extend_schema
 from rest_framework import generics

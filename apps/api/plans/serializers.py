@@ -1,4 +1,4 @@
-"""What the API shows of a plan, with the queries and decision bodies it accepts."""
+"""What the API shows of a plan, with the bodies it accepts (queries, decisions)."""
 
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
