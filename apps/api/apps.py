@@ -1,3 +1,5 @@
+"""The REST API's app config."""
+
 from django.apps import AppConfig
 
 

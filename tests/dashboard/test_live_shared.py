@@ -5,7 +5,7 @@ to every other viewer from the cache, never to a viewer who may not see them."""
 import pytest
 from django.contrib.auth.models import Permission, User
 
-from apps.api import views as api_views
+from apps.api.metrics import views as api_views
 from apps.clusters.selectors import VIEW_CLUSTER_PERMISSION
 from apps.dashboard import views_live
 from apps.metrics.selectors import cluster_state_stamp, stamp_token

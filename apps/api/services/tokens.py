@@ -22,7 +22,7 @@ def token_create(*, user: AbstractBaseUser, client_address: str | None = None) -
 def token_revoke(
     *, user: AbstractBaseUser, actor: Actor, client_address: str | None = None
 ) -> bool:
-    """Delete `user`'s token so it no longer authenticates. False if there was none."""
+    """Delete `user`'s token so it stops authenticating. False if there was none."""
     with transaction.atomic():
         deleted, _ = Token.objects.filter(user=user).delete()
         if deleted:

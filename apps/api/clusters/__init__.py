@@ -1,0 +1,1 @@
+"""The API's cluster endpoints: health, brokers, topics, partitions."""

@@ -1,0 +1,1 @@
+"""What every API domain package shares: the request checks, the error body."""

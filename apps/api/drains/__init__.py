@@ -1,0 +1,1 @@
+"""The API's drained-broker endpoints."""

@@ -1,0 +1,1 @@
+"""The API's load endpoints: heatmap, traffic, broker loads, partition loads."""

@@ -1,0 +1,1 @@
+"""The API's plan endpoints: reading plans, requesting one, deciding on one."""

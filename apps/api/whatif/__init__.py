@@ -1,0 +1,1 @@
+"""The API's what-if endpoint."""

@@ -1,0 +1,33 @@
+"""A what-if simulation as the API accepts it, with the answer it shows."""
+
+from rest_framework import serializers
+
+
+class WhatIfBrokerSerializer(serializers.Serializer):
+    id = serializers.IntegerField(min_value=0)
+    rack = serializers.CharField(required=False, allow_null=True, max_length=255, default=None)
+
+
+class WhatIfRequestSerializer(serializers.Serializer):
+    add_brokers = WhatIfBrokerSerializer(many=True, required=False, default=list)
+    remove_brokers = serializers.ListField(
+        child=serializers.IntegerField(min_value=0), required=False, default=list
+    )
+    traffic_scale = serializers.FloatField(
+        required=False, default=1.0, min_value=0.01, max_value=100
+    )
+
+
+class LoadsBeforeAfterSerializer(serializers.Serializer):
+    brokers = serializers.ListField(child=serializers.IntegerField())
+    before = serializers.DictField(child=serializers.ListField(child=serializers.FloatField()))
+    after = serializers.DictField(child=serializers.ListField(child=serializers.FloatField()))
+
+
+class WhatIfSerializer(serializers.Serializer):
+    mode = serializers.CharField()
+    brokers = serializers.ListField(child=serializers.IntegerField())
+    traffic_scale = serializers.FloatField()
+    plan = serializers.JSONField(help_text="Kafka's reassignment JSON; nothing is proposed.")
+    report = serializers.JSONField()
+    loads = LoadsBeforeAfterSerializer()
