@@ -4,6 +4,7 @@ from django.contrib import admin
 from rest_framework.authtoken.admin import TokenAdmin
 from rest_framework.authtoken.models import TokenProxy
 
+from apps.audit.actions import AuthAction
 from apps.audit.services import audit_record, client_address_get
 
 from .services import token_revoke
@@ -18,7 +19,7 @@ class AuditedTokenAdmin(TokenAdmin):
         if not change:
             audit_record(
                 actor=request.user,
-                action="auth.token_created",
+                action=AuthAction.TOKEN_CREATED,
                 obj=obj.user,
                 client_address=client_address_get(request=request),
             )

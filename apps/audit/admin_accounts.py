@@ -10,6 +10,7 @@ from django.contrib.auth.models import Group, User
 from django.db import models
 from django.http import HttpRequest, HttpResponse
 
+from .actions import ACCOUNT_ACTIONS, AccountAction
 from .services import audit_record, client_address_get
 
 
@@ -58,7 +59,7 @@ class _AuditedAdmin(admin.ModelAdmin):
             return
         audit_record(
             actor=request.user,
-            action=f"{self.kind}.{'changed' if change else 'created'}",
+            action=ACCOUNT_ACTIONS[(self.kind, "changed" if change else "created")],
             obj=form.instance,
             before=before,
             after=after,
@@ -70,7 +71,7 @@ class _AuditedAdmin(admin.ModelAdmin):
         super().delete_model(request, obj)
         audit_record(
             actor=request.user,
-            action=f"{self.kind}.deleted",
+            action=ACCOUNT_ACTIONS[(self.kind, "deleted")],
             object_type=label,
             object_id=pk,
             object_repr=str(obj),
@@ -102,7 +103,7 @@ class AuditedUserAdmin(_AuditedAdmin, UserAdmin):
             user = User.objects.get(pk=id)
             audit_record(
                 actor=request.user,
-                action="user.password_changed",
+                action=AccountAction.USER_PASSWORD_CHANGED,
                 obj=user,
                 client_address=client_address_get(request=request),
             )

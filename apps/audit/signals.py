@@ -4,6 +4,7 @@ from axes.signals import user_locked_out
 from django.contrib.auth.signals import user_logged_in, user_logged_out, user_login_failed
 from django.dispatch import receiver
 
+from .actions import AuthAction
 from .services import audit_record, client_address_get
 
 
@@ -11,7 +12,7 @@ from .services import audit_record, client_address_get
 def _logged_in(sender, request, user, **kwargs) -> None:
     audit_record(
         actor=user,
-        action="auth.login",
+        action=AuthAction.LOGIN,
         obj=user,
         client_address=client_address_get(request=request),
     )
@@ -23,7 +24,7 @@ def _logged_out(sender, request, user, **kwargs) -> None:
         return
     audit_record(
         actor=user,
-        action="auth.logout",
+        action=AuthAction.LOGOUT,
         obj=user,
         client_address=client_address_get(request=request),
     )
@@ -35,7 +36,7 @@ def _login_failed(sender, credentials, request=None, **kwargs) -> None:
     username = str(credentials.get("username", ""))[:150]
     audit_record(
         actor=None,
-        action="auth.login_failed",
+        action=AuthAction.LOGIN_FAILED,
         object_type="auth.user",
         object_repr=username,
         after={"username": username},
@@ -49,7 +50,7 @@ def _locked_out(sender, request, username, ip_address, **kwargs) -> None:
     name = str(username or "")[:150]
     audit_record(
         actor=None,
-        action="auth.locked_out",
+        action=AuthAction.LOCKED_OUT,
         object_type="auth.user",
         object_repr=name,
         after={"username": name},

@@ -11,6 +11,7 @@ from django.db import transaction
 from apps.audit.services import audit_record
 from apps.kafka_layer.connection import REDACTED
 
+from .actions import ClusterAction
 from .fields import encrypted_is_set
 from .models import Cluster
 from .signals import cluster_removing
@@ -72,7 +73,7 @@ def cluster_save(
         if adding or changed:
             audit_record(
                 actor=actor,
-                action="cluster.created" if adding else "cluster.changed",
+                action=ClusterAction.CREATED if adding else ClusterAction.CHANGED,
                 obj=cluster,
                 before=None if adding else {k: before[k] for k in changed},
                 after=after if adding else {k: after[k] for k in changed},
@@ -95,7 +96,7 @@ def cluster_delete(
         cluster_removing.send(sender=Cluster, cluster=cluster)
         audit_record(
             actor=actor,
-            action="cluster.deleted",
+            action=ClusterAction.DELETED,
             obj=cluster,
             before=cluster_audited(cluster=cluster),
             client_address=client_address,

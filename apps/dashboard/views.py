@@ -6,6 +6,7 @@ API (heatmap, charts) or the page itself (tables, see static/dashboard/live.js).
 """
 
 from dataclasses import asdict
+from enum import StrEnum
 
 from django.contrib.auth.decorators import login_required, permission_required
 from django.core.paginator import Paginator
@@ -22,11 +23,13 @@ from django.shortcuts import render
 from django.utils import timezone
 from django.views.decorators.http import require_GET
 
+from apps.audit.actions import AccountAction, AuthAction
 from apps.audit.selectors import (
     audit_events_csv_lines,
     audit_events_explore,
     audit_events_json_chunks,
 )
+from apps.clusters.actions import ClusterAction
 from apps.clusters.models import Cluster
 from apps.clusters.selectors import (
     VIEW_CLUSTER_PERMISSION,
@@ -37,6 +40,8 @@ from apps.clusters.selectors import (
     topic_rows_page,
 )
 from apps.metrics.selectors import HEATMAP_METRICS, cluster_state_stamp
+from apps.notifications.actions import ChannelAction
+from apps.plans.actions import BrokerAction, ExecutionAction, PlanAction, PolicyAction
 from apps.plans.selectors import (
     audit_plan_clusters,
     cluster_audited_objects,
@@ -59,32 +64,22 @@ from apps.plans.services import REQUESTABLE_MODES
 
 from .forms import AuditExploreForm
 
-# What the trail records (the lifecycle, the executor, sign-ins, policy), offered as
-# suggestions in the explorer's action filter; the filter takes any prefix.
-AUDIT_ACTIONS = (
-    "plan.",
-    "plan.proposed",
-    "plan.approved",
-    "plan.rejected",
-    "plan.cancelled",
-    "plan.superseded",
-    "plan.stale",
-    "plan.approve_refused",
-    "plan.request_refused",
-    "execution.",
-    "execution.paused",
-    "execution.resumed",
-    "execution.tuned",
-    "execution.started",
-    "execution.completed",
-    "execution.failed",
-    "policy.changed",
-    "auth.",
-    "auth.locked_out",
-    "auth.token_created",
-    "auth.token_revoked",
-    "user.",
-    "group.",
+# What the trail records, offered as suggestions in the explorer's action filter: each
+# kind's prefix, then its actions. The filter takes any prefix.
+AUDIT_ACTION_KINDS: tuple[tuple[str, type[StrEnum]], ...] = (
+    ("plan.", PlanAction),
+    ("execution.", ExecutionAction),
+    ("policy.", PolicyAction),
+    ("broker.", BrokerAction),
+    ("cluster.", ClusterAction),
+    ("notification_channel.", ChannelAction),
+    ("auth.", AuthAction),
+    ("", AccountAction),
+)
+AUDIT_ACTIONS = tuple(
+    text
+    for prefix, kind in AUDIT_ACTION_KINDS
+    for text in ((prefix,) if prefix else ()) + tuple(kind)
 )
 
 

@@ -15,6 +15,7 @@ from django.utils import timezone
 
 from apps.audit.models import AuditEvent
 from apps.clusters.models import Broker, Cluster
+from apps.plans.actions import ExecutionAction, PlanAction
 from apps.plans.models import ClusterPolicy, Plan
 
 from .models import EventKind
@@ -24,17 +25,17 @@ PLAN_OBJECT_TYPE = Plan._meta.label_lower  # "plans.plan"
 # Audit actions that are notification events. "plan.cancelled" is an approved plan
 # cancelled before it ran: for whoever waits on it, its execution was cancelled.
 AUDIT_ACTIONS: dict[str, EventKind] = {
-    "plan.proposed": EventKind.PLAN_PROPOSED,
-    "plan.approved": EventKind.PLAN_APPROVED,
-    "plan.rejected": EventKind.PLAN_REJECTED,
-    "execution.started": EventKind.EXECUTION_STARTED,
-    "execution.completed": EventKind.EXECUTION_COMPLETED,
-    "execution.failed": EventKind.EXECUTION_FAILED,
-    "execution.cancelled": EventKind.EXECUTION_CANCELLED,
-    "plan.cancelled": EventKind.EXECUTION_CANCELLED,
-    "execution.paused": EventKind.EXECUTION_PAUSED,
-    "execution.resumed": EventKind.EXECUTION_RESUMED,
-    "execution.tuned": EventKind.EXECUTION_TUNED,
+    PlanAction.PROPOSED: EventKind.PLAN_PROPOSED,
+    PlanAction.APPROVED: EventKind.PLAN_APPROVED,
+    PlanAction.REJECTED: EventKind.PLAN_REJECTED,
+    ExecutionAction.STARTED: EventKind.EXECUTION_STARTED,
+    ExecutionAction.COMPLETED: EventKind.EXECUTION_COMPLETED,
+    ExecutionAction.FAILED: EventKind.EXECUTION_FAILED,
+    ExecutionAction.CANCELLED: EventKind.EXECUTION_CANCELLED,
+    PlanAction.CANCELLED: EventKind.EXECUTION_CANCELLED,
+    ExecutionAction.PAUSED: EventKind.EXECUTION_PAUSED,
+    ExecutionAction.RESUMED: EventKind.EXECUTION_RESUMED,
+    ExecutionAction.TUNED: EventKind.EXECUTION_TUNED,
 }
 # What an operator can change on a running execution (audit action "execution.tuned"),
 # and the policy field in effect while the execution has no value of its own.
@@ -160,7 +161,7 @@ def event_from_audit(*, audit: AuditEvent) -> Event | None:
         EventKind.EXECUTION_FAILED: f"{what} execution failed{reason}",
         EventKind.EXECUTION_CANCELLED: (
             f"{what} cancelled{by} before it ran{reason}"
-            if audit.action == "plan.cancelled"
+            if audit.action == PlanAction.CANCELLED
             else f"{what} execution cancelled"
         ),
         EventKind.EXECUTION_PAUSED: (

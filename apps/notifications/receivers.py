@@ -1,7 +1,7 @@
 """Where notification events come from, without their senders knowing about us:
 
-- every plan decision and execution ending is written to the audit trail in the
-  transaction that makes it, so a new AuditEvent about a plan is our cue;
+- the plans app's `plan_changed`, sent with the audit row of every plan decision and
+  execution step in the transaction that makes it;
 - the clusters app's sync sends `broker_state_changed` and `cluster_reachability_changed`.
 
 A failure here is logged and rolled back to a savepoint: a notification problem must
@@ -12,11 +12,11 @@ import logging
 from collections.abc import Callable
 
 from django.db import transaction
-from django.db.models.signals import post_save
 from django.dispatch import receiver
 
 from apps.audit.models import AuditEvent
 from apps.clusters.signals import broker_state_changed, cluster_reachability_changed
+from apps.plans.signals import plan_changed
 
 from .events import AUDIT_ACTIONS, Event, event_broker, event_cluster, event_from_audit
 from .services.dispatch import notifications_dispatch
@@ -34,10 +34,10 @@ def _dispatch_safely(build: Callable[[], Event | None]) -> None:
         logger.exception("a notification could not be queued")
 
 
-@receiver(post_save, sender=AuditEvent, dispatch_uid="notifications_from_audit")
-def _from_audit(sender, instance: AuditEvent, created: bool, **kwargs) -> None:
-    if created and instance.action in AUDIT_ACTIONS:
-        _dispatch_safely(lambda: event_from_audit(audit=instance))
+@receiver(plan_changed, dispatch_uid="notifications_from_audit")
+def _from_plan_changed(sender, action: str, audit_event: AuditEvent, **kwargs) -> None:
+    if action in AUDIT_ACTIONS:
+        _dispatch_safely(lambda: event_from_audit(audit=audit_event))
 
 
 @receiver(broker_state_changed, dispatch_uid="notifications_from_broker_state")

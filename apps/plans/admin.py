@@ -7,6 +7,7 @@ from django.http import HttpRequest
 
 from apps.audit.services import audit_record, client_address_get
 
+from .actions import PolicyAction
 from .errors import PlanServiceError
 from .models import ClusterPolicy, Execution, Plan, PlanMove
 from .services import POLICY_FIELDS, policy_update, policy_validate
@@ -54,7 +55,7 @@ class ClusterPolicyAdmin(admin.ModelAdmin):
             super().save_model(request, obj, form, change)
             audit_record(
                 actor=request.user,
-                action="policy.created",
+                action=PolicyAction.CREATED,
                 obj=obj,
                 after={f: getattr(obj, f) for f in POLICY_FIELDS},
                 client_address=address,

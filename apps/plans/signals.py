@@ -12,3 +12,9 @@ from django.dispatch import Signal
 # An executing plan polled Kafka and recorded its progress. Sender: the Plan class.
 # Arguments: plan (Plan), done and total (moves), bytes_done (bytes copied so far).
 execution_progressed = Signal()
+
+# Something happened to a plan and was written to the audit trail in the transaction
+# that made it: a state change, a decision, an executor step. Sender: the Plan class.
+# Arguments: plan (Plan), action (a PlanAction or ExecutionAction), audit_event
+# (the AuditEvent row).
+plan_changed = Signal()

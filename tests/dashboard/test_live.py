@@ -9,10 +9,12 @@ from channels.testing import WebsocketCommunicator
 from django.utils import timezone
 
 from apps.clusters import services as cluster_services
+from apps.clusters.models import Cluster
 from apps.clusters.sync_outcome import SyncOutcome
 from apps.dashboard.events import cluster_changed_send, loads_changed_send
 from apps.metrics.models import AggregationRun
 from apps.metrics.selectors import cluster_state_stamp
+from apps.metrics.signals import loads_stored
 from balancer_site.asgi import application
 
 from .factories import SKEWED, cluster_make, cluster_state, plan_make
@@ -148,7 +150,9 @@ def test_it_delivers_through_the_real_redis_layer(client, redis_server, viewer, 
 
 
 @pytest.mark.django_db(transaction=True, serialized_rollback=True)
-def test_it_announces_new_load_windows_when_an_aggregation_succeeds(client, memory_layer, viewer):
+def test_it_announces_new_load_windows_when_an_aggregation_stores_them(
+    client, memory_layer, viewer
+):
     cluster = cluster_make()
     socket = socket_for(client, viewer, "/ws/clusters/prod/")
 
@@ -160,6 +164,8 @@ def test_it_announces_new_load_windows_when_an_aggregation_succeeds(client, memo
             finished_at=timezone.now(),
             output_rows=rows,
         )
+        if rows:  # as metrics.services.storage does when it stored windows
+            loads_stored.send_robust(sender=Cluster, cluster=cluster, window_start=timezone.now())
 
     async def scenario():
         assert (await socket.connect())[0]

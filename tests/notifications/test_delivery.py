@@ -13,7 +13,7 @@ from datetime import timedelta
 import pytest
 from celery.utils.time import get_exponential_backoff_interval
 
-from apps.audit.services import actor_system, audit_record
+from apps.audit.services import actor_system
 from apps.notifications.errors import DeliveryRetryable
 from apps.notifications.models import (
     AttemptOutcome,
@@ -25,6 +25,7 @@ from apps.notifications.models import (
 from apps.notifications.sending import SendResult, status_retryable
 from apps.notifications.services.deliveries import attempt_outcome, delivery_attempt, retry_delay
 from apps.notifications.tasks import delivery_send_task
+from apps.plans.services.plan_audit import plan_audit_record
 
 from .conftest import SECRET, SLACK_PATH, plan_make
 
@@ -33,8 +34,8 @@ pytestmark = pytest.mark.django_db
 
 def proposed(cluster) -> list[Delivery]:
     """Deliveries of a `plan.proposed` event, as the audit trail would make them."""
-    audit_record(
-        actor=actor_system(name="detector"), action="plan.proposed", obj=plan_make(cluster)
+    plan_audit_record(
+        plan=plan_make(cluster), actor=actor_system(name="detector"), action="plan.proposed"
     )
     return list(Delivery.objects.order_by("id"))
 

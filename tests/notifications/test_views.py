@@ -2,9 +2,10 @@
 
 import pytest
 
-from apps.audit.services import actor_system, audit_record
+from apps.audit.services import actor_system
 from apps.notifications.models import ChannelKind, Delivery, NotificationChannel
 from apps.notifications.tasks import delivery_send_task
+from apps.plans.services.plan_audit import plan_audit_record
 
 from .conftest import SECRET, SLACK_PATH, plan_make, user_make
 
@@ -25,8 +26,8 @@ def test_it_shows_channels_by_host_and_the_delivery_log(
     client, slack, webhook, receiver, admin_member
 ):
     receiver.statuses = [500]
-    audit_record(
-        actor=actor_system(name="detector"), action="plan.proposed", obj=plan_make(slack.cluster)
+    plan_audit_record(
+        plan=plan_make(slack.cluster), actor=actor_system(name="detector"), action="plan.proposed"
     )
     for delivery in Delivery.objects.all():
         delivery_send_task.apply(args=[delivery.pk])

@@ -4,6 +4,7 @@ from django.contrib.auth.base_user import AbstractBaseUser
 
 from apps.audit.services import audit_record
 from apps.clusters.models import Cluster
+from apps.plans.actions import PLAN_REFUSED, PlanAction
 from apps.plans.models import Plan
 
 
@@ -13,7 +14,7 @@ def plan_action_refused_record(
     """A refused attempt (e.g. a viewer's forged approve) is recorded as plan.<action>_refused."""
     audit_record(
         actor=user,
-        action=f"plan.{action}_refused",
+        action=PLAN_REFUSED[action],
         obj=plan,
         before={"state": plan.state},
         reason=error,
@@ -33,7 +34,7 @@ def plan_request_refused_record(
     """A refused request for a plan (e.g. a viewer's forged POST), against its cluster."""
     audit_record(
         actor=user,
-        action="plan.request_refused",
+        action=PlanAction.REQUEST_REFUSED,
         obj=cluster,
         after={"mode": mode, "brokers": brokers},
         reason=error,

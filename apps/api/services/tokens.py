@@ -5,6 +5,7 @@ from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import transaction
 from rest_framework.authtoken.models import Token
 
+from apps.audit.actions import AuthAction
 from apps.audit.services import Actor, audit_record
 
 
@@ -14,7 +15,7 @@ def token_create(*, user: AbstractBaseUser, client_address: str | None = None) -
         token, created = Token.objects.get_or_create(user=user)
         if created:
             audit_record(
-                actor=user, action="auth.token_created", obj=user, client_address=client_address
+                actor=user, action=AuthAction.TOKEN_CREATED, obj=user, client_address=client_address
             )
     return token
 
@@ -28,7 +29,7 @@ def token_revoke(
         if deleted:
             audit_record(
                 actor=actor,
-                action="auth.token_revoked",
+                action=AuthAction.TOKEN_REVOKED,
                 obj=user,
                 client_address=client_address,
             )

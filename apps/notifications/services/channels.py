@@ -12,6 +12,7 @@ from django.db import transaction
 from apps.audit.services import Actor, audit_record
 from apps.clusters.models import Cluster
 
+from ..actions import ChannelAction
 from ..errors import NotificationChannelInvalid
 from ..events import event_payload, event_test
 from ..models import SUBSCRIBABLE_EVENTS, ChannelKind, NotificationChannel
@@ -82,7 +83,7 @@ def notification_channel_create(
         channel = NotificationChannel.objects.create(cluster=cluster, **values)
         audit_record(
             actor=actor,
-            action="notification_channel.created",
+            action=ChannelAction.CREATED,
             obj=channel,
             after=_shown(channel),
             client_address=client_address,
@@ -125,7 +126,7 @@ def notification_channel_update(
         after |= {f"{f}_changed": True for f in ("url", "secret") if f in changed}
         audit_record(
             actor=actor,
-            action="notification_channel.changed",
+            action=ChannelAction.CHANGED,
             obj=channel,
             before=before,
             after=after,
@@ -141,7 +142,7 @@ def notification_channel_delete(
     with transaction.atomic():
         audit_record(
             actor=actor,
-            action="notification_channel.deleted",
+            action=ChannelAction.DELETED,
             obj=channel,
             before=_shown(channel),
             client_address=client_address,
@@ -169,7 +170,7 @@ def notification_channel_test(
     )
     audit_record(
         actor=actor,
-        action="notification_channel.tested",
+        action=ChannelAction.TESTED,
         obj=channel,
         after={"ok": result.ok, "status_code": result.status_code, "error": result.error},
         client_address=client_address,

@@ -5,11 +5,11 @@ cluster-wide caps allow, biggest first, committed to the database before they ar
 from django.db import transaction
 from django.utils import timezone
 
-from apps.audit.services import audit_record
-
+from ..actions import ExecutionAction
 from ..kafka_ops import KafkaOps
 from ..models import Execution, MoveState, Plan, PlanMove
 from ..services.actors import EXECUTOR
+from ..services.plan_audit import plan_audit_record
 from ..services.policy import policy_get
 
 
@@ -58,10 +58,10 @@ def batch_submit(
             m.state, m.batch, m.started_at = MoveState.IN_PROGRESS, execution.batches, now
             m.submissions += 1
         PlanMove.objects.bulk_update(chosen, ["state", "batch", "started_at", "submissions"])
-        audit_record(
+        plan_audit_record(
             actor=EXECUTOR,
-            action="execution.batch_submitted",
-            obj=plan,
+            action=ExecutionAction.BATCH_SUBMITTED,
+            plan=plan,
             after={
                 "batch": execution.batches,
                 "moves": [

@@ -17,11 +17,11 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
-from apps.audit.services import audit_record
-
+from ..actions import ExecutionAction
 from ..kafka_ops import KafkaOps, PartitionKey
 from ..models import Execution, MoveState, Plan, PlanMove
 from ..services.actors import EXECUTOR
+from ..services.plan_audit import plan_audit_record
 
 logger = logging.getLogger(__name__)
 
@@ -94,10 +94,10 @@ def doomed_moves_fail(
             logger.warning("plan %s: cancel of %s refused: %s", plan.pk, m.key, error)
     with transaction.atomic():
         PlanMove.objects.bulk_update(doomed, ["state", "error", "finished_at"])
-        audit_record(
+        plan_audit_record(
             actor=EXECUTOR,
-            action="execution.moves_failed",
-            obj=plan,
+            action=ExecutionAction.MOVES_FAILED,
+            plan=plan,
             after={"moves": {f"{m.topic}-{m.partition}": m.error for m in doomed}},
             reason="; ".join(sorted(set(reasons.values()))),
         )

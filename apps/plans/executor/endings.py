@@ -6,12 +6,12 @@ import logging
 from django.db import transaction
 from django.utils import timezone
 
-from apps.audit.services import audit_record
-
+from ..actions import EXECUTION_ENDED, ExecutionAction
 from ..kafka_ops import KafkaOpError, KafkaOps, PartitionKey, kafka_ops_resolve
 from ..models import Execution, MoveState, Plan, PlanMove, PlanState
 from ..services.actors import EXECUTOR
 from ..services.drains import brokers_drained_record, drains_rolled_back
+from ..services.plan_audit import plan_audit_record
 from ..services.transitions import plan_transition
 from .throttles import throttles_remove
 
@@ -30,7 +30,7 @@ def execution_finish(
             plan=plan,
             to=state,
             actor=EXECUTOR,
-            action=f"execution.{state}",
+            action=EXECUTION_ENDED[state],
             reason=error,
             fields={"finished_at": timezone.now(), "error": error},
         )
@@ -67,10 +67,10 @@ def execution_cancel(
             if error and error != "NoReassignmentInProgressError":
                 m.error = f"cancel refused: {error}"
     PlanMove.objects.bulk_update(moves, ["state", "finished_at", "error"])
-    audit_record(
+    plan_audit_record(
         actor=EXECUTOR,
-        action="execution.reassignments_cancelled",
-        obj=plan,
+        action=ExecutionAction.REASSIGNMENTS_CANCELLED,
+        plan=plan,
         after={"cancelled": [f"{t}-{p}" for t, p in to_cancel]},
     )
     execution_finish(plan=plan, execution=execution, kafka=kafka, state=PlanState.CANCELLED)
@@ -104,7 +104,7 @@ def execution_fail(*, plan: Plan, error: str, kafka: KafkaOps | None = None) -> 
         plan=plan,
         to=PlanState.FAILED,
         actor=EXECUTOR,
-        action="execution.failed",
+        action=ExecutionAction.FAILED,
         reason=error,
         fields={"finished_at": now, "error": error},
     )

@@ -2,11 +2,11 @@
 and, for partitions whose data loss was confirmed, an unclean leader among the new
 replicas."""
 
-from apps.audit.services import audit_record
-
+from ..actions import ExecutionAction
 from ..kafka_ops import KafkaOps, PartitionInfo, PartitionKey
 from ..models import Execution, MoveState, Plan, PlanMove
 from ..services.actors import EXECUTOR
+from ..services.plan_audit import plan_audit_record
 
 MAX_ELECTION_ATTEMPTS = 15
 
@@ -33,10 +33,10 @@ def preferred_leaders_elect(
         return False
     execution.leaders_elected = True
     execution.save(update_fields=["leaders_elected", "election_attempts", "updated_at"])
-    audit_record(
+    plan_audit_record(
         actor=EXECUTOR,
-        action="execution.leaders_elected",
-        obj=plan,
+        action=ExecutionAction.LEADERS_ELECTED,
+        plan=plan,
         after={
             "elected": len(wanted) - len(failed),
             "failed": {f"{t}-{p}": e for (t, p), e in failed.items()},

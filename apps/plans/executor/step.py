@@ -19,6 +19,7 @@ at any point is replaced by one that carries on where Kafka is:
 from django.db import transaction
 from django.utils import timezone
 
+from ..actions import ExecutionAction, PlanAction
 from ..kafka_ops import KafkaOps, PartitionInfo, PartitionKey, kafka_ops_resolve
 from ..models import Execution, MoveState, Plan, PlanMove, PlanState
 from ..services.actors import EXECUTOR
@@ -117,7 +118,7 @@ def _execution_begin(*, plan: Plan, kafka: KafkaOps) -> bool:
             break
     if problem:
         plan_transition(
-            plan=plan, to=PlanState.STALE, actor=EXECUTOR, action="plan.stale", reason=problem
+            plan=plan, to=PlanState.STALE, actor=EXECUTOR, action=PlanAction.STALE, reason=problem
         )
         return False
     sizes = replica_sizes_get(kafka=kafka)
@@ -136,7 +137,7 @@ def _execution_begin(*, plan: Plan, kafka: KafkaOps) -> bool:
             plan=plan,
             to=PlanState.EXECUTING,
             actor=EXECUTOR,
-            action="execution.started",
+            action=ExecutionAction.STARTED,
             fields={"started_at": timezone.now()},
         )
     return True

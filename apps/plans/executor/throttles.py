@@ -10,11 +10,11 @@ throttle behind for good.
 
 import logging
 
-from apps.audit.services import audit_record
-
+from ..actions import ExecutionAction
 from ..kafka_ops import BROKER_THROTTLE_KEYS, TOPIC_THROTTLE_KEYS, KafkaOps
 from ..models import ACTIVE_STATES, Execution, MoveState, Plan, PlanMove
 from ..services.actors import EXECUTOR
+from ..services.plan_audit import plan_audit_record
 from ..services.policy import policy_get
 
 logger = logging.getLogger(__name__)
@@ -45,10 +45,10 @@ def throttles_retune(*, plan: Plan, execution: Execution, kafka: KafkaOps) -> No
     before = recorded.get("rate")
     execution.throttle = {**recorded, "rate": rate}
     execution.save(update_fields=["throttle", "updated_at"])
-    audit_record(
+    plan_audit_record(
         actor=EXECUTOR,
-        action="execution.throttle_changed",
-        obj=plan,
+        action=ExecutionAction.THROTTLE_CHANGED,
+        plan=plan,
         before={"rate": before},
         after={"rate": rate, "brokers": brokers},
     )
@@ -96,10 +96,10 @@ def throttles_set(
     # unthrottled for a moment.
     if not kafka.broker_rates_wait(brokers, str(rate), timeout=10.0):
         logger.warning("plan %s: throttle not yet visible on every broker", plan.pk)
-    audit_record(
+    plan_audit_record(
         actor=EXECUTOR,
-        action="execution.throttle_set",
-        obj=plan,
+        action=ExecutionAction.THROTTLE_SET,
+        plan=plan,
         after={"rate": rate, "brokers": brokers, "topics": topic_values},
     )
 
@@ -145,10 +145,10 @@ def throttles_remove(*, plan: Plan, execution: Execution, kafka: KafkaOps) -> No
         execution.throttle = {**recorded, "brokers": skipped, "topics": []}
     execution.throttle_applied = bool(skipped)
     execution.save(update_fields=["throttle", "throttle_applied", "updated_at"])
-    audit_record(
+    plan_audit_record(
         actor=EXECUTOR,
-        action="execution.throttle_removed",
-        obj=plan,
+        action=ExecutionAction.THROTTLE_REMOVED,
+        plan=plan,
         before={"rate": recorded.get("rate")},
         after={
             "brokers": sorted(broker_values),

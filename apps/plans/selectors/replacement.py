@@ -6,6 +6,7 @@ from datetime import datetime
 
 from apps.audit.selectors import audit_events_filter
 
+from ..actions import PLAN_REPLACED
 from ..models import Plan, PlanState
 
 PLAN_OBJECT_TYPE = Plan._meta.label_lower
@@ -23,7 +24,7 @@ def plan_replacement_get(*, plan: Plan) -> PlanReplacement | None:
     if plan.state not in (PlanState.SUPERSEDED, PlanState.STALE):
         return None
     event = audit_events_filter(
-        action=f"plan.{plan.state}", object_type=PLAN_OBJECT_TYPE, object_id=str(plan.pk)
+        action=PLAN_REPLACED[plan.state], object_type=PLAN_OBJECT_TYPE, object_id=str(plan.pk)
     ).first()
     newer = plan.superseded_by
     if newer is None or newer.state != PlanState.PROPOSED:

@@ -10,17 +10,19 @@ from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
 
-from apps.audit.services import Actor, audit_record
+from apps.audit.services import Actor
 from apps.balancer import engine
 from apps.clusters.models import Cluster
 from apps.core.bulk_write import rows_insert
 
+from ..actions import PlanAction
 from ..errors import PlanRequestInvalid, PlanStale, PlanStateError
 from ..kafka_ops import KafkaOps, PartitionKey
 from ..models import MoveState, Plan, PlanMove, PlanState
 from ..selectors import ScopedSnapshot, assignment_current, assignment_fingerprint
 from .decisions import plan_auto_approve
 from .estimate import bytes_forecast, duration_estimate, partition_write_rates
+from .plan_audit import plan_audit_record
 from .policy import policy_get
 from .sizes import partition_sizes_measure
 from .transitions import plan_summarize, plan_transition
@@ -129,10 +131,10 @@ def plan_create(
         )
         # A proposal replacing an open one continues its episode: notifications
         # announce an episode once (notifications.events).
-        audit_record(
+        plan_audit_record(
             actor=actor,
-            action="plan.proposed",
-            obj=plan,
+            action=PlanAction.PROPOSED,
+            plan=plan,
             after=plan_summarize(plan=plan)
             | {
                 "trigger": trigger,
@@ -151,7 +153,7 @@ def plan_create(
                     plan=old,
                     to=PlanState.SUPERSEDED,
                     actor=actor,
-                    action="plan.superseded",
+                    action=PlanAction.SUPERSEDED,
                     reason=why,
                     fields={"superseded_by": plan},
                 )

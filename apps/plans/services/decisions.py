@@ -6,8 +6,9 @@ from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
 
-from apps.audit.services import Actor, actor_policy, audit_record
+from apps.audit.services import Actor, actor_policy
 
+from ..actions import ExecutionAction, PlanAction
 from ..errors import (
     PlanPermissionDenied,
     PlanReplaced,
@@ -20,6 +21,7 @@ from ..queue import execution_enqueue
 from ..selectors import plan_fingerprint_current, plan_replacement_get
 from .actors import DETECTOR
 from .permissions import permission_require
+from .plan_audit import plan_audit_record
 from .policy import policy_get
 from .transitions import plan_transition
 
@@ -34,7 +36,7 @@ def plan_stale_check(*, plan: Plan, actor: Actor = DETECTOR) -> bool:
         plan=plan,
         to=PlanState.STALE,
         actor=actor,
-        action="plan.stale",
+        action=PlanAction.STALE,
         reason="the assignment of its partitions changed since it was proposed",
     )
     return True
@@ -80,7 +82,7 @@ def plan_approve(
             plan=plan,
             to=PlanState.APPROVED,
             actor=user,
-            action="plan.approved",
+            action=PlanAction.APPROVED,
             reason=reason,
             client_address=client_address,
             fields={
@@ -92,20 +94,20 @@ def plan_approve(
         )
         if throttle_rate is not None:
             Execution.objects.update_or_create(plan=plan, defaults={"throttle_rate": throttle_rate})
-            audit_record(
+            plan_audit_record(
                 actor=user,
-                action="execution.tuned",
-                obj=plan,
+                action=ExecutionAction.TUNED,
+                plan=plan,
                 before={"throttle_rate": None},
                 after={"throttle_rate": throttle_rate},
                 reason="throttle chosen at approval",
                 client_address=client_address,
             )
     if plan.data_loss_partitions:
-        audit_record(
+        plan_audit_record(
             actor=user,
-            action="plan.data_loss_confirmed",
-            obj=plan,
+            action=PlanAction.DATA_LOSS_CONFIRMED,
+            plan=plan,
             after={"partitions": plan.data_loss_partitions},
             reason=reason,
             client_address=client_address,
@@ -157,7 +159,7 @@ def plan_auto_approve(*, plan: Plan) -> bool:
             plan=plan,
             to=PlanState.APPROVED,
             actor=actor_policy(cluster_name=plan.cluster.name),
-            action="plan.approved",
+            action=PlanAction.APPROVED,
             reason=rule,
             fields={
                 "decided_by_policy": True,
@@ -188,7 +190,7 @@ def plan_reject(
         plan=plan,
         to=PlanState.REJECTED,
         actor=user,
-        action="plan.rejected",
+        action=PlanAction.REJECTED,
         reason=reason,
         client_address=client_address,
         fields={"decided_by": user, "decided_at": timezone.now(), "decision_reason": reason},
@@ -206,7 +208,7 @@ def plan_cancel(
             plan=plan,
             to=PlanState.CANCELLED,
             actor=user,
-            action="plan.cancelled",
+            action=PlanAction.CANCELLED,
             reason=reason,
             client_address=client_address,
             fields={"finished_at": timezone.now()},
@@ -218,10 +220,10 @@ def plan_cancel(
         if execution.cancel_requested:
             raise PlanStateError(f"plan #{plan.pk} is already being cancelled")
         Execution.objects.filter(pk=execution.pk).update(cancel_requested=True)
-        audit_record(
+        plan_audit_record(
             actor=user,
-            action="plan.cancel_requested",
-            obj=plan,
+            action=PlanAction.CANCEL_REQUESTED,
+            plan=plan,
             before={"state": plan.state},
             after={"state": plan.state, "cancel_requested": True},
             reason=reason,

@@ -35,6 +35,7 @@ from apps.clusters.services import cluster_sync
 from apps.clusters.sync_outcome import SyncOutcome
 from apps.metrics.selectors import latest_window_start
 
+from ..actions import PlanAction
 from ..errors import PlanRequestInvalid, PlanStale, PlanStateError
 from ..models import ACTIVE_STATES, ClusterPolicy, Plan, PlanMode, PlanOrigin, PlanState
 from ..queue import recheck_schedule
@@ -312,7 +313,7 @@ def _stale(*, plan: Plan, changes: list[str]) -> None:
             plan=plan,
             to=PlanState.STALE,
             actor=DETECTOR,
-            action="plan.stale",
+            action=PlanAction.STALE,
             reason="the cluster changed since it was proposed: " + "; ".join(changes),
         )
     except PlanStateError:

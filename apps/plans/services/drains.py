@@ -9,6 +9,7 @@ from django.utils import timezone
 from apps.audit.services import Actor, audit_record
 from apps.clusters.models import Cluster
 
+from ..actions import BrokerAction
 from ..errors import PlanRequestInvalid
 from ..models import BrokerDrain, Plan, PlanMode, PlanState
 from .permissions import permission_require
@@ -41,7 +42,7 @@ def brokers_drained_record(*, plan: Plan, actor: Actor) -> list[BrokerDrain]:
         )
         audit_record(
             actor=actor,
-            action="broker.drained",
+            action=BrokerAction.DRAINED,
             obj=brokers.get(node_id),
             object_type="" if node_id in brokers else "clusters.broker",
             object_repr="" if node_id in brokers else f"{plan.cluster.name}/broker-{node_id}",
@@ -74,7 +75,7 @@ def drains_rolled_back(*, plan: Plan, actor: Actor) -> list[int]:
         drain.delete()
         audit_record(
             actor=actor,
-            action="broker.undrained",
+            action=BrokerAction.UNDRAINED,
             obj=brokers.get(drain.node_id),
             object_type="" if drain.node_id in brokers else "clusters.broker",
             object_repr=""
@@ -123,7 +124,7 @@ def broker_undrain(
         drain.delete()
         audit_record(
             actor=user,
-            action="broker.undrained",
+            action=BrokerAction.UNDRAINED,
             obj=broker,
             object_type="" if broker is not None else "clusters.broker",
             object_repr="" if broker is not None else f"{cluster.name}/broker-{node_id}",

@@ -14,12 +14,12 @@ from typing import Any
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import transaction
 
-from apps.audit.services import audit_record
-
+from ..actions import ExecutionAction
 from ..errors import PlanRequestInvalid, PlanStateError
 from ..models import ACTIVE_STATES, Execution, Plan
 from .estimate import plan_reestimate_remaining
 from .permissions import permission_require
+from .plan_audit import plan_audit_record
 
 CONTROL_PERMISSION = "plans.cancel_plan"
 TUNABLE = ("throttle_rate", "max_moves_per_broker", "max_moves_cluster")
@@ -53,10 +53,10 @@ def _paused_set(
             raise PlanStateError(f"plan #{plan.pk} is already {'paused' if paused else 'running'}")
         execution.paused = paused
         execution.save(update_fields=["paused", "updated_at"])
-        audit_record(
+        plan_audit_record(
             actor=user,
-            action="execution.paused" if paused else "execution.resumed",
-            obj=plan,
+            action=ExecutionAction.PAUSED if paused else ExecutionAction.RESUMED,
+            plan=plan,
             before={"paused": not paused},
             after={"paused": paused},
             reason=reason,
@@ -117,10 +117,10 @@ def execution_tune(
         execution.save(update_fields=[*changes, "updated_at"])
         # Re-estimated at once: the page's copy time and ETA follow the new setting.
         copy = plan_reestimate_remaining(plan=plan, execution=execution)
-        audit_record(
+        plan_audit_record(
             actor=user,
-            action="execution.tuned",
-            obj=plan,
+            action=ExecutionAction.TUNED,
+            plan=plan,
             before=before,
             after=changes
             | {

@@ -4,11 +4,11 @@ task was lost: checked, audited, and enqueued once more."""
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import transaction
 
-from apps.audit.services import audit_record
-
+from ..actions import PlanAction
 from ..errors import PlanPermissionDenied, PlanStateError
 from ..models import Plan, PlanState
 from ..queue import execution_enqueue
+from .plan_audit import plan_audit_record
 
 
 def plan_execution_start(
@@ -21,10 +21,10 @@ def plan_execution_start(
     if plan.state not in (PlanState.APPROVED, PlanState.EXECUTING):
         raise PlanStateError(f"plan #{plan.pk} is {plan.state}; only an approved plan executes")
     with transaction.atomic():
-        audit_record(
+        plan_audit_record(
             actor=user,
-            action="plan.execution_requested",
-            obj=plan,
+            action=PlanAction.EXECUTION_REQUESTED,
+            plan=plan,
             before={"state": plan.state},
             client_address=client_address,
         )

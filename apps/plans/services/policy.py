@@ -10,6 +10,7 @@ from apps.audit.services import SystemActor, audit_record
 from apps.balancer import engine
 from apps.clusters.models import Cluster
 
+from ..actions import PolicyAction
 from ..errors import PlanRequestInvalid
 from ..models import ClusterPolicy
 from .permissions import permission_require
@@ -101,7 +102,7 @@ def policy_update(
         policy.save()
         audit_record(
             actor=actor,
-            action="policy.changed",
+            action=PolicyAction.CHANGED,
             obj=policy,
             before=before,
             after=after,

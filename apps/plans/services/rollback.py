@@ -4,13 +4,13 @@ found them, approved and executed like any other."""
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import transaction
 
-from apps.audit.services import audit_record
-
+from ..actions import PlanAction
 from ..errors import PlanRequestInvalid, PlanStateError
 from ..models import Plan, PlanMode, PlanOrigin, PlanState
 from ..selectors import assignment_current
 from .creation import plan_create
 from .permissions import permission_require
+from .plan_audit import plan_audit_record
 
 
 def plan_rollback_request(
@@ -61,10 +61,10 @@ def plan_rollback_request(
             client_address=client_address,
         )
         # On the original plan too, so its own history shows it was rolled back.
-        audit_record(
+        plan_audit_record(
             actor=user,
-            action="plan.rollback_requested",
-            obj=plan,
+            action=PlanAction.ROLLBACK_REQUESTED,
+            plan=plan,
             after={"rollback_plan": rollback.pk, "state": rollback.state},
             reason=reason,
             client_address=client_address,

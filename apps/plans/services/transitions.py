@@ -6,10 +6,11 @@ from typing import Any
 
 from django.db import transaction
 
-from apps.audit.services import Actor, audit_record
+from apps.audit.services import Actor
 
 from ..errors import PlanStateError
 from ..models import PLAN_TRANSITIONS, Plan
+from .plan_audit import plan_audit_record
 
 
 def plan_summarize(*, plan: Plan) -> dict[str, Any]:
@@ -46,10 +47,10 @@ def plan_transition(
         before = plan_summarize(plan=plan)
         for key, value in values.items():
             setattr(plan, key, value)
-        audit_record(
+        plan_audit_record(
             actor=actor,
             action=action,
-            obj=plan,
+            plan=plan,
             before=before,
             after=plan_summarize(plan=plan),
             reason=reason,
