@@ -80,10 +80,6 @@ def aggregation_run(
     AggregationAlreadyRunning when another run of this cluster holds the lock;
     any other failure is recorded on the run (status failed) and not raised.
     """
-    # pyspark is imported by the processes that aggregate, not by every importer.
-    from spark_jobs.partition_loads import aggregation_execute, metrics_extract
-    from spark_jobs.sample_cache import sample_cache_get
-
     # Samples are kept only in a session that outlives the run: the worker's warm one,
     # unless it is stopped after the run to give a shared cluster's cores back.
     keep_samples = (
@@ -91,19 +87,9 @@ def aggregation_run(
         and settings.METRICS_SAMPLES_KEPT_IN_SESSION
         and (spark_master_is_local() or not settings.SPARK_RELEASE_BETWEEN_RUNS)
     )
-
     run = run or aggregation_run_start(cluster=cluster, spark_master=settings.SPARK_MASTER)
     topic = settings.METRICS_TOPIC
-    # Seconds per phase, logged: where a slow run spends its time (bench_loop prints them).
-    phases: dict[str, float] = {}
-    mark = time.monotonic()
-
-    def lap(name: str) -> None:
-        nonlocal mark
-        now = time.monotonic()
-        phases[name] = now - mark
-        mark = now
-
+    laps = _Laps()
     try:
         cursor = MetricsCursor.objects.filter(cluster=cluster, topic=topic).first()
         # A first run reads only what the kept windows can hold.
@@ -115,62 +101,98 @@ def aggregation_run(
             stored=cursor.offsets if cursor else {},
             since_ms=since_ms,
         )
-        lap("offsets")
+        laps.lap("offsets")
         if span is not None:
-            spark = spark or spark_session_create()
-            slide_ms = settings.METRICS_WINDOW_SLIDE_SECONDS * 1000
-
-            def extract(start: dict[int, int], end: dict[int, int]) -> Any:
-                return metrics_extract(
-                    spark,
-                    bootstrap_servers=cluster.bootstrap_servers,
-                    topic=topic,
-                    starting_offsets=start,
-                    ending_offsets=end,
-                    kafka_options=kafka_source_options(cluster=cluster),
-                )
-
-            previous = cursor.finalized_until if cursor else None
-            window = {
-                "window_ms": window_ms,
-                "slide_ms": slide_ms,
-                "previous_finalized_ms": _dt_to_ms(previous) if previous else None,
-            }
-            if keep_samples:
-                cache = sample_cache_get(
-                    key=f"{cluster.pk}:{cluster.bootstrap_servers}:{topic}",
-                    spark=spark,
-                    slide_ms=slide_ms,
-                )
-                try:
-                    samples = cache.samples(spark, start=span.start, end=span.end, extract=extract)
-                    result = aggregation_execute(spark, samples=samples, **window)
-                except Exception:
-                    cache.drop()
-                    raise
-            else:
-                cache = None
-                result = aggregation_execute(spark, raw=extract(span.start, span.end), **window)
-            lap("spark")
-            # Partitions with nothing new resume where this read ended.
-            result.next_offsets = {**span.end, **result.next_offsets}
-            try:
-                aggregation_results_store(cluster=cluster, run=run, topic=topic, result=result)
-            except Exception:
-                if cache is not None:
-                    cache.drop()  # the cursor did not move: the next run starts afresh
-                raise
-            if cache is not None:
-                cache.commit(next_start=result.next_offsets)
-            lap("store")
+            _span_aggregate(
+                cluster=cluster,
+                run=run,
+                spark=spark or spark_session_create(),
+                span=span,
+                cursor=cursor,
+                keep_samples=keep_samples,
+                laps=laps,
+            )
         status, error = AggregationRun.Status.SUCCEEDED, ""
     except Exception:
         logger.exception("aggregation of %s failed", cluster.name)
         status, error = AggregationRun.Status.FAILED, traceback.format_exc()[-10_000:]
     aggregation_run_finish(run=run, status=status, error=error)
-    logger.info(
-        "aggregation of %s: %s",
-        cluster.name,
-        ", ".join(f"{name} {seconds:.2f} s" for name, seconds in phases.items()),
-    )
+    logger.info("aggregation of %s: %s", cluster.name, laps)
     return run
+
+
+class _Laps:
+    """Seconds per phase of a run, logged: where a slow run spends its time (bench_loop
+    prints them)."""
+
+    def __init__(self) -> None:
+        self.phases: dict[str, float] = {}
+        self._mark = time.monotonic()
+
+    def lap(self, name: str) -> None:
+        now = time.monotonic()
+        self.phases[name] = now - self._mark
+        self._mark = now
+
+    def __str__(self) -> str:
+        return ", ".join(f"{name} {seconds:.2f} s" for name, seconds in self.phases.items())
+
+
+def _span_aggregate(
+    *,
+    cluster: Cluster,
+    run: AggregationRun,
+    spark: Any,
+    span: ReadRange,
+    cursor: MetricsCursor | None,
+    keep_samples: bool,
+    laps: _Laps,
+) -> None:
+    """Run the Spark job over the records in `span` and store its windows; with
+    `keep_samples`, through the session's sample cache (dropped when a step fails, so
+    the next run starts afresh)."""
+    # pyspark is imported by the processes that aggregate, not by every importer.
+    from spark_jobs.partition_loads import aggregation_execute, metrics_extract
+    from spark_jobs.sample_cache import sample_cache_get
+
+    topic = settings.METRICS_TOPIC
+    slide_ms = settings.METRICS_WINDOW_SLIDE_SECONDS * 1000
+
+    def extract(start: dict[int, int], end: dict[int, int]) -> Any:
+        return metrics_extract(
+            spark,
+            bootstrap_servers=cluster.bootstrap_servers,
+            topic=topic,
+            starting_offsets=start,
+            ending_offsets=end,
+            kafka_options=kafka_source_options(cluster=cluster),
+        )
+
+    previous = cursor.finalized_until if cursor else None
+    window = {
+        "window_ms": settings.METRICS_WINDOW_SECONDS * 1000,
+        "slide_ms": slide_ms,
+        "previous_finalized_ms": _dt_to_ms(previous) if previous else None,
+    }
+    cache = None
+    if keep_samples:
+        cache = sample_cache_get(
+            key=f"{cluster.pk}:{cluster.bootstrap_servers}:{topic}", spark=spark, slide_ms=slide_ms
+        )
+    try:
+        if cache is not None:
+            samples = cache.samples(spark, start=span.start, end=span.end, extract=extract)
+            result = aggregation_execute(spark, samples=samples, **window)
+        else:
+            result = aggregation_execute(spark, raw=extract(span.start, span.end), **window)
+        laps.lap("spark")
+        # Partitions with nothing new resume where this read ended.
+        result.next_offsets = {**span.end, **result.next_offsets}
+        aggregation_results_store(cluster=cluster, run=run, topic=topic, result=result)
+    except Exception:
+        if cache is not None:
+            cache.drop()  # the cursor did not move: the next run starts afresh
+        raise
+    if cache is not None:
+        cache.commit(next_start=result.next_offsets)
+    laps.lap("store")

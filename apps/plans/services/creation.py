@@ -56,7 +56,63 @@ def plan_create(
     entries = reassignment.get("partitions", [])
     if not entries:
         raise PlanRequestInvalid("the plan changes nothing")
-    sizes = sizes or {}
+    moves, before_of_plan = _moves_draft(
+        entries=entries, assignment_before=assignment_before, sizes=sizes or {}, report=report
+    )
+    rates = partition_write_rates(cluster=cluster) if write_rates is None else write_rates
+    copy = duration_estimate(
+        cluster=cluster,
+        moves=moves,
+        throttle_rate=policy_get(cluster=cluster).throttle_bytes_per_sec,
+        rates=rates,
+    )
+    bytes_to_move = bytes_forecast(cluster=cluster, moves=moves, seconds=copy.seconds, rates=rates)
+    # The report's moves (one entry per partition) are the plan's PlanMove rows, stored
+    # once. The plan page's goal filter offers move_goals without reading every move.
+    report = {k: v for k, v in report.items() if k != "moves"}
+    report["move_goals"] = sorted({g for m in moves for g in m.goals})
+    fingerprint = assignment_fingerprint(assignment=before_of_plan)
+    with transaction.atomic():
+        _placement_unchanged_check(cluster=cluster, before=before_of_plan, fingerprint=fingerprint)
+        plan = Plan.objects.create(
+            cluster=cluster,
+            origin=origin,
+            mode=mode,
+            brokers=sorted(set(brokers)),
+            trigger=trigger,
+            fingerprint=fingerprint,
+            reassignment={"version": 1, "partitions": entries},
+            rollback_reassignment=_rollback_reassignment(before=before_of_plan),
+            report=report,
+            bytes_to_move=bytes_to_move,
+            bytes_estimated_at=sizes_read_at,
+            duration_estimate_seconds=copy.seconds,
+            estimate_note=copy.note,
+            data_loss_partitions=sorted(data_loss_partitions),
+            requested_by=requested_by,
+            request_reason=request_reason,
+            rollback_of=rollback_of,
+        )
+        _moves_insert(plan=plan, moves=moves)
+        _proposal_record(
+            plan=plan,
+            actor=actor,
+            reason=request_reason or trigger,
+            client_address=client_address,
+            supersede_reason=supersede_reason,
+        )
+    plan_auto_approve(plan=plan)
+    return plan
+
+
+def _moves_draft(
+    *,
+    entries: list[dict],
+    assignment_before: dict[PartitionKey, list[int]],
+    sizes: dict[PartitionKey, int],
+    report: dict,
+) -> tuple[list["_MoveDraft"], dict[PartitionKey, list[int]]]:
+    """One draft per entry of the reassignment, and the replicas each partition had."""
     goals_by_key = {
         (m["topic"], m["partition"]): m.get("goals", []) for m in report.get("moves", [])
     }
@@ -79,88 +135,63 @@ def plan_create(
                 goals=goals_by_key.get(key, []),
             )
         )
-    rollback = {
+    return moves, before_of_plan
+
+
+def _rollback_reassignment(*, before: dict[PartitionKey, list[int]]) -> dict:
+    """The reassignment that puts every moved partition back where it was."""
+    return {
         "version": 1,
-        "partitions": [
-            {"topic": t, "partition": p, "replicas": r} for (t, p), r in before_of_plan.items()
-        ],
+        "partitions": [{"topic": t, "partition": p, "replicas": r} for (t, p), r in before.items()],
     }
-    rates = partition_write_rates(cluster=cluster) if write_rates is None else write_rates
-    copy = duration_estimate(
-        cluster=cluster,
-        moves=moves,
-        throttle_rate=policy_get(cluster=cluster).throttle_bytes_per_sec,
-        rates=rates,
+
+
+def _placement_unchanged_check(
+    *, cluster: Cluster, before: dict[PartitionKey, list[int]], fingerprint: str
+) -> None:
+    """Raise PlanStale when a sync moved the plan's partitions since it was planned
+    (planned outside any transaction)."""
+    now = assignment_current(cluster=cluster, keys=list(before))
+    if assignment_fingerprint(assignment=now) != fingerprint:
+        raise PlanStale(
+            "the placement of the plan's partitions changed while it was made; "
+            "it is made again from the cluster as it is now"
+        )
+
+
+def _proposal_record(
+    *, plan: Plan, actor: Actor, reason: str, client_address: str | None, supersede_reason: str
+) -> None:
+    """Audit the new proposal and supersede the cluster's older open ones. A proposal
+    replacing an open one continues its episode: notifications announce an episode
+    once (notifications.events)."""
+    older = list(
+        Plan.objects.filter(cluster=plan.cluster, state=PlanState.PROPOSED).exclude(pk=plan.pk)
     )
-    bytes_to_move = bytes_forecast(cluster=cluster, moves=moves, seconds=copy.seconds, rates=rates)
-    # The report's moves (one entry per partition) are the plan's PlanMove rows, stored
-    # once. The plan page's goal filter offers move_goals without reading every move.
-    report = {k: v for k, v in report.items() if k != "moves"}
-    report["move_goals"] = sorted({g for m in moves for g in m.goals})
-    fingerprint = assignment_fingerprint(assignment=before_of_plan)
-    with transaction.atomic():
-        # Planned outside any transaction: a sync may have moved its partitions since.
-        now = assignment_current(cluster=cluster, keys=list(before_of_plan))
-        if assignment_fingerprint(assignment=now) != fingerprint:
-            raise PlanStale(
-                "the placement of the plan's partitions changed while it was made; "
-                "it is made again from the cluster as it is now"
+    plan_audit_record(
+        actor=actor,
+        action=PlanAction.PROPOSED,
+        plan=plan,
+        after=plan_summarize(plan=plan)
+        | {"trigger": plan.trigger, "brokers": plan.brokers, "supersedes": [o.pk for o in older]},
+        reason=reason,
+        client_address=client_address,
+    )
+    why = f"superseded by plan #{plan.pk}"
+    if supersede_reason:
+        why += f": {supersede_reason}"
+    for old in older:
+        try:
+            plan_transition(
+                plan=old,
+                to=PlanState.SUPERSEDED,
+                actor=actor,
+                action=PlanAction.SUPERSEDED,
+                reason=why,
+                fields={"superseded_by": plan},
             )
-        plan = Plan.objects.create(
-            cluster=cluster,
-            origin=origin,
-            mode=mode,
-            brokers=sorted(set(brokers)),
-            trigger=trigger,
-            fingerprint=fingerprint,
-            reassignment={"version": 1, "partitions": entries},
-            rollback_reassignment=rollback,
-            report=report,
-            bytes_to_move=bytes_to_move,
-            bytes_estimated_at=sizes_read_at,
-            duration_estimate_seconds=copy.seconds,
-            estimate_note=copy.note,
-            data_loss_partitions=sorted(data_loss_partitions),
-            requested_by=requested_by,
-            request_reason=request_reason,
-            rollback_of=rollback_of,
-        )
-        _moves_insert(plan=plan, moves=moves)
-        older = list(
-            Plan.objects.filter(cluster=cluster, state=PlanState.PROPOSED).exclude(pk=plan.pk)
-        )
-        # A proposal replacing an open one continues its episode: notifications
-        # announce an episode once (notifications.events).
-        plan_audit_record(
-            actor=actor,
-            action=PlanAction.PROPOSED,
-            plan=plan,
-            after=plan_summarize(plan=plan)
-            | {
-                "trigger": trigger,
-                "brokers": plan.brokers,
-                "supersedes": [old.pk for old in older],
-            },
-            reason=request_reason or trigger,
-            client_address=client_address,
-        )
-        why = f"superseded by plan #{plan.pk}"
-        if supersede_reason:
-            why += f": {supersede_reason}"
-        for old in older:
-            try:
-                plan_transition(
-                    plan=old,
-                    to=PlanState.SUPERSEDED,
-                    actor=actor,
-                    action=PlanAction.SUPERSEDED,
-                    reason=why,
-                    fields={"superseded_by": plan},
-                )
-            except PlanStateError:
-                pass  # decided meanwhile: nothing left to supersede
-    plan_auto_approve(plan=plan)
-    return plan
+        except PlanStateError:
+            pass  # decided meanwhile: nothing left to supersede
 
 
 @dataclass(slots=True)
