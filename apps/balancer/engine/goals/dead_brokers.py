@@ -16,7 +16,8 @@ import math
 import numpy as np
 
 from ..model import NW_OUT, ClusterModel
-from .base import MAX_OFFENDERS, Goal, judgement
+from .goal import Goal
+from .judging import MAX_OFFENDERS, judgement
 
 
 class DeadBrokersGoal(Goal):

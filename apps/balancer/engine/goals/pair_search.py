@@ -1,6 +1,6 @@
 """Swaps judged on every measure at once, for a band goal the greedy swap left out of band.
 
-`BandGoal._swaps` pairs a heavy replica with a partner of the right weight in the
+`band_swaps.swap_moves` pairs a heavy replica with a partner of the right weight in the
 goal's own measure, a few partners each. On a small cluster whose other bands are
 tight that misses the one trade that helps: e.g. a broker over the network-in band
 and at the bottom of the disk band needs a replica heavy in network in and light on

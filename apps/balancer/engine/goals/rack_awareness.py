@@ -10,7 +10,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..model import ClusterModel, rack_violations
-from .base import MAX_OFFENDERS, Goal, judgement
+from .goal import Goal
+from .judging import MAX_OFFENDERS, judgement
 
 
 def partition_violations(model: ClusterModel) -> np.ndarray:

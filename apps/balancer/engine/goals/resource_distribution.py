@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..model import DISK, NW_IN, NW_OUT, ClusterModel
-from .base import BandGoal
+from .band import BandGoal
 from .capacity import RESOURCE_NAMES
 
 
