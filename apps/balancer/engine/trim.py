@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .model import N_MEASURES, ClusterModel
+from .measures import N_MEASURES
+from .model import ClusterModel
 
 GOAL = "movement-trim"
 TOL = 1e-9

@@ -7,7 +7,7 @@ soft goals. Names follow Cruise Control's goals in kebab case.
 from __future__ import annotations
 
 from ..errors import PlanError
-from ..model import DISK, NW_IN, NW_OUT
+from ..measures import DISK, NW_IN, NW_OUT
 from ..options import PlannerOptions
 from .band import BandGoal
 from .capacity import CapacityGoal

@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..model import LEADER_BYTES_IN, LEADER_MEASURES, LEADERS, NW_OUT, ClusterModel
+from ..measures import LEADER_BYTES_IN, LEADER_MEASURES, LEADERS, NW_OUT
+from ..model import ClusterModel
 from .band_leaders import leader_chain_moves, leadership_moves
 from .band_replicas import replica_moves
 from .band_swaps import pair_swap_moves, swap_moves

@@ -15,7 +15,8 @@ import math
 
 import numpy as np
 
-from ..model import NW_OUT, ClusterModel
+from ..measures import NW_OUT
+from ..model import ClusterModel
 from .goal import Goal
 from .judging import MAX_OFFENDERS, judgement
 

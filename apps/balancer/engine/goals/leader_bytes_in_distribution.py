@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..model import LEADER_BYTES_IN, ClusterModel
+from ..measures import LEADER_BYTES_IN
+from ..model import ClusterModel
 from .band import BandGoal
 from .resource_distribution import fair_share, utilisation_band
 

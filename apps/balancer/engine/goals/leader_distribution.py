@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..model import LEADERS, ClusterModel
+from ..measures import LEADERS
+from ..model import ClusterModel
 from .count_band import CountBandGoal
 
 

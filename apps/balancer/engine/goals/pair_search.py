@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..model import REPLICAS, ClusterModel
+from ..measures import REPLICAS
+from ..model import ClusterModel
 
 # replicas per side weighed (160 x 160 pairs): a small cluster's broker holds fewer, so
 # every one is weighed there; a big cluster weighs its heaviest / lightest only, which

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..model import ClusterModel, rack_violations
+from ..model import ClusterModel
+from ..racks import rack_violations
 from .goal import Goal
 from .judging import MAX_OFFENDERS, judgement
 

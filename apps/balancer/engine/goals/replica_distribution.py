@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..model import REPLICAS, ClusterModel
+from ..measures import REPLICAS
+from ..model import ClusterModel
 from .count_band import CountBandGoal
 
 

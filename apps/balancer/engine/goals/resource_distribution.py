@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..model import DISK, NW_IN, NW_OUT, ClusterModel
+from ..measures import DISK, NW_IN, NW_OUT
+from ..model import ClusterModel
 from .band import BandGoal
 from .capacity import RESOURCE_NAMES
 
