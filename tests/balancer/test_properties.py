@@ -29,7 +29,8 @@ from apps.balancer.engine import (
     validate_plan,
 )
 from apps.balancer.engine.goals import build_goals, build_leadership_pass
-from apps.balancer.engine.model import DISK, NW_IN, REPLICAS, ClusterModel
+from apps.balancer.engine.measures import DISK, NW_IN, REPLICAS
+from apps.balancer.engine.model import ClusterModel
 from apps.balancer.engine.modes import default_soft_goals, setup_mode
 from apps.balancer.engine.snapshot import parse_snapshot
 

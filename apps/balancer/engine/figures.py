@@ -6,7 +6,8 @@ import math
 
 import numpy as np
 
-from .model import DISK, LEADERS, NW_IN, NW_OUT, REPLICAS, ClusterModel, broker_loads
+from .measures import DISK, LEADERS, NW_IN, NW_OUT, REPLICAS, broker_loads
+from .model import ClusterModel
 from .snapshot import Snapshot
 
 # resources reported, and the model measure behind each

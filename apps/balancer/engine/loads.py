@@ -11,8 +11,8 @@ from typing import Any
 
 import numpy as np
 
-from .model import MEASURE_NAMES, load_vectors
-from .model import broker_loads as _loads_of_assignment
+from .measures import MEASURE_NAMES, load_vectors
+from .measures import broker_loads as _loads_of_assignment
 from .snapshot import Snapshot, parse_snapshot
 
 # What a dead broker does not do: serve traffic or lead (it still holds its replicas'

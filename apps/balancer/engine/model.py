@@ -1,13 +1,4 @@
-"""Cluster state arrays and the load model of BALANCING.md §3, updated per move.
-
-Measures tracked per broker (columns of `ClusterModel.load`):
-
-    network_in       + bytes_in on every replica
-    network_out      + bytes_out + bytes_in * (rf - 1) on the leader (replicas[0])
-    disk             + size on every replica
-    replicas         + 1 on every replica
-    leaders          + 1 on the leader
-    leader_bytes_in  + bytes_in on the leader
+"""Cluster state: the assignment, per-broker loads (measures.py), active constraints.
 
 Every move goes through `move_replica` / `move_leader`, which keep the per-broker
 loads, per-topic replica counts and the record of why a partition changed in step.
@@ -21,13 +12,18 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .measures import (
+    DISK,
+    LEADER_BYTES_IN,
+    N_MEASURES,
+    NW_IN,
+    NW_OUT,
+    REPLICAS,
+    broker_loads,
+    load_vectors,
+)
+from .racks import rack_codes, rack_limits
 from .snapshot import Snapshot
-
-NW_IN, NW_OUT, DISK, REPLICAS, LEADERS, LEADER_BYTES_IN = range(6)
-N_MEASURES = 6
-MEASURE_NAMES = ("network_in", "network_out", "disk", "replicas", "leaders", "leader_bytes_in")
-# Measures a change of leadership moves between brokers.
-LEADER_MEASURES = (NW_OUT, LEADERS, LEADER_BYTES_IN)
 
 
 @dataclass
@@ -51,53 +47,6 @@ class ModeSetup:
     added: list[int] = field(default_factory=list)  # broker indices being added
 
 
-def load_vectors(snap: Snapshot) -> tuple[np.ndarray, np.ndarray]:
-    """Per partition, what each replica adds to its broker and what the leader adds
-    in addition: (P, N_MEASURES) arrays `fvec` and `lvec`."""
-    n = snap.n_partitions
-    fvec = np.zeros((n, N_MEASURES), dtype=np.float64)
-    fvec[:, NW_IN] = snap.bytes_in
-    fvec[:, DISK] = snap.size
-    fvec[:, REPLICAS] = 1.0
-    lvec = np.zeros((n, N_MEASURES), dtype=np.float64)
-    lvec[:, NW_OUT] = snap.bytes_out + snap.bytes_in * (snap.rf - 1)
-    lvec[:, LEADERS] = 1.0
-    lvec[:, LEADER_BYTES_IN] = snap.bytes_in
-    return fvec, lvec
-
-
-def broker_loads(
-    assign: np.ndarray, fvec: np.ndarray, lvec: np.ndarray, n_brokers: int
-) -> np.ndarray:
-    """Per-broker measures of an assignment (column 0 of `assign` is the leader)."""
-    load = np.zeros((n_brokers, N_MEASURES), dtype=np.float64)
-    for k in range(assign.shape[1]):
-        col = assign[:, k]
-        ok = col >= 0
-        for j in range(N_MEASURES):
-            w = fvec[ok, j] + lvec[ok, j] if k == 0 else fvec[ok, j]
-            load[:, j] += np.bincount(col[ok], weights=w, minlength=n_brokers)
-    return load
-
-
-def rack_violations(rack_of_cell: np.ndarray, rack_max: np.ndarray) -> np.ndarray:
-    """Per-partition count of replicas beyond the allowed number per rack.
-
-    rack_of_cell: (P, K) rack code per replica, negative for padding.
-    """
-    if rack_of_cell.shape[0] == 0:
-        return np.zeros(0, dtype=np.int64)
-    k = rack_of_cell.shape[1]
-    # padding gets distinct sentinels so that it never forms a run
-    pad = -(np.arange(k, dtype=np.int64) + 1)
-    vals = np.where(rack_of_cell >= 0, rack_of_cell.astype(np.int64), pad[None, :])
-    s = np.sort(vals, axis=1)
-    run = np.zeros(s.shape, dtype=np.int64)
-    for i in range(1, k):
-        run[:, i] = np.where(s[:, i] == s[:, i - 1], run[:, i - 1] + 1, 0)
-    return (run >= rack_max[:, None]).sum(axis=1)
-
-
 class ClusterModel:
     """Mutable cluster state: assignment, per-broker loads and active constraints."""
 
@@ -111,8 +60,21 @@ class ClusterModel:
     ) -> None:
         self.snap = snap
         self.setup = setup
-        self.n_brokers = B = snap.n_brokers
+        self.n_brokers = snap.n_brokers
         self.n_partitions = snap.n_partitions
+        self._init_assignment(snap)
+        self._init_mode(snap, setup)
+        self._init_racks(snap)
+        self._init_norm(snap)
+        self._init_constraints(
+            capacity_threshold=capacity_threshold, max_replicas_per_broker=max_replicas_per_broker
+        )
+        self._init_place_target()
+        self._init_bookkeeping()
+
+    def _init_assignment(self, snap: Snapshot) -> None:
+        """The assignment, its per-broker loads and per-topic replica counts."""
+        B = self.n_brokers
         self.initial = snap.replicas
         self.assign = snap.replicas.copy()
         self.K = self.assign.shape[1]
@@ -135,6 +97,8 @@ class ClusterModel:
             np.bincount(key[cells], minlength=n_topics * B).reshape(n_topics, B).astype(np.int32)
         )
 
+    def _init_mode(self, snap: Snapshot, setup: ModeSetup) -> None:
+        """What the mode lets move, where to, and the partitions nothing may touch."""
         self.usable = setup.usable
         self.alive = snap.alive
         self.dest = setup.dest & setup.usable
@@ -144,35 +108,24 @@ class ClusterModel:
         self.n_usable = int(self.usable.sum())
         # a partition holding a replica on a dead broker may not be listed in a plan
         # (BALANCING.md §2), so nothing touches it unless every dead replica is moved
+        cells = self.assign >= 0
         dead_cell = (~snap.alive)[np.maximum(self.assign, 0)] & cells
         self.frozen = dead_cell.any(axis=1)
 
-        # racks: a broker without rack is a rack of its own (as Cruise Control does)
-        codes: dict[str, int] = {}
-        rack = np.zeros(B, dtype=np.int64)
-        nxt = 0
-        for b, name in enumerate(snap.racks):
-            if name is None:
-                rack[b] = nxt
-                nxt += 1
-            else:
-                if name not in codes:
-                    codes[name] = nxt
-                    nxt += 1
-                rack[b] = codes[name]
+    def _init_racks(self, snap: Snapshot) -> None:
+        """Each broker's rack code, its rack masks, each partition's replicas per rack."""
+        rack, n_codes = rack_codes(snap.racks)
         self.rack = rack
         self.rack_l: list[int] = rack.tolist()
-        self.rack_masks = rack[None, :] == np.arange(nxt)[:, None]
+        self.rack_masks = rack[None, :] == np.arange(n_codes)[:, None]
         self.rack_outside = ~self.rack_masks  # brokers outside each rack
         self.n_racks_usable = int(np.unique(rack[self.usable]).shape[0])
-        nr = max(self.n_racks_usable, 1)
-        # replicas of one partition on distinct racks while racks >= rf, else as even as
-        # the racks allow: at most ceil(rf / racks) per rack
-        self.rack_max = np.where(nr >= snap.rf, 1, -(-snap.rf // nr)).astype(np.int64)
+        self.rack_max = rack_limits(snap.rf, self.n_racks_usable)
         self.rack_max_l: list[int] = self.rack_max.tolist()
 
-        # normalisation: capacity where every usable broker declares one, else raw load
-        norm = np.ones((B, N_MEASURES), dtype=np.float64)
+    def _init_norm(self, snap: Snapshot) -> None:
+        """Normalisation: capacity where every usable broker declares one, else raw load."""
+        norm = np.ones((self.n_brokers, N_MEASURES), dtype=np.float64)
         self.has_capacity = [False] * 3
         for j in (NW_IN, NW_OUT, DISK):
             cap = snap.capacity[:, j]
@@ -183,7 +136,9 @@ class ClusterModel:
             norm[:, LEADER_BYTES_IN] = norm[:, NW_IN]
         self.norm = norm
 
-        # active constraints: hi/lo per broker and measure, checked as "never worse"
+    def _init_constraints(self, *, capacity_threshold: float, max_replicas_per_broker: int) -> None:
+        """Active constraints: hi/lo per broker and measure, checked as "never worse"."""
+        B = self.n_brokers
         self.hi = np.full((B, N_MEASURES), np.inf)
         self.lo = np.full((B, N_MEASURES), -np.inf)
         self.capacity_threshold = capacity_threshold
@@ -196,13 +151,16 @@ class ClusterModel:
         self._ones_u8 = np.ones(N_MEASURES, dtype=np.uint8)
         self.slack = np.full((B, N_MEASURES), np.inf)
 
-        # whole-cluster targets used to place replicas that must move anyway
-        totals = fvec.sum(axis=0) + lvec.sum(axis=0)
+    def _init_place_target(self) -> None:
+        """Whole-cluster targets used to place replicas that must move anyway."""
+        totals = self.fvec.sum(axis=0) + self.lvec.sum(axis=0)
+        norm = self.norm
         usable_norm = norm[self.usable].sum(axis=0) if self.n_usable else np.ones(N_MEASURES)
         target = totals[None, :] * norm / np.where(usable_norm > 0, usable_norm, 1.0)
         self.place_target = np.where(target > 0, target, np.inf)
 
-        # bookkeeping
+    def _init_bookkeeping(self) -> None:
+        """Why each partition changed, moves per goal, the journal of a trial."""
         self.reasons: dict[int, list[str]] = {}
         self.counters: dict[str, GoalCounters] = {}
         self.journal: list[tuple] | None = None

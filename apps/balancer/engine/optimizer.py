@@ -31,30 +31,46 @@ def run(model: ClusterModel, goals: Sequence[Goal], leadership: Sequence[Goal] =
     for g in goals:
         if g.hard:
             g.register(model)
-    stats = []
-    for g in goals:
-        t0 = time.perf_counter()
-        before = g.violation(model)
-        g.prepare(model)
-        g.optimize(model)
-        if not g.hard:
-            g.register(model)
-        after = g.violation(model)
-        c = model.counter(g.name)
-        stats.append(
-            {
-                **g.describe(),
-                "violation_before": before,
-                "violation_after": after,
-                "satisfied": after == 0,
-                "replica_moves": c.replica_moves,
-                "leadership_moves": c.leader_moves,
-                "swaps": c.swaps,
-                "seconds": round(time.perf_counter() - t0, 4),
-            }
-        )
+    stats = [_optimise(model, g) for g in goals]
     if leadership:
         model.open_leadership()
+    _leadership_pass(model, leadership, stats)
+    _trim_and_polish(model, goals, stats)
+    # measured again at the end: a goal satisfied in its turn must still be satisfied
+    for g, st, first in zip([*goals, *extra], stats, start, strict=True):
+        end = g.judge(model)
+        st["violation_final"] = end["violation"]
+        st["satisfied_final"] = not end["violated"]
+        st["start"] = first
+        st["end"] = end
+    return stats
+
+
+def _optimise(model: ClusterModel, g: Goal) -> dict:
+    """Optimise one goal in its turn; a soft goal then becomes a constraint."""
+    t0 = time.perf_counter()
+    before = g.violation(model)
+    g.prepare(model)
+    g.optimize(model)
+    if not g.hard:
+        g.register(model)
+    after = g.violation(model)
+    c = model.counter(g.name)
+    return {
+        **g.describe(),
+        "violation_before": before,
+        "violation_after": after,
+        "satisfied": after == 0,
+        "replica_moves": c.replica_moves,
+        "leadership_moves": c.leader_moves,
+        "swaps": c.swaps,
+        "seconds": round(time.perf_counter() - t0, 4),
+    }
+
+
+def _leadership_pass(model: ClusterModel, leadership: Sequence[Goal], stats: list[dict]) -> None:
+    """Run the leadership goals by reordering replica lists; their moves add to the
+    goal's statistics, or to a row of their own for a goal not run before."""
     by_name = {st["name"]: st for st in stats}
     for g in leadership:
         t0 = time.perf_counter()
@@ -80,6 +96,11 @@ def run(model: ClusterModel, goals: Sequence[Goal], leadership: Sequence[Goal] =
         st["leadership_moves"] = c.leader_moves
         st["leadership_pass_moves"] = c.leader_moves - moves_before
         st["seconds"] = round(st["seconds"] + time.perf_counter() - t0, 4)
+
+
+def _trim_and_polish(model: ClusterModel, goals: Sequence[Goal], stats: list[dict]) -> None:
+    """Give back the moves no goal needs at the end (trim.py), polish (polish.py),
+    give back once more; each polish move counts under the goal it serves."""
     model.trimmed = trim(model)
     before_polish = {n: _moves(model, n) for n in GOAL_OF.values()}
     model.polished = polish(model, goals)
@@ -93,14 +114,6 @@ def run(model: ClusterModel, goals: Sequence[Goal], leadership: Sequence[Goal] =
             st["polish_moves"] = (r1 - r0) + (l1 - l0)
     # once more: the polish moves free room on brokers a give-back had to skip
     model.trimmed += trim(model)
-    # measured again at the end: a goal satisfied in its turn must still be satisfied
-    for g, st, first in zip([*goals, *extra], stats, start, strict=True):
-        end = g.judge(model)
-        st["violation_final"] = end["violation"]
-        st["satisfied_final"] = not end["violated"]
-        st["start"] = first
-        st["end"] = end
-    return stats
 
 
 def _moves(model: ClusterModel, name: str) -> tuple[int, int, int]:

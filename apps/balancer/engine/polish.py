@@ -26,7 +26,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from .goals import Goal
-from .model import DISK, NW_IN, NW_OUT, REPLICAS, ClusterModel
+from .measures import DISK, NW_IN, NW_OUT, REPLICAS
+from .model import ClusterModel
 from .trim import hold_balance
 
 # the distribution goal each measure serves; its moves are reported under it

@@ -7,7 +7,8 @@ import numpy as np
 
 from .figures import lower_bounds, movement, resource_figures
 from .loads import DEAD_BROKER_ZERO
-from .model import MEASURE_NAMES, ClusterModel, broker_loads
+from .measures import MEASURE_NAMES, broker_loads
+from .model import ClusterModel
 from .options import PlannerOptions
 
 

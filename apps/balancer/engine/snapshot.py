@@ -124,7 +124,36 @@ def parse_snapshot(data: Any) -> Snapshot:
     parts = data.get("partitions")
     if not isinstance(parts, list):
         raise SnapshotError("snapshot field 'partitions' must be a list")
+    topic_names, numbers, rep_lists, leaders, loads, maxrf = _parse_partitions(parts, index)
+    topics, topic_arr, numbers, order = _sort_partitions(topic_names, numbers)
+    replicas, rf = _replica_matrix(rep_lists, maxrf, order)
+    loads = loads[order]
+    return Snapshot(
+        cluster=data.get("cluster") if isinstance(data.get("cluster"), str) else None,
+        taken_at=data.get("taken_at") if isinstance(data.get("taken_at"), str) else None,
+        broker_ids=np.asarray(ids, dtype=np.int64),
+        racks=racks,
+        alive=np.asarray(alive, dtype=bool),
+        capacity=np.asarray(caps, dtype=np.float64).reshape(len(ids), 3),
+        topics=topics,
+        topic=topic_arr,
+        partition=numbers,
+        replicas=replicas,
+        rf=rf,
+        leader=leaders[order],
+        bytes_in=np.ascontiguousarray(loads[:, 0]),
+        bytes_out=np.ascontiguousarray(loads[:, 1]),
+        messages_in=np.ascontiguousarray(loads[:, 2]),
+        size=np.ascontiguousarray(loads[:, 3]),
+    )
 
+
+def _parse_partitions(
+    parts: list, index: dict[int, int]
+) -> tuple[list[str], np.ndarray, list[list[int]], np.ndarray, np.ndarray, int]:
+    """Each partition in the order listed: topic names, partition numbers, replica
+    lists as broker indices, leader indices (-1 offline), loads (P, 4), the largest
+    replica count."""
     n = len(parts)
     topic_names: list[str] = [""] * n
     numbers = np.zeros(n, dtype=np.int64)
@@ -175,22 +204,34 @@ def parse_snapshot(data: Any) -> Snapshot:
             leaders[i] = index[leader]
         load = p.get("load")
         if load is not None:
-            if type(load) is not dict and not isinstance(load, Mapping):
-                raise SnapshotError(f"partition {topic}-{num}: 'load' must be an object")
-            row_load = loads[i]
-            for j, key in enumerate(LOAD_KEYS):
-                v = load.get(key)
-                if v is None:
-                    continue
-                # fast path for the common case; _number explains anything else
-                if type(v) is float and 0.0 <= v < math.inf or type(v) is int and v >= 0:
-                    row_load[j] = v
-                else:
-                    row_load[j] = _number(v, f"partition {topic}-{num}: load.{key}")
+            _parse_load(load, loads[i], topic, num)
         topic_names[i] = topic
         numbers[i] = num
         rep_lists[i] = row
+    return topic_names, numbers, rep_lists, leaders, loads, maxrf
 
+
+def _parse_load(load: Any, row_load: np.ndarray, topic: str, num: int) -> None:
+    """Write a partition's `load` object into its row of the load array."""
+    if type(load) is not dict and not isinstance(load, Mapping):
+        raise SnapshotError(f"partition {topic}-{num}: 'load' must be an object")
+    for j, key in enumerate(LOAD_KEYS):
+        v = load.get(key)
+        if v is None:
+            continue
+        # fast path for the common case; _number explains anything else
+        if type(v) is float and 0.0 <= v < math.inf or type(v) is int and v >= 0:
+            row_load[j] = v
+        else:
+            row_load[j] = _number(v, f"partition {topic}-{num}: load.{key}")
+
+
+def _sort_partitions(
+    topic_names: list[str], numbers: np.ndarray
+) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray]:
+    """Sorted topic names, then each partition's topic index and number in
+    (topic, partition) order, with that order; a partition listed twice is an error."""
+    n = len(topic_names)
     topics = sorted(set(topic_names))
     code = {t: k for k, t in enumerate(topics)}
     topic_arr = np.fromiter((code[t] for t in topic_names), dtype=np.int32, count=n)
@@ -204,28 +245,18 @@ def parse_snapshot(data: Any) -> Snapshot:
             raise SnapshotError(
                 f"partition {topics[topic_arr[k]]}-{int(numbers[k])} is listed twice"
             )
+    return topics, topic_arr, numbers, order
+
+
+def _replica_matrix(
+    rep_lists: list[list[int]], maxrf: int, order: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """The replica lists as one (P, K) array in `order`, short rows padded with -1,
+    with each partition's replica count."""
+    n = len(rep_lists)
     # one array from the lists, then reordered: a numpy write per row is slow
     rf = np.fromiter(map(len, rep_lists), dtype=np.int32, count=n)
     if n and int(rf.min()) < maxrf:  # ragged: pad the short rows with -1
         rep_lists = [row + [-1] * (maxrf - len(row)) for row in rep_lists]
     replicas = np.array(rep_lists, dtype=np.int32).reshape(n, maxrf)[order]
-    rf = rf[order]
-    loads = loads[order]
-    return Snapshot(
-        cluster=data.get("cluster") if isinstance(data.get("cluster"), str) else None,
-        taken_at=data.get("taken_at") if isinstance(data.get("taken_at"), str) else None,
-        broker_ids=np.asarray(ids, dtype=np.int64),
-        racks=racks,
-        alive=np.asarray(alive, dtype=bool),
-        capacity=np.asarray(caps, dtype=np.float64).reshape(len(ids), 3),
-        topics=topics,
-        topic=topic_arr,
-        partition=numbers,
-        replicas=replicas,
-        rf=rf,
-        leader=leaders[order],
-        bytes_in=np.ascontiguousarray(loads[:, 0]),
-        bytes_out=np.ascontiguousarray(loads[:, 1]),
-        messages_in=np.ascontiguousarray(loads[:, 2]),
-        size=np.ascontiguousarray(loads[:, 3]),
-    )
+    return replicas, rf[order]

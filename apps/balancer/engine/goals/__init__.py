@@ -7,11 +7,12 @@ soft goals. Names follow Cruise Control's goals in kebab case.
 from __future__ import annotations
 
 from ..errors import PlanError
-from ..model import DISK, NW_IN, NW_OUT
+from ..measures import DISK, NW_IN, NW_OUT
 from ..options import PlannerOptions
-from .base import BandGoal, Goal
+from .band import BandGoal
 from .capacity import CapacityGoal
 from .dead_brokers import DeadBrokersGoal
+from .goal import Goal
 from .leader_bytes_in_distribution import LeaderBytesInDistributionGoal
 from .leader_distribution import LeaderDistributionGoal
 from .max_replicas import MaxReplicasGoal

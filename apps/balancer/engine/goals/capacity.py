@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..model import DISK, NW_IN, NW_OUT, ClusterModel
-from .base import BandGoal
+from ..measures import DISK, NW_IN, NW_OUT
+from ..model import ClusterModel
+from .band import BandGoal
 
 RESOURCE_NAMES = {NW_IN: "network-in", NW_OUT: "network-out", DISK: "disk"}
 

@@ -15,8 +15,10 @@ import math
 
 import numpy as np
 
-from ..model import NW_OUT, ClusterModel
-from .base import MAX_OFFENDERS, Goal, judgement
+from ..measures import NW_OUT
+from ..model import ClusterModel
+from .goal import Goal
+from .judging import MAX_OFFENDERS, judgement
 
 
 class DeadBrokersGoal(Goal):

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..model import LEADER_BYTES_IN, ClusterModel
-from .base import BandGoal
+from ..measures import LEADER_BYTES_IN
+from ..model import ClusterModel
+from .band import BandGoal
 from .resource_distribution import fair_share, utilisation_band
 
 

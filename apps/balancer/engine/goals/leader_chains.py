@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..model import NW_OUT, ClusterModel
+from ..measures import NW_OUT
+from ..model import ClusterModel
 
 TOL = 1e-9
 

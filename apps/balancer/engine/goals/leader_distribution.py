@@ -6,15 +6,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..model import LEADERS, ClusterModel
-from .base import CountBandGoal
+from ..measures import LEADERS
+from ..model import ClusterModel
+from .count_band import CountBandGoal
 
 
 class LeaderDistributionGoal(CountBandGoal):
     name = "leader-distribution"
     measure = LEADERS
 
-    def _candidate_order(
+    def candidate_order(
         self, model: ClusterModel, ps: np.ndarray, w: np.ndarray, s: int
     ) -> np.ndarray:
         return np.argsort(model.move_cost(ps, s), kind="stable")

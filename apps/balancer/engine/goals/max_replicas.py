@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..model import REPLICAS, ClusterModel
-from .base import BandGoal
+from ..measures import REPLICAS
+from ..model import ClusterModel
+from .band import BandGoal
 
 
 class MaxReplicasGoal(BandGoal):
@@ -21,7 +22,7 @@ class MaxReplicasGoal(BandGoal):
         b = model.n_brokers
         return np.full(b, -np.inf), np.full(b, float(self.max_replicas))
 
-    def _candidate_order(
+    def candidate_order(
         self, model: ClusterModel, ps: np.ndarray, w: np.ndarray, s: int
     ) -> np.ndarray:
         # fewest bytes added to the plan first

@@ -1,6 +1,6 @@
 """Swaps judged on every measure at once, for a band goal the greedy swap left out of band.
 
-`BandGoal._swaps` pairs a heavy replica with a partner of the right weight in the
+`band_swaps.swap_moves` pairs a heavy replica with a partner of the right weight in the
 goal's own measure, a few partners each. On a small cluster whose other bands are
 tight that misses the one trade that helps: e.g. a broker over the network-in band
 and at the bottom of the disk band needs a replica heavy in network in and light on
@@ -18,11 +18,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..model import REPLICAS, ClusterModel
+from ..measures import REPLICAS
+from ..model import ClusterModel
 
-# replicas per side weighed (160 x 160 pairs): a 5-broker bench broker holds fewer, so
-# every one is weighed there; 400 a side cost the 12-broker overload bench ~10 s of CPU
-# at 85 % load (for 12 disk swaps; with 160 its plans are those from before the search)
+# replicas per side weighed (160 x 160 pairs): a small cluster's broker holds fewer, so
+# every one is weighed there; a big cluster weighs its heaviest / lightest only, which
+# keeps the CPU time of the search small
 MAX_SIDE = 160
 MAX_TRIES = 64  # ranked pairs `swap_ok` is asked about per broker pair
 TOL = 1e-9
@@ -78,13 +79,7 @@ def best_swap(
     ia, ib = np.nonzero(gain > np.abs(load[s, j]) * TOL + TOL)
     if ia.shape[0] == 0:
         return None
-    # measures with an edge on either broker (an infinite one accepts every load)
-    ms = np.flatnonzero(
-        np.isfinite(model.hi[d])
-        | np.isfinite(model.lo[d])
-        | np.isfinite(model.hi[s])
-        | np.isfinite(model.lo[s])
-    )
+    ms = _edge_measures(model, s, d)
     if ms.shape[0]:
         net = va[ia][:, ms] - vb[ib][:, ms]  # what flows from s to d, per pair and measure
         ok = np.ones(ia.shape[0], dtype=bool)
@@ -155,10 +150,8 @@ def best_trade(
     gives two and takes one, judged on the net loads of both brokers (a broker at the
     lower edge of one band and over another often needs exactly that). Followers
     only: leadership, and with it network out, stays where it is, so the leader
-    goal finds the same room it had (a trade moving leaders left seed 3 of the
-    small-cluster bench with leaders 1.167 where one without reaches 1.083). The moves
-    [(p, k, to), ...] of the trade that lowers measure j's violation most (fewest
-    bytes copied among equals), or None."""
+    goal finds the same room it had. The moves [(p, k, to), ...] of the trade that
+    lowers measure j's violation most (fewest bytes copied among equals), or None."""
     if max(model.load[s, REPLICAS], model.load[d, REPLICAS]) > TRADE_SIDE:
         return None
     pa, ka, va, ca = _cells(model, s, d)
@@ -170,54 +163,83 @@ def best_trade(
         return None
     okA = ~(model.assign[pa] == d).any(axis=1)  # d holds no replica of p yet
     okB = ~(model.assign[pb] == s).any(axis=1)
-    load = model.load
-    ms = np.flatnonzero(
+    ms = _edge_measures(model, s, d)
+    side_a = (pa, ka, va, ca, okA)
+    side_b = (pb, kb, vb, cb, okB)
+    cands = _trade_candidates(model, s, j, lo, hi, ms, src=s, dst=d, one=side_a, two=side_b)
+    cands += _trade_candidates(model, s, j, lo, hi, ms, src=d, dst=s, one=side_b, two=side_a)
+    cands.sort(key=lambda c: (c[0], c[1], c[2]))
+    return _first_accepted_trade(model, cands)
+
+
+def _edge_measures(model: ClusterModel, s: int, d: int) -> np.ndarray:
+    """Measures with an edge on either broker (an infinite one accepts every load)."""
+    return np.flatnonzero(
         np.isfinite(model.hi[d])
         | np.isfinite(model.lo[d])
         | np.isfinite(model.hi[s])
         | np.isfinite(model.lo[s])
     )
+
+
+def _trade_candidates(
+    model: ClusterModel,
+    s: int,
+    j: int,
+    lo: np.ndarray,
+    hi: np.ndarray,
+    ms: np.ndarray,
+    *,
+    src: int,
+    dst: int,
+    one: tuple[np.ndarray, ...],
+    two: tuple[np.ndarray, ...],
+) -> list[tuple[float, float, list[tuple[int, int, int]]]]:
+    """Trades of one replica of src (`one`) for two of dst (`two`) that lower measure
+    j's violation within every edge: (-gain, bytes copied, moves) each."""
+    p1, k1, v1, c1, o1 = one
+    p2, k2, v2, c2, o2 = two
+    i2, i3 = np.triu_indices(p2.shape[0], 1)
+    pair_ok = o2[i2] & o2[i3]
+    i2, i3 = i2[pair_ok], i3[pair_ok]
+    i1 = np.flatnonzero(o1)
+    if i1.shape[0] == 0 or i2.shape[0] == 0:
+        return []
+    load = model.load
+    # flow from the single's broker to the other, per (single, pair)
+    flow = v1[i1][:, None, :] - v2[i2][None, :, :] - v2[i3][None, :, :]
+    fj = flow[:, :, j]
+    gain = (
+        _violation(load[src, j], lo[src], hi[src])
+        + _violation(load[dst, j], lo[dst], hi[dst])
+        - _violation(load[src, j] - fj, lo[src], hi[src])
+        - _violation(load[dst, j] + fj, lo[dst], hi[dst])
+    )
+    ok = gain > np.abs(load[s, j]) * TOL + TOL
+    for b, sign in ((dst, 1.0), (src, -1.0)):
+        cur = load[b, ms]
+        top = np.maximum(model.hi[b, ms], cur) + np.abs(cur) * TOL + TOL
+        bottom = np.minimum(model.lo[b, ms], cur) - np.abs(cur) * TOL - TOL
+        new = cur + sign * flow[:, :, ms]
+        ok &= ((new <= top) & (new >= bottom)).all(axis=-1)
     cands: list[tuple[float, float, list[tuple[int, int, int]]]] = []
-    for single, one, two in (
-        ("a", (pa, ka, va, ca, okA), (pb, kb, vb, cb, okB)),
-        ("b", (pb, kb, vb, cb, okB), (pa, ka, va, ca, okA)),
-    ):
-        p1, k1, v1, c1, o1 = one
-        p2, k2, v2, c2, o2 = two
-        i2, i3 = np.triu_indices(p2.shape[0], 1)
-        pair_ok = o2[i2] & o2[i3]
-        i2, i3 = i2[pair_ok], i3[pair_ok]
-        i1 = np.flatnonzero(o1)
-        if i1.shape[0] == 0 or i2.shape[0] == 0:
-            continue
-        # flow from the single's broker to the other, per (single, pair)
-        flow = v1[i1][:, None, :] - v2[i2][None, :, :] - v2[i3][None, :, :]
-        src, dst = (s, d) if single == "a" else (d, s)
-        fj = flow[:, :, j]
-        gain = (
-            _violation(load[src, j], lo[src], hi[src])
-            + _violation(load[dst, j], lo[dst], hi[dst])
-            - _violation(load[src, j] - fj, lo[src], hi[src])
-            - _violation(load[dst, j] + fj, lo[dst], hi[dst])
-        )
-        ok = gain > np.abs(load[s, j]) * TOL + TOL
-        for b, sign in ((dst, 1.0), (src, -1.0)):
-            cur = load[b, ms]
-            top = np.maximum(model.hi[b, ms], cur) + np.abs(cur) * TOL + TOL
-            bottom = np.minimum(model.lo[b, ms], cur) - np.abs(cur) * TOL - TOL
-            new = cur + sign * flow[:, :, ms]
-            ok &= ((new <= top) & (new >= bottom)).all(axis=-1)
-        x1, x2 = np.nonzero(ok)
-        for a, b in zip(x1.tolist(), x2.tolist(), strict=True):
-            u, w1, w2 = int(i1[a]), int(i2[b]), int(i3[b])
-            cost = float(c1[u] + c2[w1] + c2[w2])
-            moves = [
-                (int(p1[u]), int(k1[u]), dst),
-                (int(p2[w1]), int(k2[w1]), src),
-                (int(p2[w2]), int(k2[w2]), src),
-            ]
-            cands.append((-float(gain[a, b]), cost, moves))
-    cands.sort(key=lambda c: (c[0], c[1], c[2]))
+    x1, x2 = np.nonzero(ok)
+    for a, b in zip(x1.tolist(), x2.tolist(), strict=True):
+        u, w1, w2 = int(i1[a]), int(i2[b]), int(i3[b])
+        cost = float(c1[u] + c2[w1] + c2[w2])
+        moves = [
+            (int(p1[u]), int(k1[u]), dst),
+            (int(p2[w1]), int(k2[w1]), src),
+            (int(p2[w2]), int(k2[w2]), src),
+        ]
+        cands.append((-float(gain[a, b]), cost, moves))
+    return cands
+
+
+def _first_accepted_trade(
+    model: ClusterModel, cands: list[tuple[float, float, list[tuple[int, int, int]]]]
+) -> list[tuple[int, int, int]] | None:
+    """The first of the ranked trades whose racks and per-topic counts allow it."""
     for _, _, moves in cands[:MAX_TRIES]:
         (p1, k1, to1), (p2, k2, to2), (p3, k3, to3) = moves
         if not (_rack_ok(model, p1, k1, to1) and _rack_ok(model, p2, k2, to2)):

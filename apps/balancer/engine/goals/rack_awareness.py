@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..model import ClusterModel, rack_violations
-from .base import MAX_OFFENDERS, Goal, judgement
+from ..model import ClusterModel
+from ..racks import rack_violations
+from .goal import Goal
+from .judging import MAX_OFFENDERS, judgement
 
 
 def partition_violations(model: ClusterModel) -> np.ndarray:

@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..model import REPLICAS, ClusterModel
-from .base import CountBandGoal
+from ..measures import REPLICAS
+from ..model import ClusterModel
+from .count_band import CountBandGoal
 
 
 class ReplicaDistributionGoal(CountBandGoal):
     name = "replica-distribution"
     measure = REPLICAS
 
-    def _candidate_order(
+    def candidate_order(
         self, model: ClusterModel, ps: np.ndarray, w: np.ndarray, s: int
     ) -> np.ndarray:
         # replicas of topics crowded on this broker first (the same move then serves
@@ -25,7 +26,7 @@ class ReplicaDistributionGoal(CountBandGoal):
         cost = model.move_cost(ps, s)
         return np.lexsort((cost, cost > 0, ~crowded))
 
-    def _dest_score(
+    def dest_score(
         self, model: ClusterModel, p: int, after: np.ndarray, norm: np.ndarray
     ) -> np.ndarray:
         # equal counts: prefer the broker with fewest replicas of this topic

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..model import DISK, NW_IN, NW_OUT, ClusterModel
-from .base import BandGoal
+from ..measures import DISK, NW_IN, NW_OUT
+from ..model import ClusterModel
+from .band import BandGoal
 from .capacity import RESOURCE_NAMES
 
 

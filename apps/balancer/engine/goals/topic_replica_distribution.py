@@ -11,15 +11,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..model import ClusterModel
-from .base import (
-    MAX_FAILS,
-    MAX_OFFENDERS,
-    MAX_ROUNDS,
-    Goal,
-    broker_offender,
-    count_bands,
-    judgement,
-)
+from .count_band import count_bands
+from .goal import Goal
+from .judging import MAX_OFFENDERS, broker_offender, judgement
+from .limits import MAX_FAILS, MAX_ROUNDS
 
 FILL_SOURCES = 8  # brokers with most replicas of the topic tried per short broker
 FILL_TRIES = 4  # replicas tried per source

@@ -1,0 +1,235 @@
+"""The band optimiser's leadership step: leadership changes, which copy no data.
+
+Brokers above the band hand leaderships to followers with room; brokers below it
+take leaderships of replicas they follow, one change at a time. Leader counts a
+single change can't level go through a middle broker (leader_chains.py).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..model import ClusterModel
+from .band_hooks import BandHooks
+from .leader_chains import leader_chain, leader_single, room_swaps
+from .limits import MAX_FAILS
+from .tolerance import tolerance
+
+CHAINS = 64  # two-step leadership changes (leader_chains.py) per round at most
+ROOM_SWAPS = 8  # leadership trades tried per broker to make room for a give
+ROOM_BROKERS = 4  # brokers above the band, and takers each, tried for such trades
+
+
+def leadership_moves(
+    goal: BandHooks, model: ClusterModel, *, lo: np.ndarray, hi: np.ndarray
+) -> int:
+    """Move leadership off brokers above the band, then onto brokers below it."""
+    index = model.replicas_by_broker()
+    moved = _give_leadership(goal, model, index, lo=lo, hi=hi)
+    return moved + _take_leadership(goal, model, index, lo=lo, hi=hi)
+
+
+def _give_leadership(
+    goal: BandHooks,
+    model: ClusterModel,
+    index: tuple[np.ndarray, np.ndarray],
+    *,
+    lo: np.ndarray,
+    hi: np.ndarray,
+) -> int:
+    """Each broker above the band hands leaderships to followers with room."""
+    j = goal.measure
+    load = model.load
+    norm = model.norm[:, j]
+    assign = model.assign
+    moved = 0
+    x = load[:, j]
+    over = np.flatnonzero(model.usable & (x > hi + tolerance(hi)))
+    over = over[np.argsort(-(x[over] / norm[over]), kind="stable")]
+    for s in over.tolist():
+        ps, ks = model.cells_of(index, s)
+        sel = (ks == 0) & ~model.frozen[ps] & model.leader_movable[ps]
+        ps = ps[sel]
+        w = model.lvec[ps, j]
+        keep = w > 0
+        ps, w = ps[keep], w[keep]
+        fails = 0
+        for i in goal.leader_order(model, ps, w).tolist():
+            if load[s, j] <= hi[s] + tolerance(hi[s]) or fails > MAX_FAILS:
+                break
+            p = int(ps[i])
+            wi = float(w[i])
+            if assign[p, 0] != s or load[s, j] - wi < lo[s]:
+                fails += 1
+                continue
+            best_k = _best_new_leader(goal, model, p, s, wi, hi=hi)
+            if best_k < 0:
+                fails += 1
+                continue
+            fails = 0
+            model.move_leader(p, best_k, goal.name)
+            moved += 1
+    return moved
+
+
+def _best_new_leader(
+    goal: BandHooks, model: ClusterModel, p: int, s: int, wi: float, *, hi: np.ndarray
+) -> int:
+    """The follower slot k of p whose broker ends least utilised when it takes the
+    leadership (weight wi) from s within its band, or -1."""
+    j = goal.measure
+    load = model.load
+    norm = model.norm[:, j]
+    assign = model.assign
+    best_k, best = -1, math.inf
+    if goal.leadership_only:
+        # where the band is out of reach, still level: b may end past
+        # the band while it ends no higher than s (the spread strictly
+        # narrows, so no leadership goes back and forth)
+        keep = (load[s, j] - wi) / norm[s]
+    for k in range(1, model.rf_l[p]):
+        b = int(assign[p, k])
+        after = load[b, j] + wi
+        cap = hi[b]
+        if goal.leadership_only:
+            level = keep * norm[b]
+            cap = max(cap, level + tolerance(level))
+        if after > cap or not model.leader_move_ok(p, k):
+            continue
+        score = after / norm[b]
+        if score < best:
+            best_k, best = k, score
+    return best_k
+
+
+def _take_leadership(
+    goal: BandHooks,
+    model: ClusterModel,
+    index: tuple[np.ndarray, np.ndarray],
+    *,
+    lo: np.ndarray,
+    hi: np.ndarray,
+) -> int:
+    """Each broker below the band takes leaderships of replicas it follows."""
+    j = goal.measure
+    load = model.load
+    norm = model.norm[:, j]
+    assign = model.assign
+    moved = 0
+    x = load[:, j]
+    under = np.flatnonzero(model.leader_dest & (x < lo - tolerance(lo)))
+    under = under[np.argsort(x[under] / norm[under], kind="stable")]
+    for d in under.tolist():
+        ps, ks = model.cells_of(index, d)
+        sel = (ks > 0) & ~model.frozen[ps] & model.leader_movable[ps]
+        ps, ks = ps[sel], ks[sel]
+        w = model.lvec[ps, j]
+        leaders = assign[ps, 0]
+        # take leadership from the most utilised current leaders first; never from
+        # a broker that is not usable (dead or being removed): that would change
+        # the usable brokers' total, so the band an earlier count goal met moves
+        keep = (w > 0) & model.usable[leaders] & (x[leaders] - w >= lo[leaders])
+        ps, ks, w = ps[keep], ks[keep], w[keep]
+        fails = 0
+        for i in goal.leader_order(model, ps, w).tolist():
+            if load[d, j] >= lo[d] - tolerance(lo[d]) or fails > MAX_FAILS:
+                break
+            p, k = int(ps[i]), int(ks[i])
+            wi = float(w[i])
+            a = int(assign[p, 0])
+            if (
+                assign[p, k] != d
+                or load[d, j] + wi > hi[d]
+                or load[a, j] - wi < lo[a]
+                or load[a, j] / norm[a] <= (load[d, j] + wi) / norm[d]
+                or not model.leader_move_ok(p, k)
+            ):
+                fails += 1
+                continue
+            fails = 0
+            model.move_leader(p, k, goal.name)
+            moved += 1
+    return moved
+
+
+def leader_chain_moves(
+    goal: BandHooks, model: ClusterModel, *, lo: np.ndarray, hi: np.ndarray
+) -> int:
+    """Leader counts a single change can't level: two changes in a row through a
+    middle broker whose count stays (leader_chains.py), from a broker above the
+    band or to one below it, the most / least loaded partners first."""
+    x = model.load[:, goal.measure]
+    moved = 0
+    while moved < CHAINS:
+        tol = tolerance(hi)
+        ok = model.usable & model.leader_dest
+        over = np.flatnonzero(model.usable & (x > hi + tol))
+        under = np.flatnonzero(ok & (x < lo - tolerance(lo)))
+        pairs: list[tuple[int, int]] = []
+        for a in over[np.lexsort((over, -x[over]))].tolist():
+            takers = np.flatnonzero(ok & (x + 1 <= hi + tol) & (x + 1 <= x[a] - 1 + tol))
+            pairs += [(a, c) for c in takers[np.lexsort((takers, x[takers]))].tolist()]
+        for c in under[np.lexsort((under, x[under]))].tolist():
+            givers = np.flatnonzero(
+                model.usable & (x - 1 >= lo - tolerance(lo)) & (x - 1 >= x[c] + 1 - tol)
+            )
+            pairs += [(a, c) for a in givers[np.lexsort((givers, -x[givers]))].tolist()]
+        found = None
+        memo: dict = {}  # the model doesn't change until a chain is found
+        for a, c in pairs:
+            found = leader_chain(model, a, c, memo)
+            if found is not None:
+                break
+        if found is None:
+            if not _room_then_give(goal, model, over, x, hi):
+                break
+            moved += 1
+            continue
+        p1, k1, p2, k2 = found
+        model.move_leader(p1, k1, goal.name)
+        model.move_leader(p2, k2, goal.name)
+        moved += 1
+    return moved
+
+
+def _room_then_give(
+    goal: BandHooks, model: ClusterModel, over: np.ndarray, x: np.ndarray, hi: np.ndarray
+) -> bool:
+    """A broker above the band that can't give a leadership (it would fall under
+    another band's lower edge, or the taker would go over one) first trades a
+    leadership of its own, or the taker's, for one lighter or heavier (counts
+    unchanged), then gives one, directly or through a middle broker; the trade
+    is undone when no give follows."""
+    tol = tolerance(hi)
+    ok = model.usable & model.leader_dest
+    taker_trades: dict[int, list[tuple[int, int, int, int]]] = {}
+    # a search per broker pair: the most loaded few brokers and takers only
+    for a in over[np.lexsort((over, -x[over]))][:ROOM_BROKERS].tolist():
+        takers = np.flatnonzero(ok & (x + 1 <= hi + tol) & (x + 1 <= x[a] - 1 + tol))
+        takers = takers[np.lexsort((takers, x[takers]))][:ROOM_BROKERS].tolist()
+        trades = [(t, None) for t in room_swaps(model, a)[:ROOM_SWAPS]]
+        for c in takers:
+            if c not in taker_trades:  # takers recur across brokers; trades roll back
+                taker_trades[c] = room_swaps(model, c, more=False)[:ROOM_SWAPS]
+            trades += [(t, c) for t in taker_trades[c]]
+        for (p, k, q, kq), only in trades:
+            model.begin()
+            model.move_leader(p, k, goal.name)
+            model.move_leader(q, kq, goal.name)
+            memo: dict = {}
+            for c in takers if only is None else [only]:
+                single = leader_single(model, a, c)
+                if single is not None:
+                    model.move_leader(*single, goal.name)
+                    model.commit()
+                    return True
+                chain = leader_chain(model, a, c, memo)
+                if chain is not None:
+                    model.move_leader(chain[0], chain[1], goal.name)
+                    model.move_leader(chain[2], chain[3], goal.name)
+                    model.commit()
+                    return True
+            model.rollback()
+    return False

@@ -1,0 +1,97 @@
+"""The band optimiser's replica step: single replica moves, most load per byte first.
+
+Shedding sends replicas off brokers above the band to the least utilised brokers
+every registered constraint accepts; filling sends replicas from the most utilised
+brokers onto brokers below the band.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..model import ClusterModel
+from .band_hooks import BandHooks
+from .limits import MAX_FAILS, MAX_IDLE_SOURCES
+from .tolerance import tolerance
+
+
+def replica_moves(
+    goal: BandHooks, model: ClusterModel, *, lo: np.ndarray, hi: np.ndarray, shed: bool
+) -> int:
+    """shed: move replicas off brokers above the band to the least utilised
+    acceptable brokers. Otherwise (fill): move replicas from the most utilised
+    brokers onto brokers below the band."""
+    j = goal.measure
+    load = model.load
+    norm = model.norm[:, j]
+    assign = model.assign
+    x = load[:, j]
+    mid = (np.where(np.isfinite(lo), lo, 0.0) + hi) / 2.0
+    if shed:
+        sources = np.flatnonzero(model.usable & (x > hi + tolerance(hi)))
+        stop = hi
+        dest_filter = model.usable  # the model's mask knows where each replica may go
+    else:
+        under = model.dest & (x < lo - tolerance(lo))
+        if not under.any():
+            return 0
+        sources = np.flatnonzero(model.usable & np.isfinite(mid) & (x > mid))
+        stop = mid
+        dest_filter = under
+    if sources.shape[0] == 0:
+        return 0
+    sources = sources[np.argsort(-(x[sources] / norm[sources]), kind="stable")]
+    index = model.replicas_by_broker()
+    moved = 0
+    idle = 0  # sources in a row that gave nothing: the rest likely won't either
+    for s in sources.tolist():
+        if idle >= MAX_IDLE_SOURCES:
+            break
+        if not shed:
+            under = model.dest & (x < lo - tolerance(lo))
+            if not under.any():
+                break
+            dest_filter = under
+        room = np.where(dest_filter & model.dest, hi - x, -np.inf)
+        max_room = float(room.max())
+        if max_room <= 0:
+            break  # no broker open to new replicas has room left
+        moved_before = moved
+        ps, ks = model.cells_of(index, s)
+        w = goal.weights(model, ps, ks)
+        ok = (w > 0) & (w <= max_room) & model.movable[ps, ks] & ~model.frozen[ps]
+        if np.isfinite(lo[s]):
+            ok &= x[s] - w >= lo[s]
+        ps, ks, w = ps[ok], ks[ok], w[ok]
+        fails = 0
+        for i in goal.candidate_order(model, ps, w, s).tolist():
+            if x[s] <= stop[s] + tolerance(stop[s]) or fails > MAX_FAILS:
+                break
+            p, k = int(ps[i]), int(ks[i])
+            wi = float(w[i])
+            if assign[p, k] != s or x[s] - wi < lo[s]:
+                fails += 1
+                continue
+            mask = model.move_dest_mask(p, k)
+            if mask is None:
+                fails += 1
+                continue
+            after = x + wi
+            mask &= dest_filter & (after <= hi)
+            if not np.count_nonzero(mask):  # faster than mask.any() here
+                fails += 1
+                continue
+            d = int(np.argmin(np.where(mask, goal.dest_score(model, p, after, norm), np.inf)))
+            if not shed and after[d] / norm[d] >= x[s] / norm[s]:
+                fails += 1
+                continue
+            fails = 0
+            model.move_replica(p, k, d, goal.name)
+            moved += 1
+            if not shed and not (x[d] < lo[d] - tolerance(lo[d])):
+                dest_filter = dest_filter.copy()
+                dest_filter[d] = False
+                if not dest_filter.any():
+                    break
+        idle = idle + 1 if moved == moved_before else 0
+    return moved
