@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from apps.balancer import engine
+from apps.balancer.engine import SnapshotBroker
 from apps.clusters.models import Cluster
 
 from .errors import PlanRequestInvalid
@@ -56,9 +57,9 @@ def whatif_simulate(
     draining = bool(remove_brokers)
     scoped = snapshot_build(cluster=cluster, policy=policy, draining=draining)
     snapshot = copy.deepcopy(scoped.snapshot)
-    if not snapshot["partitions"]:
+    if not snapshot.partitions:
         raise PlanRequestInvalid("the cluster has no partitions the balancer manages yet")
-    known = {b["id"] for b in snapshot["brokers"]}
+    known = {b.id for b in snapshot.brokers}
     added_ids = []
     drained = drained_broker_ids(cluster=cluster)
     for broker in add_brokers:
@@ -68,17 +69,17 @@ def whatif_simulate(
             raise PlanRequestInvalid(f"broker {broker['id']} already exists")
         known.add(broker["id"])
         added_ids.append(broker["id"])
-        snapshot["brokers"].append({"id": broker["id"], "rack": broker.get("rack"), "alive": True})
+        snapshot.brokers.append(SnapshotBroker(id=broker["id"], rack=broker.get("rack")))
     unknown = [b for b in remove_brokers if b not in known]
     if unknown:
         raise PlanRequestInvalid(f"broker {unknown[0]} is not part of cluster {cluster.name}")
     if traffic_scale != 1.0:
-        for p in snapshot["partitions"]:
-            if "load" in p:
-                load = dict(p["load"])
+        for p in snapshot.partitions:
+            if p.load is not None:
+                load = dict(p.load)
                 for key in ("bytes_in", "bytes_out", "messages_in"):
                     load[key] = load.get(key, 0.0) * traffic_scale
-                p["load"] = load
+                p.load = load
     if added_ids:
         mode, brokers = "add-brokers", added_ids
     elif remove_brokers:
@@ -98,7 +99,7 @@ def whatif_simulate(
         raise PlanRequestInvalid(f"the planner refused: {exc}") from exc
     if fit is not None:
         proposal = drain_fit_merge(proposal=proposal, fit=fit)
-    before = {(p["topic"], p["partition"]): p["replicas"] for p in snapshot["partitions"]}
+    before = {p.key: p.replicas for p in snapshot.partitions}
     after = {(e["topic"], e["partition"]): e["replicas"] for e in proposal.plan["partitions"]}
     return WhatIf(
         mode=mode,

@@ -127,7 +127,7 @@ def test_it_diffs_a_moved_leader_against_the_packed_placement_without_reading_pa
         (1, 2),
     ]
     snapshot = cluster_snapshot_build(cluster=cluster)
-    assert [(p["partition"], p["leader"]) for p in snapshot["partitions"]] == [(0, 2), (1, 2)]
+    assert [(p.partition, p.leader) for p in snapshot.partitions] == [(0, 2), (1, 2)]
 
 
 @pytest.mark.django_db
@@ -139,7 +139,7 @@ def test_it_reads_partition_rows_for_a_topic_no_digest_vouches_for(cluster):
 
     snapshot = cluster_snapshot_build(cluster=cluster)
 
-    assert [(p["partition"], p["leader"]) for p in snapshot["partitions"]] == [(0, 2), (1, 2)]
+    assert [(p.partition, p.leader) for p in snapshot.partitions] == [(0, 2), (1, 2)]
 
 
 @pytest.mark.django_db

@@ -133,7 +133,7 @@ def test_it_lists_the_metrics_topic_as_unplaceable_unless_the_policy_excludes_it
     policy.topics_exclude = ["__balancer_metrics"]
     scoped = snapshot_build(cluster=cluster, policy=policy)
     assert scoped.unplaceable == []
-    topics = {p["topic"] for p in scoped.snapshot["partitions"]}
+    topics = {p.topic for p in scoped.snapshot.partitions}
     assert "__balancer_metrics" not in topics and topics  # the rest stays in scope
 
 

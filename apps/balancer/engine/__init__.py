@@ -25,6 +25,12 @@ from .options import PlannerOptions
 from .plan import build_plan, validate_plan
 from .report import build_report
 from .snapshot import Snapshot, parse_snapshot
+from .snapshot_input import (
+    ClusterSnapshot,
+    SnapshotBroker,
+    SnapshotPartition,
+    SnapshotWindow,
+)
 
 
 @dataclass
@@ -34,7 +40,7 @@ class Proposal:
 
 
 def propose(
-    snapshot: Mapping[str, Any] | Snapshot,
+    snapshot: Mapping[str, Any] | ClusterSnapshot | Snapshot,
     mode: str = "full",
     brokers: Iterable[int] = (),
     options: PlannerOptions | None = None,
@@ -71,7 +77,7 @@ def propose(
 
 
 def judge(
-    snapshot: Mapping[str, Any] | Snapshot,
+    snapshot: Mapping[str, Any] | ClusterSnapshot | Snapshot,
     mode: str = "full",
     brokers: Iterable[int] = (),
     options: PlannerOptions | None = None,
@@ -105,11 +111,15 @@ __all__ = [
     "MODES",
     "SOFT_GOALS",
     "BalancerError",
+    "ClusterSnapshot",
     "PlanError",
     "PlannerOptions",
     "Proposal",
     "Snapshot",
+    "SnapshotBroker",
     "SnapshotError",
+    "SnapshotPartition",
+    "SnapshotWindow",
     "balance_ratio",
     "broker_loads",
     "judge",

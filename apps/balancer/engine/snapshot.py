@@ -15,9 +15,9 @@ from typing import Any
 import numpy as np
 
 from .errors import SnapshotError
+from .snapshot_input import LOAD_KEYS, ClusterSnapshot, SnapshotPartition
 
 CAPACITY_KEYS = ("network_in", "network_out", "disk")
-LOAD_KEYS = ("bytes_in", "bytes_out", "messages_in", "size")
 
 
 @dataclass
@@ -113,24 +113,34 @@ def _parse_brokers(raw: Any) -> tuple[list[int], list[str | None], list[bool], l
 
 
 def parse_snapshot(data: Any) -> Snapshot:
-    """Validate `data` (decoded JSON) and return a `Snapshot`."""
+    """Validate `data` (a `ClusterSnapshot`, or the decoded JSON) and return a `Snapshot`."""
     if isinstance(data, Snapshot):
         return data
-    if not isinstance(data, Mapping):
+    if isinstance(data, ClusterSnapshot):
+        cluster, taken_at = data.cluster, data.taken_at
+        raw_brokers: Any = [b.as_json() for b in data.brokers]  # a few: one validator
+    elif isinstance(data, Mapping):
+        cluster = data.get("cluster") if isinstance(data.get("cluster"), str) else None
+        taken_at = data.get("taken_at") if isinstance(data.get("taken_at"), str) else None
+        raw_brokers = data.get("brokers")
+    else:
         raise SnapshotError("snapshot must be a JSON object")
-    ids, racks, alive, caps = _parse_brokers(data.get("brokers"))
+    ids, racks, alive, caps = _parse_brokers(raw_brokers)
     index = {bid: i for i, bid in enumerate(ids)}
-
-    parts = data.get("partitions")
-    if not isinstance(parts, list):
-        raise SnapshotError("snapshot field 'partitions' must be a list")
-    topic_names, numbers, rep_lists, leaders, loads, maxrf = _parse_partitions(parts, index)
+    if isinstance(data, ClusterSnapshot):
+        parsed = _parse_typed_partitions(data.partitions, index)
+    else:
+        parts = data.get("partitions")
+        if not isinstance(parts, list):
+            raise SnapshotError("snapshot field 'partitions' must be a list")
+        parsed = _parse_partitions(parts, index)
+    topic_names, numbers, rep_lists, leaders, loads, maxrf = parsed
     topics, topic_arr, numbers, order = _sort_partitions(topic_names, numbers)
     replicas, rf = _replica_matrix(rep_lists, maxrf, order)
     loads = loads[order]
     return Snapshot(
-        cluster=data.get("cluster") if isinstance(data.get("cluster"), str) else None,
-        taken_at=data.get("taken_at") if isinstance(data.get("taken_at"), str) else None,
+        cluster=cluster,
+        taken_at=taken_at,
         broker_ids=np.asarray(ids, dtype=np.int64),
         racks=racks,
         alive=np.asarray(alive, dtype=bool),
@@ -148,9 +158,46 @@ def parse_snapshot(data: Any) -> Snapshot:
     )
 
 
-def _parse_partitions(
-    parts: list, index: dict[int, int]
-) -> tuple[list[str], np.ndarray, list[list[int]], np.ndarray, np.ndarray, int]:
+_Parsed = tuple[list[str], np.ndarray, list[list[int]], np.ndarray, np.ndarray, int]
+
+
+def _parse_typed_partitions(parts: list[SnapshotPartition], index: dict[int, int]) -> _Parsed:
+    """As `_parse_partitions`, for typed partitions: their field types are the
+    producer's; what a type cannot say (known, distinct replicas; the leader one of
+    them; finite loads >= 0) is checked here the same way."""
+    n = len(parts)
+    topic_names: list[str] = [""] * n
+    numbers = np.zeros(n, dtype=np.int64)
+    rep_lists: list[list[int]] = [[]] * n
+    leaders = np.full(n, -1, dtype=np.int32)
+    loads = np.zeros((n, 4), dtype=np.float64)
+    maxrf = 1
+    for i, p in enumerate(parts):
+        topic, num, reps = p.topic, p.partition, p.replicas
+        if not topic or num < 0 or not reps:
+            raise SnapshotError(f"partition {topic}-{num}: needs a topic, a number >= 0, replicas")
+        row = [index.get(r, -1) for r in reps]
+        if -1 in row:
+            raise SnapshotError(f"partition {topic}-{num}: replicas {reps} name an unknown broker")
+        if len(set(row)) != len(row):
+            raise SnapshotError(f"partition {topic}-{num}: replicas {reps} are not distinct")
+        if len(row) > maxrf:
+            maxrf = len(row)
+        if p.leader != -1:
+            if p.leader not in reps:
+                raise SnapshotError(
+                    f"partition {topic}-{num}: leader {p.leader} is not one of its replicas {reps}"
+                )
+            leaders[i] = index[p.leader]
+        if p.load is not None:
+            _parse_load(p.load, loads[i], topic, num)
+        topic_names[i] = topic
+        numbers[i] = num
+        rep_lists[i] = row
+    return topic_names, numbers, rep_lists, leaders, loads, maxrf
+
+
+def _parse_partitions(parts: list, index: dict[int, int]) -> _Parsed:
     """Each partition in the order listed: topic names, partition numbers, replica
     lists as broker indices, leader indices (-1 offline), loads (P, 4), the largest
     replica count."""

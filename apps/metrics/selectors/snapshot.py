@@ -3,23 +3,27 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any
 
 from django.utils import timezone
 
+from apps.balancer.engine import (
+    ClusterSnapshot,
+    SnapshotBroker,
+    SnapshotPartition,
+    SnapshotWindow,
+)
+from apps.balancer.engine.snapshot_input import LOAD_KEYS
 from apps.clusters.models import Broker, Cluster, Partition, Topic
 from apps.clusters.placement import placement_unpack
 
 from .windows import partition_loads_latest
-
-_LOAD_KEYS = ("bytes_in", "bytes_out", "messages_in", "size")
 
 
 def _iso(dt: datetime) -> str:
     return dt.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def _broker_entry(broker: Broker) -> dict[str, Any]:
+def _broker_entry(broker: Broker) -> SnapshotBroker:
     capacity = {
         key: value
         for key, value in (
@@ -29,15 +33,10 @@ def _broker_entry(broker: Broker) -> dict[str, Any]:
         )
         if value is not None
     }
-    entry: dict[str, Any] = {
-        "id": broker.node_id,
-        "rack": broker.rack or None,
-        "alive": broker.alive,
-    }
-    if capacity:
-        # A resource left out is unbounded (BALANCING.md §1).
-        entry["capacity"] = capacity
-    return entry
+    # A resource left out is unbounded (BALANCING.md §1).
+    return SnapshotBroker(
+        id=broker.node_id, rack=broker.rack or None, alive=broker.alive, capacity=capacity
+    )
 
 
 def _placement_read(*, cluster: Cluster) -> list[tuple[str, int, int | None, list[int]]]:
@@ -68,40 +67,42 @@ def _placement_read(*, cluster: Cluster) -> list[tuple[str, int, int | None, lis
     return placed
 
 
-def cluster_snapshot_build(*, cluster: Cluster, now: datetime | None = None) -> dict[str, Any]:
+def cluster_snapshot_build(*, cluster: Cluster, now: datetime | None = None) -> ClusterSnapshot:
     """The cluster as the planner reads it (BALANCING.md §1).
 
     Placement (replicas, leader) is the last synced state of the cluster; loads are
     the latest complete window's, absent for partitions it did not measure.
     """
-    # Plain tuples, not model instances: at 200k partitions instances cost seconds.
-    window = partition_loads_latest(cluster=cluster, fields=_LOAD_KEYS)
+    # Plain tuples, not model instances: instances cost far more at 200k partitions.
+    window = partition_loads_latest(cluster=cluster, fields=LOAD_KEYS)
     loads = window.loads
     partitions = []
     for topic, index, leader, replicas in _placement_read(cluster=cluster):
-        entry: dict[str, Any] = {
-            "topic": topic,
-            "partition": index,
-            "replicas": replicas,
-            "leader": leader if leader is not None and leader in replicas else -1,
-        }
         measured = loads.get((topic, index))
+        load = None
         if measured is None:
             pass
         elif None not in measured:  # the usual case, without a comprehension per partition
-            entry["load"] = dict(zip(_LOAD_KEYS, measured, strict=True))
+            load = dict(zip(LOAD_KEYS, measured, strict=True))
         else:
             # Unmeasured (null) figures are left out: missing means zero.
-            entry["load"] = {
-                k: v for k, v in zip(_LOAD_KEYS, measured, strict=True) if v is not None
-            }
-        partitions.append(entry)
-    snapshot: dict[str, Any] = {
-        "cluster": cluster.name,
-        "taken_at": _iso(now or timezone.now()),
-        "brokers": [_broker_entry(b) for b in cluster.brokers.order_by("node_id")],
-        "partitions": partitions,
-    }
+            load = {k: v for k, v in zip(LOAD_KEYS, measured, strict=True) if v is not None}
+        partitions.append(
+            SnapshotPartition(
+                topic=topic,
+                partition=index,
+                replicas=replicas,
+                leader=leader if leader is not None and leader in replicas else -1,
+                load=load,
+            )
+        )
+    measured_window = None
     if loads and window.start is not None and window.end is not None:
-        snapshot["window"] = {"start": _iso(window.start), "end": _iso(window.end)}
-    return snapshot
+        measured_window = SnapshotWindow(start=_iso(window.start), end=_iso(window.end))
+    return ClusterSnapshot(
+        cluster=cluster.name,
+        taken_at=_iso(now or timezone.now()),
+        brokers=[_broker_entry(b) for b in cluster.brokers.order_by("node_id")],
+        partitions=partitions,
+        window=measured_window,
+    )

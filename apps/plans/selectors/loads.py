@@ -1,9 +1,10 @@
 """Per-broker loads before and after a plan (or a what-if), by the engine's load model."""
 
+import dataclasses
 from dataclasses import dataclass
-from typing import Any
 
 from apps.balancer import engine
+from apps.balancer.engine import ClusterSnapshot
 
 from ..models import Plan
 from .fingerprint import PartitionKey
@@ -20,22 +21,22 @@ class LoadsBeforeAfter:
 
 
 def snapshot_with_assignment(
-    *, snapshot: dict[str, Any], replicas: dict[PartitionKey, list[int]]
-) -> dict[str, Any]:
+    *, snapshot: ClusterSnapshot, replicas: dict[PartitionKey, list[int]]
+) -> ClusterSnapshot:
     """A copy of `snapshot` with some partitions' replica lists replaced (the first
     replica leads, as the load model has it)."""
     partitions = []
-    for p in snapshot["partitions"]:
-        target = replicas.get((p["topic"], p["partition"]))
+    for p in snapshot.partitions:
+        target = replicas.get(p.key)
         if target is not None:
-            p = {**p, "replicas": list(target), "leader": target[0]}
+            p = dataclasses.replace(p, replicas=list(target), leader=target[0])
         partitions.append(p)
-    return {**snapshot, "partitions": partitions}
+    return snapshot.with_partitions(partitions)
 
 
 def loads_before_after(
     *,
-    snapshot: dict[str, Any],
+    snapshot: ClusterSnapshot,
     before: dict[PartitionKey, list[int]],
     after: dict[PartitionKey, list[int]],
 ) -> LoadsBeforeAfter:
@@ -65,7 +66,7 @@ def plan_loads_before_after(*, plan: Plan) -> LoadsBeforeAfter | None:
         )
     policy = policy_or_default(cluster=plan.cluster)
     snapshot = snapshot_build(cluster=plan.cluster, policy=policy).snapshot
-    if not snapshot["partitions"]:
+    if not snapshot.partitions:
         return None
     moves = list(plan.moves.values_list("topic", "partition", "replicas_before", "replicas_after"))
     try:

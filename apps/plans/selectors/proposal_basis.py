@@ -8,6 +8,8 @@ last and a proposal that followed them would never hold still.
 import hashlib
 from typing import Any
 
+from apps.balancer.engine import ClusterSnapshot
+
 from ..models import ClusterPolicy
 
 # The policy fields a plan depends on; bookkeeping and execution caps are left out.
@@ -27,19 +29,18 @@ def policy_fingerprint(*, policy: ClusterPolicy) -> str:
     return hashlib.sha256("\n".join(values).encode()).hexdigest()[:16]
 
 
-def placement_fingerprint(*, snapshot: dict[str, Any]) -> str:
+def placement_fingerprint(*, snapshot: ClusterSnapshot) -> str:
     """sha256 over every partition's replica list in `snapshot` (order-independent)."""
-    parts = snapshot["partitions"]
-    rows = sorted((p["topic"], p["partition"], tuple(p["replicas"])) for p in parts)
+    rows = sorted((p.topic, p.partition, tuple(p.replicas)) for p in snapshot.partitions)
     return hashlib.sha256(repr(rows).encode()).hexdigest()[:16]
 
 
-def proposal_basis(*, snapshot: dict[str, Any], policy: ClusterPolicy) -> dict[str, Any]:
+def proposal_basis(*, snapshot: ClusterSnapshot, policy: ClusterPolicy) -> dict[str, Any]:
     """The basis stored with a detected proposal (report["basis"]) and compared with
     each later round's: alive and dead brokers, the policy, the placement."""
     return {
-        "alive": sorted(b["id"] for b in snapshot["brokers"] if b["alive"]),
-        "dead": sorted(b["id"] for b in snapshot["brokers"] if not b["alive"]),
+        "alive": sorted(b.id for b in snapshot.brokers if b.alive),
+        "dead": sorted(b.id for b in snapshot.brokers if not b.alive),
         "policy": policy_fingerprint(policy=policy),
         "placement": placement_fingerprint(snapshot=snapshot),
     }

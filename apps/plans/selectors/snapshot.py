@@ -2,10 +2,10 @@
 
 import fnmatch
 from dataclasses import dataclass
-from typing import Any
 
 from django.conf import settings
 
+from apps.balancer.engine import ClusterSnapshot
 from apps.clusters.models import Cluster
 from apps.metrics.selectors import cluster_snapshot_build
 
@@ -29,7 +29,7 @@ def topic_in_scope(*, policy: ClusterPolicy, topic: str) -> bool:
 class ScopedSnapshot:
     """A planner snapshot of what the policy lets the balancer touch."""
 
-    snapshot: dict[str, Any]
+    snapshot: ClusterSnapshot
     # Left out because no plan can place them (more replicas than usable brokers).
     unplaceable: list[str]
 
@@ -55,25 +55,25 @@ def snapshot_build(
     if not draining:
         excluded |= drained_broker_ids(cluster=cluster)
     own_topic = settings.METRICS_TOPIC if draining else None
-    brokers = [b for b in full["brokers"] if b["id"] not in excluded]
-    alive = sum(1 for b in brokers if b["alive"])
+    brokers = [b for b in full.brokers if b.id not in excluded]
+    alive = sum(1 for b in brokers if b.alive)
     partitions, unplaceable = [], []
     # Judged once per topic, not per partition (8,000 topics, 200k partitions).
     in_scope: dict[str, bool] = {}
-    for p in full["partitions"]:
-        topic = p["topic"]
+    for p in full.partitions:
+        topic = p.topic
         scoped = in_scope.get(topic)
         if scoped is None:
             scoped = in_scope[topic] = topic == own_topic or topic_in_scope(
                 policy=policy, topic=topic
             )
-        if not scoped or not p["replicas"]:
+        if not scoped or not p.replicas:
             continue
-        if excluded and not excluded.isdisjoint(p["replicas"]):
+        if excluded and not excluded.isdisjoint(p.replicas):
             continue
-        if len(p["replicas"]) > alive and topic != own_topic:
-            unplaceable.append(f"{p['topic']}-{p['partition']}")
+        if len(p.replicas) > alive and topic != own_topic:
+            unplaceable.append(f"{p.topic}-{p.partition}")
             continue
         partitions.append(p)
-    snapshot = {**full, "brokers": brokers, "partitions": partitions}
+    snapshot = full.with_brokers(brokers).with_partitions(partitions)
     return ScopedSnapshot(snapshot=snapshot, unplaceable=unplaceable)

@@ -296,12 +296,12 @@ def plan_create_from_proposal(
     # Only the partitions the plan changes: their moves and rollback need them.
     planned = {(e["topic"], e["partition"]) for e in proposal.plan.get("partitions", [])}
     before, sizes, rates = {}, {}, {}
-    for p in scoped.snapshot["partitions"]:
-        key = (p["topic"], p["partition"])
+    for p in scoped.snapshot.partitions:
+        key = p.key
         if key not in planned:
             continue
-        before[key] = p["replicas"]
-        load = p.get("load")
+        before[key] = p.replicas
+        load = p.load
         if load is not None:
             if load.get("size") is not None:
                 sizes[key] = int(load["size"])
@@ -324,7 +324,8 @@ def plan_create_from_proposal(
     report["sizes_known"] = not unmeasured
     read_at = timezone.now() if live or not copied else None
     # The loads it was planned from; none: counts only (no window stored yet).
-    report["loads_window"] = scoped.snapshot.get("window")
+    window = scoped.snapshot.window
+    report["loads_window"] = {"start": window.start, "end": window.end} if window else None
     report["unplaceable"] = scoped.unplaceable
     if basis is not None:
         report["basis"] = basis
@@ -344,6 +345,6 @@ def plan_create_from_proposal(
         request_reason=request_reason,
         client_address=client_address,
         sizes_read_at=read_at,
-        write_rates=rates if scoped.snapshot.get("window") is not None else None,
+        write_rates=rates if window is not None else None,
         supersede_reason=supersede_reason,
     )

@@ -29,6 +29,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from apps.balancer import engine
+from apps.balancer.engine import ClusterSnapshot
 from apps.clusters.models import Cluster, ClusterRound
 from apps.clusters.rounds import round_lease
 from apps.clusters.services import cluster_sync
@@ -39,10 +40,23 @@ from ..actions import PlanAction
 from ..errors import PlanRequestInvalid, PlanStale, PlanStateError
 from ..models import ACTIVE_STATES, ClusterPolicy, Plan, PlanMode, PlanOrigin, PlanState
 from ..queue import recheck_schedule
-from ..selectors import basis_changes, plan_open_get, proposal_basis, snapshot_build
+from ..selectors import (
+    ScopedSnapshot,
+    basis_changes,
+    plan_open_get,
+    proposal_basis,
+    snapshot_build,
+)
 from .actors import DETECTOR
 from .creation import plan_create_from_proposal
 from .decisions import plan_stale_check
+from .detection_goals import (
+    TRAFFIC_GOALS,
+    goals_violated,
+    violation_acts_at_once,
+    violation_persists,
+    violation_remember,
+)
 from .planner import planner_run
 from .policy import policy_get
 from .proposal_hold import proposal_hold_check
@@ -92,15 +106,14 @@ def cluster_detect(*, cluster: Cluster, now: datetime | None = None) -> Plan | N
         return _cluster_detect_locked(cluster=cluster, policy=policy, now=now)
 
 
-def _loads_outdated(*, cluster: Cluster, snapshot: dict) -> bool:
+def _loads_outdated(*, cluster: Cluster, snapshot: ClusterSnapshot) -> bool:
     """A window newer than the snapshot's was stored meanwhile: its own detection comes."""
     newest = latest_window_start(cluster=cluster)
-    window = snapshot.get("window")
     if newest is None:
         return False
-    if window is None:
+    if snapshot.window is None:
         return True
-    return newest.strftime("%Y-%m-%dT%H:%M:%SZ") > window["start"]
+    return newest.strftime("%Y-%m-%dT%H:%M:%SZ") > snapshot.window.start
 
 
 @dataclass(frozen=True)
@@ -134,7 +147,7 @@ def _cluster_detect_locked(
         open_plan = None
 
     scoped = snapshot_build(cluster=cluster, policy=policy)
-    if not scoped.snapshot["partitions"]:
+    if not scoped.snapshot.partitions:
         return open_plan
     wanted = _proposal_wanted(cluster=cluster, policy=policy, scoped=scoped, now=now)
     if wanted is _SKIP or (wanted is None and open_plan is None):
@@ -169,7 +182,7 @@ def _cluster_detect_locked(
                 _note(policy=policy, text=hold.reason)
                 return open_plan
             supersede_reason = hold.reason
-    _violation_remember(policy=policy, window_start=None)
+    violation_remember(policy=policy, window_start=None)
     try:
         plan = plan_create_from_proposal(
             cluster=cluster,
@@ -194,26 +207,60 @@ def _cluster_detect_locked(
 
 
 def _proposal_wanted(
-    *, cluster: Cluster, policy: ClusterPolicy, scoped, now: datetime
+    *, cluster: Cluster, policy: ClusterPolicy, scoped: ScopedSnapshot, now: datetime
 ) -> "_Wanted | object | None":
     """The plan this round would propose, None when the cluster needs none, or _SKIP."""
     snapshot = scoped.snapshot
-    # Counted in C: a Python loop over 600k replicas took a few tenths of a second.
-    hosted = Counter(chain.from_iterable(p["replicas"] for p in snapshot["partitions"]))
-    brokers = {b.node_id: b for b in cluster.brokers.all()}
-    dead = [b["id"] for b in snapshot["brokers"] if not b["alive"] and hosted.get(b["id"])]
-    grace = timedelta(seconds=policy.dead_broker_grace)
+    # Counted in C: a Python loop over every replica costs far more.
+    hosted = Counter(chain.from_iterable(p.replicas for p in snapshot.partitions))
+    need = _need_read(cluster=cluster, policy=policy, snapshot=snapshot, hosted=hosted, now=now)
+    if need is _SKIP:
+        return _SKIP
+    mode, target_brokers, trigger = need
+    try:
+        proposal = planner_run(scoped=scoped, policy=policy, mode=mode, brokers=target_brokers)
+    except PlanRequestInvalid as exc:
+        logger.warning("detection on %s: %s", cluster.name, exc)
+        return _SKIP
+    if mode == PlanMode.FULL:
+        judged = _full_rebalance_judge(
+            cluster=cluster, policy=policy, scoped=scoped, proposal=proposal, now=now
+        )
+        if judged is None or judged is _SKIP:
+            return judged
+        proposal, trigger = judged
+    _loads_wait_forget(policy=policy)
+    if not proposal.plan["partitions"]:
+        return None
+    if _loads_outdated(cluster=cluster, snapshot=snapshot):
+        logger.info("detection on %s dropped: newer loads were stored meanwhile", cluster.name)
+        return _SKIP
+    return _Wanted(proposal=proposal, mode=mode, brokers=target_brokers, trigger=trigger)
 
-    mode, target_brokers, trigger = None, [], ""
+
+def _need_read(
+    *,
+    cluster: Cluster,
+    policy: ClusterPolicy,
+    snapshot: ClusterSnapshot,
+    hosted: Counter,
+    now: datetime,
+) -> "tuple[str, list[int], str] | object":
+    """(mode, brokers, trigger) in order of precedence: dead brokers past their grace,
+    then empty alive brokers, else a full rebalance; _SKIP while a dead broker is
+    within its grace (a re-check is scheduled for when it ends)."""
+    brokers = {b.node_id: b for b in cluster.brokers.all()}
+    dead = [b.id for b in snapshot.brokers if not b.alive and hosted.get(b.id)]
     if dead:
+        grace = timedelta(seconds=policy.dead_broker_grace)
         overdue = [b for b in dead if now - _dead_since(brokers[b]) >= grace]
         if not overdue:
             # Look again the moment the first grace ends, not at the next round.
             ends = min(_dead_since(brokers[b]) for b in dead) + grace
             recheck_schedule(cluster_id=cluster.pk, at=ends + RECHECK_MARGIN)
             return _SKIP
-        under = sum(1 for p in snapshot["partitions"] if set(p["replicas"]) & set(dead))
-        mode = PlanMode.FIX_OFFLINE
+        dead_set = set(dead)
+        under = sum(1 for p in snapshot.partitions if not dead_set.isdisjoint(p.replicas))
         # last_seen is the last sync that saw it answer: it died after that, so the
         # time since is an upper bound of how long it has been down.
         trigger = (
@@ -225,68 +272,67 @@ def _proposal_wanted(
             )
             + f"; {under} managed partition(s) have a replica on a dead broker"
         )
-    else:
-        alive = [b["id"] for b in snapshot["brokers"] if b["alive"]]
-        empty = [b for b in alive if not hosted.get(b)]
-        if empty and len(empty) < len(alive):
-            mode, target_brokers = PlanMode.ADD_BROKERS, empty
-            trigger = ", ".join(f"broker {b}" for b in empty) + " alive but holds no replica"
-        else:
-            mode = PlanMode.FULL
+        return PlanMode.FIX_OFFLINE, [], trigger
+    alive = [b.id for b in snapshot.brokers if b.alive]
+    empty = [b for b in alive if not hosted.get(b)]
+    if empty and len(empty) < len(alive):
+        trigger = ", ".join(f"broker {b}" for b in empty) + " alive but holds no replica"
+        return PlanMode.ADD_BROKERS, empty, trigger
+    return PlanMode.FULL, [], ""
 
-    try:
-        proposal = planner_run(scoped=scoped, policy=policy, mode=mode, brokers=target_brokers)
-    except PlanRequestInvalid as exc:
-        logger.warning("detection on %s: %s", cluster.name, exc)
-        return _SKIP
-    if mode == PlanMode.FULL:
-        window = snapshot.get("window")
-        violated = _violated_goals(proposal.report)
-        if window is None:
-            # Before the first window every load reads zero: judge no traffic goal.
-            violated = {g: v for g, v in violated.items() if g not in TRAFFIC_GOALS}
-        if not violated:
-            _violation_remember(policy=policy, window_start=None)
-            _loads_wait_forget(policy=policy)
-            return None
-        if (
-            all(g in TRAFFIC_GOALS for g in violated)
-            and not _violation_persists(policy=policy, window=window)
-            and not _acts_at_once(policy=policy, report=proposal.report, violated=violated)
-        ):
-            return _SKIP  # one slide's spike: wait for the next window to confirm it
-        trigger = "goals violated: " + "; ".join(violated.values())
-        proposal = _towards_target(scoped=scoped, policy=policy, judged=proposal)
-        unmeasured = _unmeasured_moved(snapshot=snapshot, plan=proposal.plan)
-        if unmeasured and _loads_awaited(policy=policy, now=now):
-            logger.info(
-                "detection on %s: waiting for the loads of %d moved partition(s) no window "
-                "measured yet",
-                cluster.name,
-                unmeasured,
-            )
-            return _SKIP
-        if window is None:
-            trigger += "; no load window yet: counts only, traffic goals not judged"
-        elif unmeasured:
-            trigger += f"; {unmeasured} moved partition(s) not measured yet: counted only"
-    _loads_wait_forget(policy=policy)
-    if not proposal.plan["partitions"]:
+
+def _full_rebalance_judge(
+    *,
+    cluster: Cluster,
+    policy: ClusterPolicy,
+    scoped: ScopedSnapshot,
+    proposal: engine.Proposal,
+    now: datetime,
+) -> "tuple[engine.Proposal, str] | object | None":
+    """A full rebalance is proposed for violated goals only: (the proposal aimed at the
+    target, its trigger); None when no goal is violated; _SKIP while a traffic
+    violation waits for the next window's confirmation, or for the loads of moved
+    partitions no window measured yet."""
+    window = scoped.snapshot.window
+    violated = goals_violated(proposal.report)
+    if window is None:
+        # Before the first window every load reads zero: judge no traffic goal.
+        violated = {g: v for g, v in violated.items() if g not in TRAFFIC_GOALS}
+    if not violated:
+        violation_remember(policy=policy, window_start=None)
+        _loads_wait_forget(policy=policy)
         return None
-    if _loads_outdated(cluster=cluster, snapshot=snapshot):
-        logger.info("detection on %s dropped: newer loads were stored meanwhile", cluster.name)
+    if (
+        all(g in TRAFFIC_GOALS for g in violated)
+        and not violation_persists(policy=policy, window=window)
+        and not violation_acts_at_once(policy=policy, report=proposal.report, violated=violated)
+    ):
+        return _SKIP  # one slide's spike: wait for the next window to confirm it
+    trigger = "goals violated: " + "; ".join(violated.values())
+    proposal = _towards_target(scoped=scoped, policy=policy, judged=proposal)
+    unmeasured = _unmeasured_moved(snapshot=scoped.snapshot, plan=proposal.plan)
+    if unmeasured and _loads_awaited(policy=policy, now=now):
+        logger.info(
+            "detection on %s: waiting for the loads of %d moved partition(s) no window "
+            "measured yet",
+            cluster.name,
+            unmeasured,
+        )
         return _SKIP
-    return _Wanted(proposal=proposal, mode=mode, brokers=target_brokers, trigger=trigger)
+    if window is None:
+        trigger += "; no load window yet: counts only, traffic goals not judged"
+    elif unmeasured:
+        trigger += f"; {unmeasured} moved partition(s) not measured yet: counted only"
+    return proposal, trigger
 
 
-def _unmeasured_moved(*, snapshot: dict, plan: dict) -> int:
+def _unmeasured_moved(*, snapshot: ClusterSnapshot, plan: dict) -> int:
     """How many partitions `plan` moves that the snapshot's window did not measure."""
     moved = {(e["topic"], e["partition"]) for e in plan["partitions"]}
     return sum(
         1
-        for p in snapshot["partitions"]
-        if (p["topic"], p["partition"]) in moved
-        and (p.get("load") is None or p["load"].get("bytes_in") is None)
+        for p in snapshot.partitions
+        if p.key in moved and (p.load is None or p.load.get("bytes_in") is None)
     )
 
 
@@ -381,93 +427,12 @@ def _towards_target(*, scoped, policy: ClusterPolicy, judged):
         aimed = planner_run(scoped=scoped, policy=policy, mode=PlanMode.FULL, aim_at_target=True)
     except PlanRequestInvalid:
         return judged
-    return aimed if aimed.plan["partitions"] and _violated_goals(aimed.report) else judged
-
-
-# Goals judged on measured traffic, which a short spike can violate for one window.
-TRAFFIC_GOALS = ("disk-distribution", "network-in-distribution", "network-out-distribution")
-
-
-def _acts_at_once(*, policy: ClusterPolicy, report: dict, violated: dict[str, str]) -> bool:
-    """A traffic violation skips the next slide's confirmation when nobody has to
-    review the plan (the policy would approve its size at once) and it is clear: every
-    violated goal's worst broker is outside its band by at least the band's own margin
-    (1.20 x mean for a 1.10 band). A marginal one still waits a slide: a plan awaiting
-    a human holds still anyway (proposal_hold.py), one that runs at once must not
-    chase a spike."""
-    limit = policy.auto_approve_max_bytes
-    if limit is None or report.get("movement", {}).get("bytes_moved", limit) >= limit:
-        return False
-    for goal in report.get("goals", []):
-        if goal["name"] not in violated:
-            continue
-        offenders = goal["start"]["offenders"]
-        worst = offenders[0] if offenders else {}
-        ratio, band = worst.get("ratio"), worst.get("band_ratio")
-        if ratio is None or not band:
-            return False
-        lo, hi = band
-        if worst["side"] == "above" and (hi is None or ratio < hi + (hi - 1.0)):
-            return False
-        if worst["side"] == "below" and (lo is None or ratio > lo - (1.0 - lo)):
-            return False
-    return True
-
-
-def _violation_remember(*, policy: ClusterPolicy, window_start: datetime | None) -> None:
-    if policy.violation_window_start != window_start:
-        ClusterPolicy.objects.filter(pk=policy.pk).update(violation_window_start=window_start)
-        policy.violation_window_start = window_start
-
-
-def _violation_persists(*, policy: ClusterPolicy, window: dict | None) -> bool:
-    """True when an earlier window already showed a traffic violation.
-
-    The first window showing one is remembered; any later window showing one
-    confirms it (usually the next slide's; when a run stored several windows at
-    once, the newest). A judged window without a violation forgets it, and so
-    does a proposal.
-    """
-    if window is None:
-        return False
-    current = datetime.fromisoformat(window["start"].replace("Z", "+00:00"))
-    seen = policy.violation_window_start
-    if seen is not None and seen < current:
-        return True
-    if seen is None or current < seen:
-        _violation_remember(policy=policy, window_start=current)
-    return False
+    return aimed if aimed.plan["partitions"] and goals_violated(aimed.report) else judged
 
 
 def _dead_since(broker) -> datetime:
     # last_seen is when a sync last saw it alive; a broker never seen counts from first_seen.
     return broker.last_seen or broker.first_seen
-
-
-# Every goal the engine judges may propose a full rebalance, but these two: leader bytes
-# in follow the traffic of the last window and per-topic counts are a tie-break, so a
-# plan for either alone would churn. They are still optimised when a plan is made.
-QUIET_GOALS = frozenset({"leader-bytes-in-distribution", "topic-replica-distribution"})
-
-
-def _violated_goals(report: dict) -> dict[str, str]:
-    """Goals the cluster violates *as it is* (the engine's judgement before anything
-    moves, BALANCING.md §8), and only those the plan improves: a violation no plan can
-    reduce is not worth proposing: goal name -> the goal said with its worst broker and
-    side."""
-    out = {}
-    for goal in report.get("goals", []):
-        start, end = goal["start"], goal["end"]
-        if goal["name"] in QUIET_GOALS or not start["violated"]:
-            continue
-        if end["violation"] >= start["violation"] * (1 - 1e-9):
-            continue
-        worst = start["offenders"][0]["text"] if start["offenders"] else "violated"
-        more = start["offenders_total"] - 1
-        extra = f" (+{more} more)" if more > 0 else ""
-        threshold = f", threshold {goal['threshold']:g}" if goal.get("threshold") else ""
-        out[goal["name"]] = f"{goal['name']}: {worst}{extra}{threshold}"
-    return out
 
 
 __all__ = [

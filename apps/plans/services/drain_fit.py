@@ -10,6 +10,7 @@ from dataclasses import dataclass, replace
 from django.conf import settings
 
 from apps.balancer import engine
+from apps.balancer.engine import SnapshotPartition
 
 from ..selectors import ScopedSnapshot
 
@@ -36,12 +37,12 @@ def drain_fit(*, scoped: ScopedSnapshot, removing: set[int]) -> DrainFit:
     stay where it held fewer of them than there are."""
     topic = settings.METRICS_TOPIC
     snapshot = scoped.snapshot
-    usable = sorted(b["id"] for b in snapshot["brokers"] if b["alive"] and b["id"] not in removing)
+    usable = sorted(b.id for b in snapshot.brokers if b.alive and b.id not in removing)
     entries: list[dict] = []
-    kept: list[dict] = []
-    for p in snapshot["partitions"]:
-        replicas = p["replicas"]
-        if p["topic"] != topic or len(replicas) <= len(usable) or removing.isdisjoint(replicas):
+    kept: list[SnapshotPartition] = []
+    for p in snapshot.partitions:
+        replicas = p.replicas
+        if p.topic != topic or len(replicas) <= len(usable) or removing.isdisjoint(replicas):
             kept.append(p)
             continue
         after = [b for b in replicas if b in usable]
@@ -49,17 +50,17 @@ def drain_fit(*, scoped: ScopedSnapshot, removing: set[int]) -> DrainFit:
         # Led as it was if its leader stays; else chosen once the planner has placed
         # the rest (drain_fit_merge).
         led = replicas[0] in usable
-        entries.append({"topic": topic, "partition": p["partition"], "replicas": after, "led": led})
+        entries.append({"topic": topic, "partition": p.partition, "replicas": after, "led": led})
     if not entries:
         return DrainFit(planner_scoped=scoped, usable=usable, entries=[], note="")
-    rf_before = max(len(p["replicas"]) for p in snapshot["partitions"] if p["topic"] == topic)
+    rf_before = max(len(p.replicas) for p in snapshot.partitions if p.topic == topic)
     note = (
         f"{topic} (the balancer's own metrics topic, recreatable): replication factor "
         f"lowered from {rf_before} to {len(usable)} on {len(entries)} partition(s), the "
         f"brokers left after the drain"
     )
     return DrainFit(
-        planner_scoped=replace(scoped, snapshot={**snapshot, "partitions": kept}),
+        planner_scoped=replace(scoped, snapshot=snapshot.with_partitions(kept)),
         usable=usable,
         entries=entries,
         note=note,
@@ -75,8 +76,8 @@ def drain_fit_merge(*, proposal: engine.Proposal, fit: DrainFit) -> engine.Propo
         return proposal
     planned = {(e["topic"], e["partition"]): e["replicas"] for e in proposal.plan["partitions"]}
     leads = dict.fromkeys(fit.usable, 0)
-    for p in fit.planner_scoped.snapshot["partitions"]:
-        replicas = planned.get((p["topic"], p["partition"]), p["replicas"])
+    for p in fit.planner_scoped.snapshot.partitions:
+        replicas = planned.get(p.key, p.replicas)
         if replicas and replicas[0] in leads:
             leads[replicas[0]] += 1
     for e in fit.entries:

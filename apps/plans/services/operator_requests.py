@@ -64,7 +64,7 @@ def plan_request(
     planner_scoped, planner_brokers, fit = scoped, broker_ids, None
     if draining:
         # Brokers drained before stay empty: drained again with the ones asked for.
-        in_snapshot = {b["id"] for b in scoped.snapshot["brokers"]}
+        in_snapshot = {b.id for b in scoped.snapshot.brokers}
         planner_brokers = sorted(set(broker_ids) | (drained & in_snapshot))
         fit = drain_fit(scoped=scoped, removing=set(planner_brokers))
         planner_scoped = fit.planner_scoped

@@ -23,7 +23,7 @@ class Command(BaseCommand):
         if found is None:
             raise CommandError(f"unknown cluster {cluster!r}")
         snapshot = cluster_snapshot_build(cluster=found)
-        text = json.dumps(snapshot, indent=1) + "\n"
+        text = json.dumps(snapshot.as_json(), indent=1) + "\n"
         if output == "-":
             self.stdout.write(text, ending="")
             return
@@ -39,8 +39,8 @@ class Command(BaseCommand):
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise
-        window = snapshot.get("window", {}).get("start", "no measured window")
+        window = snapshot.window.start if snapshot.window else "no measured window"
         self.stderr.write(
-            f"wrote {target}: {len(snapshot['brokers'])} brokers, "
-            f"{len(snapshot['partitions'])} partitions, loads of {window}"
+            f"wrote {target}: {len(snapshot.brokers)} brokers, "
+            f"{len(snapshot.partitions)} partitions, loads of {window}"
         )
