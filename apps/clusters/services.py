@@ -13,6 +13,7 @@ from apps.core.bulk_write import rows_insert, rows_update
 from apps.kafka_layer.authorization import cluster_acl_gaps_text
 from apps.kafka_layer.clients import AdminClient, ConnectionErrors, admin_client_create
 from apps.kafka_layer.cluster_state import (
+    BrokerState,
     ClusterNotAuthorized,
     ClusterState,
     ClusterUnreachable,
@@ -64,17 +65,17 @@ def cluster_state_apply(*, cluster: Cluster, state: ClusterState, now: datetime)
         )
 
 
-def _brokers_apply(*, cluster: Cluster, state: ClusterState, now: datetime) -> None:
-    known = {b.node_id: b for b in cluster.brokers.all()}
-    live = {b.node_id: b for b in state.brokers}
-    # Replicas may name brokers that are down and were never seen alive by us.
-    # Counted by Counter's C loop over flat iterables: Counter.update per partition
-    # was half of an unchanged round's broker work at 200k partitions.
-    partitions = [p for t in state.topics for p in t.partitions]
-    replicas = Counter(chain.from_iterable(p.replicas for p in partitions))
-    leaders = Counter(p.leader for p in partitions if p.leader is not None)
-    referenced = set(replicas)
-
+def _live_brokers_compare(
+    *,
+    cluster: Cluster,
+    known: dict[int, Broker],
+    live: dict[int, BrokerState],
+    counts: tuple[Counter, Counter],
+    now: datetime,
+) -> tuple[list[Broker], list[Broker], list[int]]:
+    """(rows for brokers seen for the first time, known brokers whose address, rack or
+    liveness changed — updated in memory, ids of brokers that came back)."""
+    replicas, leaders = counts
     new_rows, changed, came_back = [], [], []
     for node_id, seen in live.items():
         broker = known.get(node_id)
@@ -94,21 +95,28 @@ def _brokers_apply(*, cluster: Cluster, state: ClusterState, now: datetime) -> N
                 )
             )
             continue
-        if (broker.host, broker.port, broker.rack, broker.alive) != (
-            seen.host,
-            seen.port,
-            seen.rack,
-            True,
-        ):
+        now_seen = (seen.host, seen.port, seen.rack, True)
+        if (broker.host, broker.port, broker.rack, broker.alive) != now_seen:
             if not broker.alive:
                 came_back.append(node_id)
-            broker.host, broker.port, broker.rack, broker.alive = (
-                seen.host,
-                seen.port,
-                seen.rack,
-                True,
-            )
+            broker.host, broker.port, broker.rack, broker.alive = now_seen
             changed.append(broker)
+    return new_rows, changed, came_back
+
+
+def _brokers_apply(*, cluster: Cluster, state: ClusterState, now: datetime) -> None:
+    known = {b.node_id: b for b in cluster.brokers.all()}
+    live = {b.node_id: b for b in state.brokers}
+    # Replicas may name brokers that are down and were never seen alive by us.
+    # Counted by Counter's C loop over flat iterables, not Counter.update per partition.
+    partitions = [p for t in state.topics for p in t.partitions]
+    replicas = Counter(chain.from_iterable(p.replicas for p in partitions))
+    leaders = Counter(p.leader for p in partitions if p.leader is not None)
+    referenced = set(replicas)
+
+    new_rows, changed, came_back = _live_brokers_compare(
+        cluster=cluster, known=known, live=live, counts=(replicas, leaders), now=now
+    )
     # Every live broker was seen now: one statement, whatever the number of brokers.
     cluster.brokers.filter(node_id__in=[n for n in live if n in known]).update(last_seen=now)
     Broker.objects.bulk_update(changed, ["host", "port", "rack", "alive"])

@@ -5,6 +5,7 @@ dashboard forms) and the API call it. Errors are keyed by Cluster field name.
 """
 
 import re
+from collections.abc import Callable
 
 from cryptography import x509
 from cryptography.hazmat.primitives import serialization
@@ -80,27 +81,22 @@ def connection_errors(conn: ConnectionSettings) -> dict[str, list[str]]:
 
     for message in bootstrap_servers_errors(conn.bootstrap_servers):
         add("bootstrap_servers", message)
-
     if conn.security_protocol not in SECURITY_PROTOCOLS:
         add("security_protocol", f"Pick one of {', '.join(SECURITY_PROTOCOLS)}.")
         return errors
+    _sasl_errors(conn, add)
+    _tls_errors(conn, add)
+    return errors
 
+
+def _sasl_errors(conn: ConnectionSettings, add: Callable[[str, str], None]) -> None:
+    """SASL's fields: all set under a SASL protocol, none set under another."""
     sasl_fields = {
         "sasl_mechanism": conn.sasl_mechanism,
         "sasl_username": conn.sasl_username,
         "sasl_password": conn.sasl_password,
     }
-    if conn.uses_sasl:
-        if conn.sasl_mechanism not in SASL_MECHANISMS:
-            add("sasl_mechanism", f"SASL needs a mechanism: {', '.join(SASL_MECHANISMS)}.")
-        if not conn.sasl_username:
-            add("sasl_username", f"{conn.security_protocol} needs a username.")
-        if not conn.sasl_password:
-            add("sasl_password", f"{conn.security_protocol} needs a password.")
-        for name in ("sasl_username", "sasl_password"):
-            if _CONTROL.search(sasl_fields[name]):
-                add(name, "Control characters (such as line breaks) are not allowed.")
-    else:
+    if not conn.uses_sasl:
         for name, value in sasl_fields.items():
             if value:
                 add(
@@ -108,7 +104,21 @@ def connection_errors(conn: ConnectionSettings) -> dict[str, list[str]]:
                     f"Only used with SASL_PLAINTEXT or SASL_SSL, not {conn.security_protocol}: "
                     "clear it or pick one of those protocols.",
                 )
+        return
+    if conn.sasl_mechanism not in SASL_MECHANISMS:
+        add("sasl_mechanism", f"SASL needs a mechanism: {', '.join(SASL_MECHANISMS)}.")
+    if not conn.sasl_username:
+        add("sasl_username", f"{conn.security_protocol} needs a username.")
+    if not conn.sasl_password:
+        add("sasl_password", f"{conn.security_protocol} needs a password.")
+    for name in ("sasl_username", "sasl_password"):
+        if _CONTROL.search(sasl_fields[name]):
+            add(name, "Control characters (such as line breaks) are not allowed.")
 
+
+def _tls_errors(conn: ConnectionSettings, add: Callable[[str, str], None]) -> None:
+    """TLS's fields: none set without TLS; with it, a readable CA, and a client
+    certificate with its own private key, or neither."""
     tls_fields = {
         "ssl_ca_pem": conn.ssl_ca_pem,
         "ssl_certificate_pem": conn.ssl_certificate_pem,
@@ -122,8 +132,7 @@ def connection_errors(conn: ConnectionSettings) -> dict[str, list[str]]:
                     f"Only used with SSL or SASL_SSL, not {conn.security_protocol}: "
                     "clear it or pick one of those protocols.",
                 )
-        return errors
-
+        return
     if conn.ssl_ca_pem:
         try:
             pem_certificates_load(conn.ssl_ca_pem)
@@ -132,9 +141,9 @@ def connection_errors(conn: ConnectionSettings) -> dict[str, list[str]]:
     if bool(conn.ssl_certificate_pem) != bool(conn.ssl_key_pem):
         missing = "ssl_key_pem" if conn.ssl_certificate_pem else "ssl_certificate_pem"
         add(missing, "Mutual TLS needs both the client certificate and its private key.")
-        return errors
+        return
     if not conn.ssl_certificate_pem:
-        return errors
+        return
     certificate = key = None
     try:
         certificate = pem_certificates_load(conn.ssl_certificate_pem)[0]
@@ -151,4 +160,3 @@ def connection_errors(conn: ConnectionSettings) -> dict[str, list[str]]:
                 "This key does not belong to the client certificate (the first "
                 "certificate of the chain must be the client's own).",
             )
-    return errors
