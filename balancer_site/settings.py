@@ -52,6 +52,7 @@ INSTALLED_APPS = [
     "apps.plans",
     "apps.notifications",
     "rest_framework",
+    "health_check",
     "rest_framework.authtoken",
     "drf_spectacular",
     # Swagger UI and Redoc served from this package's static files, not a CDN.
@@ -60,6 +61,7 @@ INSTALLED_APPS = [
     "axes",
     "apps.dashboard",
     "apps.api",
+    "apps.monitoring",
 ]
 
 MIDDLEWARE = [
@@ -289,6 +291,15 @@ LOGGING = {
 }
 
 
+# --- Monitoring (apps/monitoring) ------------------------------------------------
+# Beat sends a heartbeat this often; /health/ fails when none ran within 3 of them.
+MONITORING_HEARTBEAT_INTERVAL = env.float("MONITORING_HEARTBEAT_INTERVAL", 15.0)
+# /health/ fails a cluster whose last good sync is older than this.
+MONITORING_SYNC_AGE_MAX = env.float("MONITORING_SYNC_AGE_MAX", 60.0)
+# When set, /metrics answers only `Authorization: Bearer <METRICS_TOKEN>`.
+METRICS_TOKEN = os.environ.get("METRICS_TOKEN", "")
+
+
 def beat_entry(task: str, every: float) -> dict:
     """A beat entry whose message expires when the next one is due.
 
@@ -309,6 +320,9 @@ CELERY_BEAT_SCHEDULE = {
     "plans-detect": beat_entry("apps.plans.tasks.plans_detect_all", PLAN_DETECTION_TICK),
     "plans-executions-resume": beat_entry(
         "apps.plans.tasks.executions_resume", EXECUTOR_RESUME_INTERVAL
+    ),
+    "monitoring-beat-heartbeat": beat_entry(
+        "apps.monitoring.tasks.beat_heartbeat", MONITORING_HEARTBEAT_INTERVAL
     ),
 }
 

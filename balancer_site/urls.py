@@ -12,6 +12,8 @@ urlpatterns = [
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("api/", include("apps.api.urls")),
+    # Liveness, readiness, status and Prometheus metrics, for the operator's monitoring.
+    path("", include("apps.monitoring.urls")),
     # Every page is the dashboard's; actions go through the API.
     path("", include("apps.dashboard.urls")),
 ]

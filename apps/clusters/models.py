@@ -140,6 +140,9 @@ class ClusterRound(models.Model):
     last_error = models.TextField(blank=True)
     # What the last good round could not read (it went on without), e.g. replica sizes.
     last_degraded = models.TextField(blank=True)
+    # When the last round that ran ended, and how long it took (monitoring reads them).
+    last_finished_at = models.DateTimeField(null=True, blank=True)
+    last_seconds = models.FloatField(null=True, blank=True)
 
     class Meta:
         ordering = ["cluster", "kind"]

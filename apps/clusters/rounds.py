@@ -8,6 +8,7 @@ cluster's rounds for that long at most.
 
 import logging
 import secrets
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -50,9 +51,13 @@ def round_lease(*, cluster: Cluster, kind: str) -> Iterator[ClusterRound | None]
         yield None
         return
     row.refresh_from_db()
+    started = time.monotonic()
     try:
         yield row
     finally:
+        held.filter(lease_token=token).update(
+            last_finished_at=timezone.now(), last_seconds=time.monotonic() - started
+        )
         lease_release(row=held, owner=token, **fields)
 
 

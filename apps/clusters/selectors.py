@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.contrib.auth.models import AnonymousUser
 from django.core.paginator import Page, Paginator
-from django.db.models import QuerySet
+from django.db.models import Count, QuerySet
 
 from apps.core.json_lists import json_list_has
 
@@ -150,3 +150,19 @@ def partitions_filter(
 def cluster_rounds_list(*, cluster: Cluster) -> list[ClusterRound]:
     """The cluster's sync, sample and aggregation rounds: skips, last failure, degradation."""
     return list(ClusterRound.objects.filter(cluster=cluster).order_by("kind"))
+
+
+def clusters_list() -> list[Cluster]:
+    """Every registered cluster, by name (monitoring reads them all, whoever asks)."""
+    return list(Cluster.objects.order_by("name"))
+
+
+def broker_counts_by_liveness() -> dict[tuple[int, bool], int]:
+    """{(cluster id, alive): brokers} over every cluster."""
+    rows = Broker.objects.values_list("cluster_id", "alive").annotate(n=Count("pk"))
+    return {(cluster_id, alive): n for cluster_id, alive, n in rows.order_by()}
+
+
+def rounds_all_list() -> list[ClusterRound]:
+    """Every cluster's rounds, with their cluster."""
+    return list(ClusterRound.objects.select_related("cluster").order_by("cluster__name", "kind"))

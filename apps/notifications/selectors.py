@@ -3,7 +3,7 @@
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.db.models import Prefetch
+from django.db.models import Count, Prefetch
 
 from apps.clusters.models import Cluster
 
@@ -74,3 +74,9 @@ def deliveries_recent(
 
 def channel_get(*, channel_id: int) -> NotificationChannel | None:
     return NotificationChannel.objects.select_related("cluster").filter(pk=channel_id).first()
+
+
+def deliveries_count_by_state() -> dict[str, int]:
+    """{delivery state: deliveries} in the delivery log."""
+    rows = Delivery.objects.values_list("state").annotate(n=Count("pk")).order_by()
+    return dict(rows)

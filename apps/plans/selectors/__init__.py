@@ -2,6 +2,7 @@
 
 from .actions import PlanActions, plan_actions_get
 from .audit_scope import audit_plan_clusters, cluster_audited_objects
+from .counts import plans_count_by_origin, plans_count_by_state
 from .drains import DrainedBroker, drained_broker_ids, drained_brokers_list
 from .estimate import PlanEstimateCheck, plan_estimate_check
 from .exports import plan_export_json, plan_rollback_export_json
@@ -44,6 +45,8 @@ from .snapshot import ScopedSnapshot, policy_or_default, snapshot_build, topic_i
 from .stamp import cluster_plans_stamp
 
 __all__ = [
+    "plans_count_by_origin",
+    "plans_count_by_state",
     "PLAN_MOVE_ORDERINGS",
     "ClusterHealth",
     "DrainedBroker",

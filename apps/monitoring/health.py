@@ -1,0 +1,44 @@
+"""The health checks of this product's own processes, beside django-health-check's
+database and Redis ones: beat's heartbeat, each cluster's last sync."""
+
+import dataclasses
+import datetime
+
+from django.conf import settings
+from django.utils import timezone
+from health_check.base import HealthCheck
+from health_check.exceptions import ServiceUnavailable
+
+from .heartbeat import beat_heartbeat_age
+
+
+@dataclasses.dataclass
+class BeatHeartbeat(HealthCheck):
+    """Beat sent its heartbeat entry and a worker ran it within three intervals."""
+
+    timeout = datetime.timedelta(seconds=3)
+
+    def run(self) -> None:
+        limit = 3 * settings.MONITORING_HEARTBEAT_INTERVAL
+        try:
+            age = beat_heartbeat_age()
+        except Exception as exc:  # redis-py raises its own types
+            raise ServiceUnavailable("Redis unreachable") from exc
+        if age is None or age > limit:
+            seen = "never" if age is None else f"{age:.0f} s ago"
+            raise ServiceUnavailable(f"no beat heartbeat within {limit:.0f} s (last {seen})")
+
+
+@dataclasses.dataclass
+class ClusterSynced(HealthCheck):
+    """A cluster synced within MONITORING_SYNC_AGE_MAX seconds."""
+
+    cluster: str
+    synced_at: datetime.datetime | None = dataclasses.field(repr=False, default=None)
+
+    def run(self) -> None:
+        if self.synced_at is None:
+            raise ServiceUnavailable("never synced")
+        age = (timezone.now() - self.synced_at).total_seconds()
+        if age > settings.MONITORING_SYNC_AGE_MAX:
+            raise ServiceUnavailable(f"last synced {age:.0f} s ago")
