@@ -164,7 +164,10 @@ CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", REDIS_URL)
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", False)
-CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
+CELERY_BEAT_SCHEDULER = "balancer_site.beat:LeaderDatabaseScheduler"
+# Beats may run two or more: the one holding this Redis lock sends; the others take over
+# within this many seconds of its death (it renews the lock at least every 5 s).
+BEAT_LEADER_LOCK_SECONDS = env.float("BEAT_LEADER_LOCK_SECONDS", 15.0)
 CELERY_TIMEZONE = TIME_ZONE
 # A Spark aggregation holds its worker for 30 s or more: it gets a queue (and a worker)
 # of its own so syncs, samples and executions never wait behind it. Cluster I/O (syncs,
