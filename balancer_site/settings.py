@@ -112,7 +112,12 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # the timeout) for another writer; begun as a reader, its first write would fail at
     # once with "database is locked" while another holds the lock (an aggregation's
     # first windows were lost that way, behind a sync, in a fresh `make run`).
-    DATABASES["default"].setdefault("OPTIONS", {}).update(timeout=20, transaction_mode="IMMEDIATE")
+    # WAL: readers never wait for the writer, nor the writer for readers (one writer at
+    # a time still); the journal mode is the file's, set on every connection in case a
+    # copy of the file comes without it.
+    DATABASES["default"].setdefault("OPTIONS", {}).update(
+        timeout=20, transaction_mode="IMMEDIATE", init_command="PRAGMA journal_mode=WAL;"
+    )
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
