@@ -161,16 +161,25 @@ def parse_snapshot(data: Any) -> Snapshot:
 _Parsed = tuple[list[str], np.ndarray, list[list[int]], np.ndarray, np.ndarray, int]
 
 
+def _columns(
+    n: int,
+) -> tuple[list[str], np.ndarray, list[list[int]], np.ndarray, np.ndarray]:
+    """Empty per-partition columns: topic names, numbers, replica rows, leaders (-1),
+    loads (n, 4)."""
+    return (
+        [""] * n,
+        np.zeros(n, dtype=np.int64),
+        [[]] * n,
+        np.full(n, -1, dtype=np.int32),
+        np.zeros((n, 4), dtype=np.float64),
+    )
+
+
 def _parse_typed_partitions(parts: list[SnapshotPartition], index: dict[int, int]) -> _Parsed:
     """As `_parse_partitions`, for typed partitions: their field types are the
     producer's; what a type cannot say (known, distinct replicas; the leader one of
     them; finite loads >= 0) is checked here the same way."""
-    n = len(parts)
-    topic_names: list[str] = [""] * n
-    numbers = np.zeros(n, dtype=np.int64)
-    rep_lists: list[list[int]] = [[]] * n
-    leaders = np.full(n, -1, dtype=np.int32)
-    loads = np.zeros((n, 4), dtype=np.float64)
+    topic_names, numbers, rep_lists, leaders, loads = _columns(len(parts))
     maxrf = 1
     for i, p in enumerate(parts):
         topic, num, reps = p.topic, p.partition, p.replicas
@@ -201,12 +210,7 @@ def _parse_partitions(parts: list, index: dict[int, int]) -> _Parsed:
     """Each partition in the order listed: topic names, partition numbers, replica
     lists as broker indices, leader indices (-1 offline), loads (P, 4), the largest
     replica count."""
-    n = len(parts)
-    topic_names: list[str] = [""] * n
-    numbers = np.zeros(n, dtype=np.int64)
-    rep_lists: list[list[int]] = [[]] * n
-    leaders = np.full(n, -1, dtype=np.int32)
-    loads = np.zeros((n, 4), dtype=np.float64)
+    topic_names, numbers, rep_lists, leaders, loads = _columns(len(parts))
     maxrf = 1
     for i, p in enumerate(parts):
         # type() checks first: isinstance against the Mapping ABC is slow in this loop
