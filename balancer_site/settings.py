@@ -227,7 +227,7 @@ METRICS_AGGREGATE_INTERVAL = env.float("METRICS_AGGREGATE_INTERVAL", 10.0)
 METRICS_AGGREGATE_AFTER_SAMPLE = env.bool("METRICS_AGGREGATE_AFTER_SAMPLE", True)
 # The aggregation worker keeps one SparkSession warm (~1.3 GB) instead of paying a
 # JVM start and JIT warm-up every minute with spark-submit: ~14 s against ~30 s for
-# 600,000 samples (bench/README.md). Off: a fresh spark-submit per run.
+# 600,000 samples (bench/results/2026-11-24.md). Off: a fresh spark-submit per run.
 METRICS_AGGREGATION_IN_PROCESS = env.bool("METRICS_AGGREGATION_IN_PROCESS", True)
 # In that warm session, keep the samples parsed by earlier runs (persisted) and read from
 # Kafka only the records since the last run; off: every run re-reads one window length.
