@@ -7,22 +7,15 @@ Redis. Django configuration lives in pyproject.toml, not here.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
+from dev_cluster import DevCluster, kafka39_cluster_args, quorum_cluster_args
 
-# scripts/ is not a package; make the `dev_cluster` package in it importable everywhere.
-_SCRIPTS = str(Path(__file__).resolve().parent.parent / "scripts")
-if _SCRIPTS not in sys.path:
-    sys.path.insert(0, _SCRIPTS)
-
-from dev_cluster import DevCluster, kafka39_cluster_args, quorum_cluster_args  # noqa: E402
-from support.db_guard import transactional_tests_guard  # noqa: E402
-from support.db_selection import database_tests_select  # noqa: E402
-from support.network_guard import GUARD, network_guard_install  # noqa: E402
-from support.users import user_make  # noqa: E402
+from tests.support.db_guard import transactional_tests_guard
+from tests.support.db_selection import database_tests_select
+from tests.support.network_guard import GUARD, network_guard_install
+from tests.support.users import user_make
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -1,7 +1,8 @@
 import pytest
-from dashboard.factories import cluster_make, plan_make
 from rest_framework.test import APIClient
-from support.users import user_make
+
+from tests.dashboard.factories import cluster_make, plan_make
+from tests.support.users import user_make
 
 
 @pytest.fixture

@@ -3,7 +3,8 @@ linked in the nav, for signed-in users only."""
 
 import pytest
 from django.contrib.staticfiles import finders
-from support.users import user_make
+
+from tests.support.users import user_make
 
 pytestmark = pytest.mark.django_db
 

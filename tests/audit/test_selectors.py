@@ -1,11 +1,11 @@
 """Exploring the trail by cluster: events about the cluster and everything of it."""
 
 import pytest
-from dashboard.factories import cluster_make, plan_make
 
 from apps.audit.selectors import audit_events_explore
 from apps.audit.services import audit_record
 from apps.plans.selectors import cluster_audited_objects
+from tests.dashboard.factories import cluster_make, plan_make
 
 pytestmark = pytest.mark.django_db
 

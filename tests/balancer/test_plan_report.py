@@ -9,8 +9,7 @@ import sys
 from pathlib import Path
 
 from apps.balancer.engine import PlannerOptions, propose, validate_plan
-
-from .factories import MiB, broker, broker_loads, part, snapshot
+from tests.balancer.factories import MiB, broker, broker_loads, part, snapshot
 
 ENGINE = Path(__file__).resolve().parents[2] / "apps" / "balancer" / "engine"
 

@@ -15,8 +15,6 @@ import time
 import pytest
 from django.conf import settings
 from django.utils import timezone
-from support.synthetic_cluster import state_make, topology_generate, window_make
-from support.users import user_make
 
 from apps.audit.services import actor_system
 from apps.clusters.models import Cluster
@@ -25,8 +23,9 @@ from apps.metrics.models import AggregationRun
 from apps.metrics.services import aggregation_results_store
 from apps.plans.models import PlanMode, PlanOrigin
 from apps.plans.services import plan_create
-
-from .conftest import screenshot
+from tests.browser.conftest import screenshot
+from tests.support.synthetic_cluster import state_make, topology_generate, window_make
+from tests.support.users import user_make
 
 pytestmark = [pytest.mark.browser, pytest.mark.integration]
 

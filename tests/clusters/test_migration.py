@@ -7,8 +7,7 @@ from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
 from apps.clusters.models import Cluster
-
-from .pki import Pki
+from tests.clusters.pki import Pki
 
 migration = importlib.import_module("apps.clusters.migrations.0002_connection_settings")
 BEFORE = [("clusters", "0001_initial")]

@@ -13,8 +13,7 @@ from apps.clusters.placement import placement_diff, placement_pack, placement_un
 from apps.clusters.services import cluster_state_apply
 from apps.kafka_layer.cluster_state import PartitionState, TopicState
 from apps.metrics.selectors import cluster_snapshot_build
-
-from .test_sync import state
+from tests.clusters.test_sync import state
 
 
 @pytest.fixture

@@ -3,7 +3,6 @@
 from collections import Counter
 
 import pytest
-from dashboard.factories import cluster_make
 from django.utils import timezone
 
 from apps.clusters.models import Cluster, Partition
@@ -16,6 +15,7 @@ from apps.clusters.selectors import (
 )
 from apps.clusters.services import cluster_state_apply
 from apps.kafka_layer.cluster_state import BrokerState, ClusterState, PartitionState, TopicState
+from tests.dashboard.factories import cluster_make
 
 pytestmark = pytest.mark.django_db
 

@@ -4,12 +4,12 @@ import uuid
 
 import pytest
 from confluent_kafka.admin import NewTopic
-from support.polling import wait_until
 
 from apps.clusters.models import Cluster, Partition
 from apps.clusters.services import cluster_register, cluster_sync
 from apps.clusters.sync_outcome import SyncOutcome
 from apps.kafka_layer.clients import admin_client_create
+from tests.support.polling import wait_until
 
 pytestmark = [pytest.mark.django_db, pytest.mark.integration]
 

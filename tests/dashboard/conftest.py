@@ -1,6 +1,6 @@
 import pytest
 
-from .factories import cluster_make
+from tests.dashboard.factories import cluster_make
 
 
 @pytest.fixture

@@ -5,7 +5,6 @@ from datetime import datetime, timedelta
 
 from django.contrib.auth.models import User
 from django.utils import timezone
-from support.users import user_make
 
 from apps.clusters.models import Cluster
 from apps.clusters.services import cluster_state_apply
@@ -14,6 +13,7 @@ from apps.metrics.models import BrokerLoad
 from apps.metrics.services.topic_loads import topic_loads_store
 from apps.plans.models import Plan
 from apps.plans.services import plan_request
+from tests.support.users import user_make
 
 Key = tuple[str, int]
 

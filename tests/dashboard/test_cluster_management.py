@@ -6,13 +6,13 @@ import re
 
 import pytest
 from django.test import Client
-from support.users import user_make
 
 from apps.audit.models import AuditEvent
 from apps.clusters.models import Cluster
 from apps.kafka_layer.connection_check import ConnectionCheck, StepResult
 from apps.plans.models import ClusterPolicy, Plan
-from dashboard.factories import cluster_make, plan_make
+from tests.dashboard.factories import cluster_make, plan_make
+from tests.support.users import user_make
 
 pytestmark = pytest.mark.django_db
 

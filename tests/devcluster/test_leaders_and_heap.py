@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from confluent_kafka.admin import AdminClient, NewTopic
 from dev_cluster import DevCluster
-from support.polling import wait_until
 
-from .test_dev_cluster import run_cli
+from tests.devcluster.test_dev_cluster import run_cli
+from tests.support.polling import wait_until
 
 # Broker 2 is the preferred leader (first replica) of partitions 0, 1, 4 and 5.
 ASSIGNMENT = [[2, 1], [2, 3], [1, 2], [3, 2], [2, 3], [2, 1]]

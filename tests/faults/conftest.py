@@ -15,8 +15,8 @@ import pytest
 
 # Shared fixtures: the live plan tests' admin client and throwaway topics, the browser
 # tests' headless Chromium and signed-in pages.
-from browser.conftest import browser, sign_in  # noqa: F401
-from plans.conftest import admin, topics  # noqa: F401
+from tests.browser.conftest import browser, sign_in  # noqa: F401
+from tests.plans.conftest import admin, topics  # noqa: F401
 
 REPO = Path(__file__).resolve().parents[2]
 RESULTS = Path(os.environ.get("FAULTS_RESULTS", REPO / ".run" / "faults" / "results.json"))
@@ -51,11 +51,9 @@ def fault_row(request) -> Iterator[dict]:
 def side_traffic(kafka_cluster) -> Iterator:
     """acks=all traffic on a topic of its own, for the faults that don't touch Kafka:
     the case calls `.finish()` for its counts; the topic is deleted afterwards."""
-    from plans import live
-
     from apps.kafka_layer.clients import admin_client_create
-
-    from .traffic import Traffic
+    from tests.faults.traffic import Traffic
+    from tests.plans import live
 
     client = admin_client_create(bootstrap_servers=kafka_cluster.bootstrap_servers)
     topic = live.topic_name("side")

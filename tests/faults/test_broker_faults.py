@@ -5,18 +5,17 @@ import os
 import time
 
 import pytest
-from plans import live
-from support.polling import wait_until
 
 from apps.clusters.services import cluster_sync
 from apps.kafka_layer.clients import admin_client_create
 from apps.plans.executor import execution_run, execution_step, executions_resume
 from apps.plans.models import MoveState, PlanMode, PlanState
 from apps.plans.services import cluster_detect
-
-from .brokers import broker_restart
-from .scenario import GRACE, PLACEMENT, TARGETS, plan_onto_broker_3, step_until_copying
-from .traffic import Traffic
+from tests.faults.brokers import broker_restart
+from tests.faults.scenario import GRACE, PLACEMENT, TARGETS, plan_onto_broker_3, step_until_copying
+from tests.faults.traffic import Traffic
+from tests.plans import live
+from tests.support.polling import wait_until
 
 pytestmark = [pytest.mark.django_db, pytest.mark.integration]
 

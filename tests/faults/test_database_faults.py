@@ -14,16 +14,16 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from plans import live
 
-from .traffic import Traffic
-from .worker import (
+from tests.faults.traffic import Traffic
+from tests.faults.worker import (
     ON_ONE_AND_TWO,
     worker_env,
     worker_report,
     worker_start_until_in_flight,
     worker_topic,
 )
+from tests.plans import live
 
 pytestmark = [pytest.mark.django_db, pytest.mark.integration]
 

@@ -14,17 +14,16 @@ from pathlib import Path
 
 import pytest
 from dev_cluster import DevCluster
-from plans import live
-from support.polling import wait_until
-from support.users import user_make
 
 from apps.audit.models import AuditEvent
 from apps.clusters.services import cluster_register, cluster_sync
 from apps.kafka_layer.clients import admin_client_create
 from apps.plans.models import Plan
 from apps.plans.services import plan_request, policy_get, policy_update
-
-from .site import Site
+from tests.faults.site import Site
+from tests.plans import live
+from tests.support.polling import wait_until
+from tests.support.users import user_make
 
 pytestmark = [pytest.mark.browser, pytest.mark.integration]
 

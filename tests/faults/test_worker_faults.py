@@ -8,11 +8,9 @@ import signal
 import time
 
 import pytest
-from plans import live
-from support.polling import wait_until
 
-from .traffic import Traffic
-from .worker import (
+from tests.faults.traffic import Traffic
+from tests.faults.worker import (
     ON_ONE_AND_TWO,
     worker_env,
     worker_process,
@@ -20,6 +18,8 @@ from .worker import (
     worker_start_until_in_flight,
     worker_topic,
 )
+from tests.plans import live
+from tests.support.polling import wait_until
 
 pytestmark = [pytest.mark.django_db, pytest.mark.integration]
 

@@ -8,10 +8,10 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from confluent_kafka import Consumer, TopicPartition
-from plans.live import AckedProducer
-from support.polling import wait_until
 
 from apps.kafka_layer.clients import client_config_build
+from tests.plans.live import AckedProducer
+from tests.support.polling import wait_until
 
 
 @dataclass

@@ -10,13 +10,13 @@ from collections import defaultdict
 import pytest
 from confluent_kafka import Consumer, Producer
 from confluent_kafka.admin import ConfigResource, NewTopic
-from support.polling import wait_until
 
 from apps.clusters.models import Cluster
 from apps.kafka_layer.clients import admin_client_create
 from apps.metrics.models import AggregationRun, BrokerLoad
 from apps.metrics.services import aggregation_run, metrics_sample
 from tests.support.partition_loads import partition_loads_read
+from tests.support.polling import wait_until
 
 pytestmark = [pytest.mark.django_db, pytest.mark.integration, pytest.mark.spark]
 

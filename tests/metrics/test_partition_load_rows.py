@@ -6,9 +6,8 @@ from datetime import timedelta
 import pytest
 
 from apps.metrics.selectors import latest_window_start, loads_partition_filter
+from tests.metrics.factories import T0, cluster_create
 from tests.support.partition_loads import partition_loads_write
-
-from .factories import T0, cluster_create
 
 pytestmark = pytest.mark.django_db
 

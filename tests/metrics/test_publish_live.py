@@ -10,11 +10,11 @@ from collections import defaultdict
 import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import NewTopic
-from support.polling import wait_until
 
 from apps.clusters.models import Cluster
 from apps.kafka_layer import records_publish as publishing
 from apps.kafka_layer.clients import admin_client_create
+from tests.support.polling import wait_until
 
 pytestmark = [pytest.mark.integration]
 

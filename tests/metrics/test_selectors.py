@@ -3,10 +3,10 @@
 from datetime import timedelta
 
 import pytest
-from dashboard.factories import SKEWED, cluster_apply, cluster_make, loads_make
 from django.utils import timezone
 
 from apps.metrics.selectors import broker_traffic_series, heatmap_get
+from tests.dashboard.factories import SKEWED, cluster_apply, cluster_make, loads_make
 
 pytestmark = pytest.mark.django_db
 

@@ -33,9 +33,8 @@ from apps.metrics.services import (
     metrics_windows_prune,
 )
 from spark_jobs.partition_loads import AggregationResult
+from tests.metrics.factories import cluster_create
 from tests.support.partition_loads import partition_loads_read
-
-from .factories import cluster_create
 
 pytestmark = pytest.mark.django_db
 

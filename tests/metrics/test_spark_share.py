@@ -9,7 +9,6 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from support.polling import wait_until
 
 from apps.metrics.models import AggregationRun
 from apps.metrics.services import (
@@ -21,8 +20,8 @@ from apps.metrics.services import (
 from apps.metrics.services import spark_session as spark_session_module
 from apps.metrics.services.runs import aggregation_run_finish
 from spark_jobs.session import spark_share_conf
-
-from .factories import cluster_create
+from tests.metrics.factories import cluster_create
+from tests.support.polling import wait_until
 
 pytestmark = pytest.mark.django_db
 

@@ -29,10 +29,10 @@ import pyspark
 import pytest
 from confluent_kafka import Producer
 from confluent_kafka.admin import NewTopic
-from support.polling import wait_until
 
 from apps.kafka_layer.clients import admin_client_create
 from spark_jobs.metrics_schema import metric_key_encode, metric_record_encode
+from tests.support.polling import wait_until
 
 pytestmark = [
     pytest.mark.integration,

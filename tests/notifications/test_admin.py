@@ -4,8 +4,7 @@ import pytest
 
 from apps.audit.models import AuditEvent
 from apps.notifications.models import ChannelKind, NotificationChannel
-
-from .conftest import SECRET, SLACK_PATH, user_make
+from tests.notifications.conftest import SECRET, SLACK_PATH, user_make
 
 pytestmark = pytest.mark.django_db
 ADD = "/admin/notifications/notificationchannel/add/"

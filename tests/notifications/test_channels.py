@@ -15,8 +15,7 @@ from apps.notifications.services.channels import (
     notification_channel_test,
     notification_channel_update,
 )
-
-from .conftest import SECRET, SLACK_PATH
+from tests.notifications.conftest import SECRET, SLACK_PATH
 
 pytestmark = pytest.mark.django_db
 SLACK_URL = f"https://hooks.example.com{SLACK_PATH}"

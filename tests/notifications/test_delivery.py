@@ -25,8 +25,7 @@ from apps.notifications.models import (
 from apps.notifications.sending import SendResult, status_retryable
 from apps.notifications.services.deliveries import attempt_outcome, delivery_attempt, retry_delay
 from apps.notifications.tasks import delivery_send_task
-
-from .conftest import SECRET, SLACK_PATH, plan_make
+from tests.notifications.conftest import SECRET, SLACK_PATH, plan_make
 
 pytestmark = pytest.mark.django_db
 

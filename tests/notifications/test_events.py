@@ -18,8 +18,7 @@ from apps.plans.services import (
     execution_tune,
     plan_reject,
 )
-
-from .conftest import SECRET, plan_make
+from tests.notifications.conftest import SECRET, plan_make
 
 pytestmark = pytest.mark.django_db
 EXECUTOR = actor_system(name="executor")

@@ -5,8 +5,7 @@ import pytest
 from apps.audit.services import actor_system, audit_record
 from apps.notifications.models import ChannelKind, Delivery, NotificationChannel
 from apps.notifications.tasks import delivery_send_task
-
-from .conftest import SECRET, SLACK_PATH, plan_make, user_make
+from tests.notifications.conftest import SECRET, SLACK_PATH, plan_make, user_make
 
 pytestmark = pytest.mark.django_db
 PAGE = "/notifications/"

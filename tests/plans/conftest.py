@@ -8,9 +8,8 @@ from apps.clusters.models import Cluster
 from apps.clusters.services import cluster_state_apply
 from apps.kafka_layer.clients import admin_client_create
 from apps.kafka_layer.cluster_state import BrokerState, ClusterState, PartitionState, TopicState
-
-from . import live
-from .fakes import FakeKafka
+from tests.plans import live
+from tests.plans.fakes import FakeKafka
 
 
 def state_of(

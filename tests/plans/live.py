@@ -10,7 +10,6 @@ from dataclasses import dataclass, field
 
 from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, ConfigResource, ConfigSource, NewTopic, OffsetSpec
-from support.polling import wait_until
 
 from apps.clusters.models import Cluster
 from apps.clusters.services import cluster_register, cluster_sync
@@ -18,6 +17,7 @@ from apps.kafka_layer.clients import client_config_build
 from apps.kafka_layer.kafka_python_adapter import reassignments_list
 from apps.plans.kafka_ops import BROKER_THROTTLE_KEYS, TOPIC_THROTTLE_KEYS
 from apps.plans.services import policy_get, policy_update
+from tests.support.polling import wait_until
 
 Key = tuple[str, int]
 

@@ -11,8 +11,7 @@ from apps.plans.models import ClusterPolicy, Plan
 from apps.plans.services import cluster_detect
 from apps.plans.services import detection as detection_module
 from apps.plans.services import planner as planner_module
-
-from .conftest import SKEWED
+from tests.plans.conftest import SKEWED
 
 
 @pytest.mark.django_db(transaction=True, serialized_rollback=True)

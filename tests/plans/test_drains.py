@@ -19,8 +19,7 @@ from apps.plans.services import (
     policy_get,
     policy_update,
 )
-
-from .fakes import FakeKafka
+from tests.plans.fakes import FakeKafka
 
 pytestmark = pytest.mark.django_db
 

@@ -16,10 +16,9 @@ from apps.plans.services import estimate as estimate_module
 from apps.plans.services import plan_approve, plan_request, policy_get, policy_update
 from apps.plans.services import sizes as sizes_module
 from spark_jobs.partition_loads import AggregationResult
+from tests.plans.conftest import SKEWED
+from tests.plans.fakes import FakeKafka
 from tests.support.partition_loads import partition_load_write
-
-from .conftest import SKEWED
-from .fakes import FakeKafka
 
 pytestmark = pytest.mark.django_db
 

@@ -12,8 +12,7 @@ from apps.plans.executor import execution_run
 from apps.plans.models import PlanState
 from apps.plans.selectors import plan_estimate_check
 from apps.plans.services import plan_approve, plan_request, plan_rollback_request
-
-from . import live
+from tests.plans import live
 
 pytestmark = [pytest.mark.django_db, pytest.mark.integration]
 

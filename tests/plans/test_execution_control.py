@@ -16,9 +16,8 @@ from apps.plans.services import (
     plan_approve,
     plan_create,
 )
-
-from . import test_executor as executor_tests
-from .test_executor import AFTER, BEFORE, run_to_end
+from tests.plans import test_executor as executor_tests
+from tests.plans.test_executor import AFTER, BEFORE, run_to_end
 
 pytestmark = pytest.mark.django_db
 

@@ -10,8 +10,7 @@ from apps.plans.executor.lease import execution_lease_take
 from apps.plans.kafka_ops import KafkaOpError, KafkaOpNotAuthorized
 from apps.plans.models import Execution, MoveState, Plan, PlanMode, PlanOrigin, PlanState
 from apps.plans.services import plan_approve, plan_cancel, plan_create, policy_get, policy_update
-
-from .fakes import FakeKafka
+from tests.plans.fakes import FakeKafka
 
 pytestmark = pytest.mark.django_db
 

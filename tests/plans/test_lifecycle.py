@@ -21,8 +21,7 @@ from apps.plans.services import (
     policy_get,
     policy_update,
 )
-
-from .conftest import SKEWED
+from tests.plans.conftest import SKEWED
 
 pytestmark = pytest.mark.django_db
 

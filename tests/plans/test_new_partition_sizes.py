@@ -9,8 +9,7 @@ from apps.plans.kafka_ops import KafkaOpError
 from apps.plans.models import ClusterPolicy, PlanMode, PlanState
 from apps.plans.services import cluster_detect, policy_get
 from apps.plans.services import sizes as sizes_module
-
-from .fakes import FakeKafka
+from tests.plans.fakes import FakeKafka
 
 pytestmark = pytest.mark.django_db
 

@@ -1,7 +1,6 @@
 """Reads of plans: cluster health, loads before / after, actions by role, moves."""
 
 import pytest
-from dashboard.factories import SKEWED, cluster_apply, cluster_make, plan_make
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
@@ -19,6 +18,7 @@ from apps.plans.selectors import (
 )
 from apps.plans.services.actors import DETECTOR
 from apps.plans.services.transitions import plan_transition
+from tests.dashboard.factories import SKEWED, cluster_apply, cluster_make, plan_make
 
 pytestmark = pytest.mark.django_db
 

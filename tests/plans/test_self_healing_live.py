@@ -16,15 +16,14 @@ import time
 import pytest
 from celery import current_app
 from django.utils import timezone
-from support.polling import wait_until
 
 from apps.clusters.services import cluster_sync
 from apps.plans.executor import execution_run
 from apps.plans.models import PlanMode, PlanState
 from apps.plans.queue import CLUSTER_RECHECK_TASK
 from apps.plans.services import cluster_detect, cluster_recheck, plan_approve
-
-from . import live
+from tests.plans import live
+from tests.support.polling import wait_until
 
 pytestmark = [pytest.mark.django_db, pytest.mark.integration]
 

@@ -13,14 +13,13 @@ import time
 
 import pytest
 from django.utils import timezone
-from support.polling import wait_until
 
 from apps.plans.executor import execution_run
 from apps.plans.models import PlanMode, PlanState
 from apps.plans.services import cluster_detect, plan_approve
+from tests.plans import live
 from tests.support.partition_loads import partition_loads_write
-
-from . import live
+from tests.support.polling import wait_until
 
 pytestmark = [pytest.mark.django_db, pytest.mark.integration]
 

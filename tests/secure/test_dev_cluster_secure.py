@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 from confluent_kafka.admin import NewTopic
-from devcluster.test_leaders_and_heap import ASSIGNMENT, leaders
-from support.polling import wait_until
+
+from tests.devcluster.test_leaders_and_heap import ASSIGNMENT, leaders
+from tests.support.polling import wait_until
 
 pytestmark = pytest.mark.integration
 

@@ -7,15 +7,14 @@ import uuid
 import pytest
 from confluent_kafka import Producer
 from confluent_kafka.admin import NewTopic
-from plans import live
-from support.polling import wait_until
 
 from apps.clusters.services import cluster_sync
 from apps.plans.executor import execution_run, execution_step
 from apps.plans.models import PlanState
 from apps.plans.services import plan_approve, plan_request, policy_get, policy_update
-
-from .conftest import cluster_register_secured, leftovers_clean
+from tests.plans import live
+from tests.secure.conftest import cluster_register_secured, leftovers_clean
+from tests.support.polling import wait_until
 
 pytestmark = [pytest.mark.django_db, pytest.mark.integration]
 

@@ -8,11 +8,11 @@ import uuid
 import pytest
 from confluent_kafka import Producer
 from confluent_kafka.admin import NewTopic
-from support.polling import wait_until
 
 from apps.metrics.models import AggregationRun
 from apps.metrics.services import aggregation_run, metrics_sample
 from tests.support.partition_loads import partition_loads_read
+from tests.support.polling import wait_until
 
 pytestmark = [pytest.mark.django_db, pytest.mark.integration, pytest.mark.spark]
 

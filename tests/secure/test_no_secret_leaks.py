@@ -21,8 +21,7 @@ from apps.metrics.services import metrics_sample
 from apps.plans.executor import execution_run
 from apps.plans.models import Plan, PlanState
 from apps.plans.services import plan_approve, plan_request, policy_get, policy_update
-
-from .conftest import leftovers_clean
+from tests.secure.conftest import leftovers_clean
 
 pytestmark = [pytest.mark.django_db, pytest.mark.integration]
 

@@ -8,7 +8,7 @@ import uuid
 from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from support.polling import wait_until
+from tests.support.polling import wait_until
 
 
 def round_trip(bootstrap: str, *, records: int = 20, partitions: int = 3) -> list[str]:

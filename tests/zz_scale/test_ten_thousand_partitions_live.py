@@ -22,7 +22,6 @@ from datetime import UTC, datetime
 import pytest
 from confluent_kafka.admin import AdminClient, NewTopic
 from dev_cluster import DevCluster
-from support.polling import wait_until
 
 from apps.clusters.models import Cluster, ClusterRound, Partition
 from apps.clusters.services import cluster_register, cluster_sync
@@ -32,6 +31,7 @@ from apps.metrics.services import aggregation_run, metrics_sample_round
 from apps.plans.models import PlanMode
 from apps.plans.services import cluster_detect, policy_get, policy_update
 from tests.support.partition_loads import partition_loads_read
+from tests.support.polling import wait_until
 
 pytestmark = [
     pytest.mark.django_db,
