@@ -11,11 +11,11 @@ from collections.abc import Iterator
 
 import pytest
 from dev_cluster import DevCluster, kafka39_cluster_args, quorum_cluster_args
+from devkit.users import user_make
 
 from tests.support.db_guard import transactional_tests_guard
 from tests.support.db_selection import database_tests_select
 from tests.support.network_guard import GUARD, network_guard_install
-from tests.support.users import user_make
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

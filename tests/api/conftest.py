@@ -1,8 +1,8 @@
 import pytest
+from devkit.users import user_make
 from rest_framework.test import APIClient
 
 from tests.dashboard.factories import cluster_make, plan_make
-from tests.support.users import user_make
 
 
 @pytest.fixture

@@ -2,7 +2,7 @@
 size): the summarised cluster page (every broker, 50 heatmap rows plus "other", one
 page of topics, within the page budget) and the plan's moves table, filtered and
 cut by the server. Built in bulk through the sync's and the storage's own services
-(tests/support/synthetic_cluster.py), without Kafka or the planner.
+(scripts/devkit/synthetic_cluster.py), without Kafka or the planner.
 
     UPDATE_SCREENSHOTS=1 BIG_CLUSTER_PARTITIONS=200000 BIG_CLUSTER_BROKERS=270 \\
     BIG_CLUSTER_TOPICS=8000 .venv/bin/python -m pytest tests/browser/test_big_cluster.py
@@ -13,6 +13,8 @@ import os
 import time
 
 import pytest
+from devkit.synthetic_cluster import state_make, topology_generate, window_make
+from devkit.users import user_make
 from django.conf import settings
 from django.utils import timezone
 
@@ -24,8 +26,6 @@ from apps.metrics.services import aggregation_results_store
 from apps.plans.models import PlanMode, PlanOrigin
 from apps.plans.services import plan_create
 from tests.browser.conftest import screenshot
-from tests.support.synthetic_cluster import state_make, topology_generate, window_make
-from tests.support.users import user_make
 
 pytestmark = [pytest.mark.browser, pytest.mark.integration]
 

@@ -5,6 +5,7 @@ browser, and a viewer's forged approval refused and audited."""
 from datetime import timedelta
 
 import pytest
+from devkit.users import user_make
 from django.utils import timezone
 
 from apps.audit.models import AuditEvent
@@ -20,7 +21,6 @@ from tests.dashboard.factories import (
     loads_make,
     plan_make,
 )
-from tests.support.users import user_make
 
 pytestmark = [pytest.mark.browser, pytest.mark.integration]
 

@@ -6,12 +6,12 @@ are also the README's screenshots (what-if, clusters overview, plan)."""
 from datetime import timedelta
 
 import pytest
+from devkit.partition_loads import partition_loads_read
 
 from apps.clusters.models import Cluster
 from tests.browser.conftest import screenshot
 from tests.browser.test_dashboard import ASSIGNMENT, PASSWORD, world_build
 from tests.dashboard.factories import cluster_make, loads_make, plan_make
-from tests.support.partition_loads import partition_loads_read
 
 pytestmark = [pytest.mark.browser, pytest.mark.integration]
 

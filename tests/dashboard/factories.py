@@ -3,6 +3,7 @@ state, load windows and plans, all without Kafka."""
 
 from datetime import datetime, timedelta
 
+from devkit.users import user_make
 from django.contrib.auth.models import User
 from django.utils import timezone
 
@@ -13,7 +14,6 @@ from apps.metrics.models import BrokerLoad
 from apps.metrics.services.topic_loads import topic_loads_store
 from apps.plans.models import Plan
 from apps.plans.services import plan_request
-from tests.support.users import user_make
 
 Key = tuple[str, int]
 

@@ -5,6 +5,7 @@ import json
 import re
 
 import pytest
+from devkit.users import user_make
 from django.test import Client
 
 from apps.audit.models import AuditEvent
@@ -12,7 +13,6 @@ from apps.clusters.models import Cluster
 from apps.kafka_layer.connection_check import ConnectionCheck, StepResult
 from apps.plans.models import ClusterPolicy, Plan
 from tests.dashboard.factories import cluster_make, plan_make
-from tests.support.users import user_make
 
 pytestmark = pytest.mark.django_db
 

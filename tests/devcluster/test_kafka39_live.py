@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 from dev_cluster import DevCluster
+from devkit import live
 
 from apps.clusters.models import Partition
 from apps.kafka_layer.clients import admin_client_create
@@ -13,7 +14,6 @@ from apps.kafka_layer.kafka_python_adapter import log_sizes_describe
 from apps.plans.executor import execution_run
 from apps.plans.models import MoveState, PlanState
 from apps.plans.services import plan_approve, plan_request
-from tests.plans import live
 
 pytestmark = [pytest.mark.django_db, pytest.mark.integration]
 

@@ -51,15 +51,16 @@ def fault_row(request) -> Iterator[dict]:
 def side_traffic(kafka_cluster) -> Iterator:
     """acks=all traffic on a topic of its own, for the faults that don't touch Kafka:
     the case calls `.finish()` for its counts; the topic is deleted afterwards."""
+    from devkit import live
+
     from apps.kafka_layer.clients import admin_client_create
     from tests.faults.traffic import Traffic
-    from tests.plans import live
 
     client = admin_client_create(bootstrap_servers=kafka_cluster.bootstrap_servers)
     topic = live.topic_name("side")
     live.topic_create(client, topic, partitions=6, rf=2)
     traffic = Traffic.start(kafka_cluster.bootstrap_servers, topic, 6)
     yield traffic
-    if not traffic.producer._stop.is_set():
+    if not traffic.producer.stopped:
         traffic.finish()
     live.topics_delete(client, [topic])

@@ -2,11 +2,12 @@
 3, throttled to 1 MB/s so they are still copying when the fault comes; 2 more
 partitions already have a replica on broker 3."""
 
+from devkit import live
+from devkit.polling import wait_until
+
 from apps.plans.executor import execution_step
 from apps.plans.models import MoveState, PlanMode, PlanOrigin
 from apps.plans.services import plan_approve, plan_create
-from tests.plans import live
-from tests.support.polling import wait_until
 
 # p0-p3 on brokers 1 and 2 (the plan moves them onto 3); p4, p5 already on broker 3.
 PLACEMENT = [[1, 2], [2, 1], [1, 2], [2, 1], [1, 3], [2, 3]]

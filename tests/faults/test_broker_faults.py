@@ -5,6 +5,8 @@ import os
 import time
 
 import pytest
+from devkit import live
+from devkit.polling import wait_until
 
 from apps.clusters.services import cluster_sync
 from apps.kafka_layer.clients import admin_client_create
@@ -14,8 +16,6 @@ from apps.plans.services import cluster_detect
 from tests.faults.brokers import broker_restart
 from tests.faults.scenario import GRACE, PLACEMENT, TARGETS, plan_onto_broker_3, step_until_copying
 from tests.faults.traffic import Traffic
-from tests.plans import live
-from tests.support.polling import wait_until
 
 pytestmark = [pytest.mark.django_db, pytest.mark.integration]
 

@@ -10,15 +10,15 @@ cluster once."""
 import time
 
 import pytest
+from devkit import live
+from devkit.polling import wait_until
 
 from apps.kafka_layer.clients import admin_client_create
 from apps.plans.executor import execution_run
 from apps.plans.models import PlanState
 from tests.faults.scenario import PLACEMENT, TARGETS, plan_onto_broker_3, step_until_copying
 from tests.faults.traffic import Traffic
-from tests.plans import live
 from tests.support.kafka_io import round_trip
-from tests.support.polling import wait_until
 
 pytestmark = [pytest.mark.django_db, pytest.mark.integration]
 

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from devkit import live
 
 from tests.faults.traffic import Traffic
 from tests.faults.worker import (
@@ -23,7 +24,6 @@ from tests.faults.worker import (
     worker_start_until_in_flight,
     worker_topic,
 )
-from tests.plans import live
 
 pytestmark = [pytest.mark.django_db, pytest.mark.integration]
 

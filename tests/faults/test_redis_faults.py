@@ -14,6 +14,9 @@ from pathlib import Path
 
 import pytest
 from dev_cluster import DevCluster
+from devkit import live
+from devkit.polling import wait_until
+from devkit.users import user_make
 
 from apps.audit.models import AuditEvent
 from apps.clusters.services import cluster_register, cluster_sync
@@ -21,9 +24,6 @@ from apps.kafka_layer.clients import admin_client_create
 from apps.plans.models import Plan
 from apps.plans.services import plan_request, policy_get, policy_update
 from tests.faults.site import Site
-from tests.plans import live
-from tests.support.polling import wait_until
-from tests.support.users import user_make
 
 pytestmark = [pytest.mark.browser, pytest.mark.integration]
 

@@ -8,6 +8,8 @@ import signal
 import time
 
 import pytest
+from devkit import live
+from devkit.polling import wait_until
 
 from tests.faults.traffic import Traffic
 from tests.faults.worker import (
@@ -18,8 +20,6 @@ from tests.faults.worker import (
     worker_start_until_in_flight,
     worker_topic,
 )
-from tests.plans import live
-from tests.support.polling import wait_until
 
 pytestmark = [pytest.mark.django_db, pytest.mark.integration]
 

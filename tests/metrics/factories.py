@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+from devkit.partition_loads import partition_load_write
 from django.utils import timezone
 
 from apps.clusters.models import Broker, Cluster, Partition, Topic
-from tests.support.partition_loads import partition_load_write
 
 T0 = datetime(2026, 11, 22, 4, 0, tzinfo=UTC)
 

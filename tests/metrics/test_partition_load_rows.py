@@ -4,10 +4,10 @@ with the fields the per-partition rows had."""
 from datetime import timedelta
 
 import pytest
+from devkit.partition_loads import partition_loads_write
 
 from apps.metrics.selectors import latest_window_start, loads_partition_filter
 from tests.metrics.factories import T0, cluster_create
-from tests.support.partition_loads import partition_loads_write
 
 pytestmark = pytest.mark.django_db
 

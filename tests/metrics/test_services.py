@@ -10,6 +10,7 @@ from concurrent.futures import Future
 from datetime import timedelta
 
 import pytest
+from devkit.partition_loads import partition_loads_read
 from django.core.management import CommandError, call_command
 from django.utils import timezone
 
@@ -34,7 +35,6 @@ from apps.metrics.services import (
 )
 from spark_jobs.partition_loads import AggregationResult
 from tests.metrics.factories import cluster_create
-from tests.support.partition_loads import partition_loads_read
 
 pytestmark = pytest.mark.django_db
 

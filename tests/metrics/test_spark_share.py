@@ -9,6 +9,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from devkit.polling import wait_until
 
 from apps.metrics.models import AggregationRun
 from apps.metrics.services import (
@@ -21,7 +22,6 @@ from apps.metrics.services import spark_session as spark_session_module
 from apps.metrics.services.runs import aggregation_run_finish
 from spark_jobs.session import spark_share_conf
 from tests.metrics.factories import cluster_create
-from tests.support.polling import wait_until
 
 pytestmark = pytest.mark.django_db
 

@@ -2,13 +2,13 @@
 ones an admin client and topics cleaned up afterwards (users: tests/conftest.py)."""
 
 import pytest
+from devkit import live
 from django.utils import timezone
 
 from apps.clusters.models import Cluster
 from apps.clusters.services import cluster_state_apply
 from apps.kafka_layer.clients import admin_client_create
 from apps.kafka_layer.cluster_state import BrokerState, ClusterState, PartitionState, TopicState
-from tests.plans import live
 from tests.plans.fakes import FakeKafka
 
 

@@ -3,6 +3,7 @@
 from datetime import timedelta
 
 import pytest
+from devkit.partition_loads import partition_load_write
 from django.utils import timezone
 
 from apps.audit.models import AuditEvent
@@ -10,7 +11,6 @@ from apps.clusters.models import Broker
 from apps.plans.models import ClusterPolicy, Plan, PlanMode, PlanOrigin, PlanState
 from apps.plans.services import cluster_detect, clusters_due_for_detection, policy_get
 from apps.plans.tasks import plans_detect_all
-from tests.support.partition_loads import partition_load_write
 
 pytestmark = pytest.mark.django_db
 

@@ -5,12 +5,12 @@ tighter target, and judge no traffic before the first window."""
 from datetime import timedelta
 
 import pytest
+from devkit.partition_loads import partition_load_write
 from django.utils import timezone
 
 from apps.plans.models import ClusterPolicy, Plan
 from apps.plans.services import cluster_detect, policy_get
 from apps.plans.services.planner import planner_options
-from tests.support.partition_loads import partition_load_write
 
 pytestmark = pytest.mark.django_db
 

@@ -3,6 +3,7 @@
 from datetime import timedelta
 
 import pytest
+from devkit.partition_loads import partition_load_write
 from django.utils import timezone
 
 from apps.metrics.services.runs import aggregation_run_start
@@ -11,7 +12,6 @@ from apps.plans.models import Plan
 from apps.plans.services import cluster_detect
 from apps.plans.services import detection as detection_module
 from spark_jobs.partition_loads import AggregationResult
-from tests.support.partition_loads import partition_load_write
 
 pytestmark = pytest.mark.django_db
 

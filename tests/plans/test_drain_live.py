@@ -12,6 +12,8 @@ metrics topic's placement is restored at the end (other tests share the cluster)
 """
 
 import pytest
+from devkit import live
+from devkit.polling import wait_until
 from django.conf import settings
 
 from apps.clusters.services import cluster_sync
@@ -20,8 +22,6 @@ from apps.plans.executor import execution_run
 from apps.plans.kafka_ops import LiveKafka
 from apps.plans.models import BrokerDrain, Plan, PlanMode, PlanState
 from apps.plans.services import broker_undrain, cluster_detect, plan_approve, plan_request
-from tests.plans import live
-from tests.support.polling import wait_until
 
 pytestmark = [pytest.mark.django_db, pytest.mark.integration]
 

@@ -4,6 +4,7 @@ approval, and set beside what was really copied once the plan completed."""
 from datetime import timedelta
 
 import pytest
+from devkit.partition_loads import partition_load_write
 from django.urls import reverse
 from django.utils import timezone
 
@@ -18,7 +19,6 @@ from apps.plans.services import sizes as sizes_module
 from spark_jobs.partition_loads import AggregationResult
 from tests.plans.conftest import SKEWED
 from tests.plans.fakes import FakeKafka
-from tests.support.partition_loads import partition_load_write
 
 pytestmark = pytest.mark.django_db
 

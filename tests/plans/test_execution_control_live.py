@@ -3,6 +3,8 @@ its moves in flight finish, a new throttle reaches the brokers' dynamic configs 
 it runs, and a resumed plan runs to its end with nothing left behind."""
 
 import pytest
+from devkit import live
+from devkit.polling import wait_until
 
 from apps.plans.executor import execution_run, execution_step
 from apps.plans.models import Execution, MoveState, PlanState
@@ -13,9 +15,7 @@ from apps.plans.services import (
     plan_approve,
     plan_request,
 )
-from tests.plans import live
 from tests.plans.test_executor_live import ON_ONE_AND_TWO
-from tests.support.polling import wait_until
 
 pytestmark = [pytest.mark.django_db, pytest.mark.integration]
 

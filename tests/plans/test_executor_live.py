@@ -2,13 +2,13 @@
 SIGKILLed mid-execution is a case of the fault matrix, tests/faults)."""
 
 import pytest
+from devkit import live
+from devkit.polling import wait_until
 
 from apps.clusters.services import cluster_sync
 from apps.plans.executor import execution_run, execution_step
 from apps.plans.models import Execution, MoveState, PlanState
 from apps.plans.services import plan_approve, plan_cancel, plan_request, plan_rollback_request
-from tests.plans import live
-from tests.support.polling import wait_until
 
 pytestmark = [pytest.mark.django_db, pytest.mark.integration]
 

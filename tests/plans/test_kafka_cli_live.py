@@ -6,12 +6,12 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from devkit import live
+from devkit.polling import wait_until
 
 from apps.plans.selectors import plan_export_json
 from apps.plans.services import plan_request
-from tests.plans import live
 from tests.plans.test_executor_live import ON_ONE_AND_TWO
-from tests.support.polling import wait_until
 
 pytestmark = [pytest.mark.django_db, pytest.mark.integration]
 

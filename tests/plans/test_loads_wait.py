@@ -5,11 +5,11 @@ its first window, judges their traffic instead of counting replicas."""
 from datetime import timedelta
 
 import pytest
+from devkit.partition_loads import partition_load_write
 from django.utils import timezone
 
 from apps.plans.models import Plan
 from apps.plans.services import cluster_detect
-from tests.support.partition_loads import partition_load_write
 
 pytestmark = pytest.mark.django_db
 

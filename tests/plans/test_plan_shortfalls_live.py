@@ -7,12 +7,12 @@ the API and on the plan page.
 """
 
 import pytest
+from devkit import live
+from devkit.polling import wait_until
 
 from apps.clusters.services import cluster_sync
 from apps.plans.selectors import plan_shortfalls_get
 from apps.plans.services import plan_request
-from tests.plans import live
-from tests.support.polling import wait_until
 
 pytestmark = [pytest.mark.django_db, pytest.mark.integration]
 

@@ -6,6 +6,8 @@ plan to review instead, and an episode of proposals is announced once."""
 from datetime import timedelta
 
 import pytest
+from devkit.partition_loads import partition_load_write
+from devkit.users import user_make
 from django.test import Client
 from django.utils import timezone
 from rest_framework.test import APIClient
@@ -16,8 +18,6 @@ from apps.plans.errors import PlanReplaced
 from apps.plans.models import ClusterPolicy, Plan, PlanMode, PlanOrigin, PlanState
 from apps.plans.services import cluster_detect, plan_approve, plan_request, policy_get
 from tests.plans.conftest import SKEWED
-from tests.support.partition_loads import partition_load_write
-from tests.support.users import user_make
 
 pytestmark = pytest.mark.django_db
 

@@ -6,15 +6,14 @@ import uuid
 
 import pytest
 from confluent_kafka import Producer
-from confluent_kafka.admin import NewTopic
+from devkit import live
+from devkit.polling import wait_until
 
 from apps.clusters.services import cluster_sync
 from apps.plans.executor import execution_run, execution_step
 from apps.plans.models import PlanState
 from apps.plans.services import plan_approve, plan_request, policy_get, policy_update
-from tests.plans import live
 from tests.secure.conftest import cluster_register_secured, leftovers_clean
-from tests.support.polling import wait_until
 
 pytestmark = [pytest.mark.django_db, pytest.mark.integration]
 
@@ -25,19 +24,8 @@ ON_ONE_AND_TWO = [[1, 2], [2, 1]] * 3
 @pytest.fixture
 def topic(secure_cluster, super_admin):
     name = f"it-secure-exec-{uuid.uuid4().hex[:8]}"
-    super_admin.create_topics(
-        [NewTopic(name, num_partitions=len(ON_ONE_AND_TWO), replica_assignment=ON_ONE_AND_TWO)]
-    )[name].result(30)
-    wait_until(
-        lambda: all(
-            p.leader >= 0
-            for p in super_admin.list_topics(topic=name, timeout=10)
-            .topics[name]
-            .partitions.values()
-        ),
-        30,
-        what=f"{name} has leaders",
-    )
+    config = secure_cluster.admin_config()
+    live.topic_create(super_admin, name, assignment=ON_ONE_AND_TWO, config=config)
     producer = Producer({**secure_cluster.admin_config(), "linger.ms": 20})
     for p in range(len(ON_ONE_AND_TWO)):
         for _ in range(128):

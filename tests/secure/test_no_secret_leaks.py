@@ -11,7 +11,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from confluent_kafka.admin import NewTopic
+from devkit import live
 from django.core.management import call_command
 
 from apps.audit.models import AuditEvent
@@ -79,8 +79,8 @@ def run_log(tmp_path):
 @pytest.fixture
 def topic(secure_cluster, super_admin):
     name = f"it-secure-leaks-{uuid.uuid4().hex[:8]}"
-    new = NewTopic(name, num_partitions=len(ON_ONE_AND_TWO), replica_assignment=ON_ONE_AND_TWO)
-    super_admin.create_topics([new])[name].result(30)
+    config = secure_cluster.admin_config()
+    live.topic_create(super_admin, name, assignment=ON_ONE_AND_TWO, config=config)
     yield name
     leftovers_clean(secure_cluster, [name])
     super_admin.delete_topics([name])[name].result(30)

@@ -22,6 +22,8 @@ from datetime import UTC, datetime
 import pytest
 from confluent_kafka.admin import AdminClient, NewTopic
 from dev_cluster import DevCluster
+from devkit.partition_loads import partition_loads_read
+from devkit.polling import wait_until
 
 from apps.clusters.models import Cluster, ClusterRound, Partition
 from apps.clusters.services import cluster_register, cluster_sync
@@ -30,8 +32,6 @@ from apps.metrics.models import AggregationRun
 from apps.metrics.services import aggregation_run, metrics_sample_round
 from apps.plans.models import PlanMode
 from apps.plans.services import cluster_detect, policy_get, policy_update
-from tests.support.partition_loads import partition_loads_read
-from tests.support.polling import wait_until
 
 pytestmark = [
     pytest.mark.django_db,
