@@ -13,8 +13,10 @@ import pytest
 from dev_cluster import DevCluster, kafka39_cluster_args, quorum_cluster_args
 from devkit.users import user_make
 
+from apps.clusters.models import Cluster
 from tests.support.db_guard import transactional_tests_guard
 from tests.support.db_selection import database_tests_select
+from tests.support.factories import cluster_make
 from tests.support.network_guard import GUARD, network_guard_install
 
 
@@ -127,6 +129,22 @@ def restore_brokers(kafka_cluster: DevCluster) -> Iterator[DevCluster]:
     for broker_id in before:
         # No-op for a running broker, but still waits until metadata lists it again.
         kafka_cluster.start_broker(broker_id)
+
+
+# --- cluster models (no Kafka) --------------------------------------------------------
+
+
+@pytest.fixture
+def cluster(db) -> Cluster:
+    """ "prod", synced from factories.SKEWED: orders on brokers 1 and 2, audit-log on 1
+    and 3, so broker 3 is nearly empty and a full rebalance has something to do."""
+    return cluster_make()
+
+
+@pytest.fixture
+def empty_cluster(db) -> Cluster:
+    """ "prod", registered but never synced: no brokers, topics or partitions."""
+    return Cluster.objects.create(name="prod", bootstrap_servers="127.0.0.1:1")
 
 
 # --- users in each role group --------------------------------------------------------

@@ -14,12 +14,12 @@ from apps.audit.models import AuditEvent
 from apps.balancer.engine import propose
 from apps.clusters.models import Cluster
 from apps.plans.models import ClusterPolicy, Plan, PlanState
-from tests.balancer.factories import overloaded_snapshot
-from tests.dashboard.factories import (
+from tests.support.factories import (
     SKEWED,
     cluster_apply,
     cluster_make,
     loads_make,
+    overloaded_snapshot,
     plan_make,
     user_make,
 )

@@ -7,7 +7,7 @@ from django.contrib.auth.models import Group, User
 from rest_framework.test import APIClient
 
 from apps.audit.models import AuditEvent
-from tests.dashboard.factories import cluster_make, plan_make
+from tests.support.factories import cluster_make, plan_make
 
 pytestmark = pytest.mark.django_db
 

@@ -5,14 +5,9 @@ import pytest
 from apps.audit.selectors import audit_events_explore
 from apps.audit.services import audit_record
 from apps.plans.selectors import cluster_audited_objects
-from tests.dashboard.factories import cluster_make, plan_make
+from tests.support.factories import cluster_make, plan_make
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def cluster(db):
-    return cluster_make()
 
 
 def of(cluster):

@@ -12,7 +12,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from apps.balancer.engine import validate_plan
-from tests.balancer.factories import MiB, broker, overloaded_snapshot, part, snapshot
+from tests.support.factories import MiB, broker, overloaded_snapshot, part, snapshot
 
 ROOT = Path(__file__).resolve().parents[2]
 

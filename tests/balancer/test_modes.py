@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from apps.balancer.engine import PlanError, PlannerOptions, propose, validate_plan
-from tests.balancer.factories import (
+from tests.support.factories import (
     MiB,
     apply_plan,
     assignment,

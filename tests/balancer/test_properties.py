@@ -32,7 +32,7 @@ from apps.balancer.engine.goals import build_goals, build_leadership_pass
 from apps.balancer.engine.model import DISK, NW_IN, REPLICAS, ClusterModel
 from apps.balancer.engine.modes import default_soft_goals, setup_mode
 from apps.balancer.engine.snapshot import parse_snapshot
-from tests.balancer.factories import apply_plan, broker_loads, rack_violation, usable_ids
+from tests.support.factories import apply_plan, broker_loads, rack_violation, usable_ids
 
 LOADS = [0.0, 1.0, 5.0, 20.0, 60.0]
 SIZES = [0.0, 10.0, 100.0, 1000.0]

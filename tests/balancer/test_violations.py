@@ -8,7 +8,7 @@ import json
 import pytest
 
 from apps.balancer.engine import PlannerOptions, propose
-from tests.balancer.factories import MiB, broker, part, snapshot
+from tests.support.factories import MiB, broker, part, snapshot
 
 
 def goal(report: dict, name: str) -> dict:

@@ -23,9 +23,8 @@ from apps.clusters.models import Cluster
 from apps.clusters.services import cluster_state_apply
 from apps.metrics.models import AggregationRun
 from apps.metrics.services import aggregation_results_store
-from apps.plans.models import PlanMode, PlanOrigin
-from apps.plans.services import plan_create
 from tests.browser.conftest import screenshot
+from tests.support.factories import plan_from_assignment
 
 pytestmark = [pytest.mark.browser, pytest.mark.integration]
 
@@ -52,24 +51,14 @@ def world_build() -> dict:
     )
     AggregationRun.objects.filter(pk=run.pk).update(status=AggregationRun.Status.SUCCEEDED)
     # A plan of MOVES moves: each partition's last replica onto the next broker free.
-    before, entries = {}, []
+    before, after = {}, {}
     for name, parts in topology:
         for index, replicas in parts:
             before[(name, index)] = replicas
-            if len(entries) < MOVES and index % 3 == 0:
+            if len(after) < MOVES and index % 3 == 0:
                 target = next(b for b in range(1, BROKERS + 1) if b not in replicas)
-                entries.append(
-                    {"topic": name, "partition": index, "replicas": [*replicas[:-1], target]}
-                )
-    plan = plan_create(
-        cluster=cluster,
-        origin=PlanOrigin.OPERATOR,
-        mode=PlanMode.FULL,
-        reassignment={"version": 1, "partitions": entries},
-        assignment_before=before,
-        report={},
-        actor=actor_system(name="browser-test"),
-    )
+                after[(name, index)] = [*replicas[:-1], target]
+    plan = plan_from_assignment(cluster, after, before, actor=actor_system(name="browser-test"))
     user_make("vic", "viewer", password=PASSWORD)
     return {"plan_id": plan.pk, "first_topic": topology[0][0]}
 

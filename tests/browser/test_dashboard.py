@@ -14,7 +14,7 @@ from apps.dashboard.events import cluster_changed_send, loads_changed_send
 from apps.metrics.selectors import cluster_state_stamp
 from apps.plans.models import Plan
 from tests.browser.conftest import screenshot
-from tests.dashboard.factories import (
+from tests.support.factories import (
     SKEWED,
     cluster_apply,
     cluster_make,

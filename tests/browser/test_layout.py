@@ -11,7 +11,7 @@ from devkit.partition_loads import partition_loads_read
 from apps.clusters.models import Cluster
 from tests.browser.conftest import screenshot
 from tests.browser.test_dashboard import ASSIGNMENT, PASSWORD, world_build
-from tests.dashboard.factories import cluster_make, loads_make, plan_make
+from tests.support.factories import cluster_make, loads_make, plan_make
 
 pytestmark = [pytest.mark.browser, pytest.mark.integration]
 

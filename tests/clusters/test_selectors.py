@@ -15,14 +15,8 @@ from apps.clusters.selectors import (
 )
 from apps.clusters.services import cluster_state_apply
 from apps.kafka_layer.cluster_state import BrokerState, ClusterState, PartitionState, TopicState
-from tests.dashboard.factories import cluster_make
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def cluster(db):
-    return cluster_make()
 
 
 def test_it_shows_clusters_only_to_role_holders(cluster, viewer, nobody, django_user_model):

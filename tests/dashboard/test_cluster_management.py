@@ -12,7 +12,7 @@ from apps.audit.models import AuditEvent
 from apps.clusters.models import Cluster
 from apps.kafka_layer.connection_check import ConnectionCheck, StepResult
 from apps.plans.models import ClusterPolicy, Plan
-from tests.dashboard.factories import cluster_make, plan_make
+from tests.support.factories import cluster_make, plan_make
 
 pytestmark = pytest.mark.django_db
 

@@ -14,7 +14,7 @@ from apps.dashboard.events import cluster_changed_send, loads_changed_send
 from apps.metrics.models import AggregationRun
 from apps.metrics.selectors import cluster_state_stamp
 from balancer_site.asgi import application
-from tests.dashboard.factories import SKEWED, cluster_make, cluster_state, plan_make
+from tests.support.factories import SKEWED, cluster_make, cluster_state, plan_make
 
 IN_MEMORY = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
 

@@ -7,8 +7,7 @@ import pytest
 from apps.audit.models import AuditEvent
 from apps.balancer.engine import propose
 from apps.plans.models import Plan
-from tests.balancer.factories import overloaded_snapshot
-from tests.dashboard.factories import cluster_make, plan_make
+from tests.support.factories import cluster_make, overloaded_snapshot, plan_make
 
 pytestmark = pytest.mark.django_db
 

@@ -11,8 +11,8 @@ import pytest
 from devkit.users import user_make
 
 from apps.clusters.models import Cluster
-from tests.dashboard.factories import SKEWED, cluster_make, plan_make
 from tests.faults.site import Site
+from tests.support.factories import SKEWED, cluster_make, plan_make
 
 pytestmark = [pytest.mark.browser, pytest.mark.integration]
 

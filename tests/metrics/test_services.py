@@ -34,7 +34,7 @@ from apps.metrics.services import (
     metrics_windows_prune,
 )
 from spark_jobs.partition_loads import AggregationResult
-from tests.metrics.factories import cluster_create
+from tests.support.factories import cluster_create
 
 pytestmark = pytest.mark.django_db
 

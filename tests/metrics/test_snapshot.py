@@ -8,7 +8,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from apps.balancer.engine.snapshot import parse_snapshot
-from tests.metrics.factories import cluster_create, partition_load_create
+from tests.support.factories import cluster_create, partition_load_create
 
 pytestmark = pytest.mark.django_db
 

@@ -21,7 +21,7 @@ from apps.metrics.services import (
 from apps.metrics.services import spark_session as spark_session_module
 from apps.metrics.services.runs import aggregation_run_finish
 from spark_jobs.session import spark_share_conf
-from tests.metrics.factories import cluster_create
+from tests.support.factories import cluster_create
 
 pytestmark = pytest.mark.django_db
 

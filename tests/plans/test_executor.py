@@ -9,8 +9,9 @@ from apps.plans.executor import execution_run, execution_step, executions_resume
 from apps.plans.executor.lease import execution_lease_take
 from apps.plans.kafka_ops import KafkaOpError, KafkaOpNotAuthorized
 from apps.plans.models import Execution, MoveState, Plan, PlanMode, PlanOrigin, PlanState
-from apps.plans.services import plan_approve, plan_cancel, plan_create, policy_get, policy_update
+from apps.plans.services import plan_approve, plan_cancel, policy_get, policy_update
 from tests.plans.fakes import FakeKafka
+from tests.support.factories import cluster_apply, plan_from_assignment
 
 pytestmark = pytest.mark.django_db
 
@@ -29,10 +30,10 @@ def kafka() -> FakeKafka:
 
 
 @pytest.fixture
-def plan(cluster, admin_member, apply_state) -> Plan:
-    apply_state(cluster, BEFORE)
+def plan(orders_cluster, admin_member) -> Plan:
+    cluster_apply(orders_cluster, BEFORE)
     policy_update(
-        policy=policy_get(cluster=cluster),
+        policy=policy_get(cluster=orders_cluster),
         actor=admin_member,
         changes={
             "max_moves_per_broker": 5,
@@ -40,20 +41,7 @@ def plan(cluster, admin_member, apply_state) -> Plan:
             "throttle_bytes_per_sec": 1_000_000,
         },
     )
-    plan = plan_create(
-        cluster=cluster,
-        origin=PlanOrigin.OPERATOR,
-        mode=PlanMode.FULL,
-        reassignment={
-            "version": 1,
-            "partitions": [
-                {"topic": t, "partition": p, "replicas": r} for (t, p), r in AFTER.items()
-            ],
-        },
-        assignment_before=BEFORE,
-        report={},
-        actor=admin_member,
-    )
+    plan = plan_from_assignment(orders_cluster, AFTER, BEFORE, actor=admin_member)
     plan_approve(plan=plan, user=admin_member)
     return plan
 
@@ -337,22 +325,15 @@ def test_it_resumes_plans_whose_worker_is_gone(
     assert sent == [plan.pk]
 
 
-def test_it_elects_an_unclean_leader_only_for_confirmed_data_loss(
-    cluster, admin_member, apply_state
-):
-    apply_state(cluster, {("t", 0): [1, 2], ("t", 1): [1, 2]}, alive=(3, 4))
+def test_it_elects_an_unclean_leader_only_for_confirmed_data_loss(orders_cluster, admin_member):
+    cluster_apply(orders_cluster, {("t", 0): [1, 2], ("t", 1): [1, 2]}, alive=(3, 4))
     kafka = FakeKafka(assignment={("t", 0): [1, 2], ("t", 1): [1, 2]}, alive={3, 4})
-    plan = plan_create(
-        cluster=cluster,
-        origin=PlanOrigin.OPERATOR,
-        mode=PlanMode.FIX_OFFLINE,
-        reassignment={
-            "version": 1,
-            "partitions": [{"topic": "t", "partition": 0, "replicas": [3, 4]}],
-        },
-        assignment_before={("t", 0): [1, 2]},
-        report={},
+    plan = plan_from_assignment(
+        orders_cluster,
+        {("t", 0): [3, 4]},
+        {("t", 0): [1, 2]},
         actor=admin_member,
+        mode=PlanMode.FIX_OFFLINE,
         data_loss_partitions=["t-0"],
     )
     plan_approve(plan=plan, user=admin_member, confirm_data_loss=True)
@@ -369,10 +350,10 @@ def test_it_elects_an_unclean_leader_only_for_confirmed_data_loss(
     assert plan.state == PlanState.COMPLETED
 
 
-def test_it_refuses_to_step_a_plan_that_is_not_approved(cluster, operator, kafka):
+def test_it_refuses_to_step_a_plan_that_is_not_approved(orders_cluster, operator, kafka):
     from apps.plans.services import plan_request
 
-    plan = plan_request(cluster=cluster, user=operator, mode="full")
+    plan = plan_request(cluster=orders_cluster, user=operator, mode="full")
     assert execution_step(plan=plan, kafka=kafka) is True
     plan.refresh_from_db()
     assert plan.state == PlanState.PROPOSED and not kafka.alter_calls
