@@ -11,9 +11,9 @@ from django.utils import timezone
 from apps.clusters.models import Partition, Topic
 from apps.clusters.placement import placement_diff, placement_pack, placement_unpack
 from apps.clusters.services import cluster_state_apply
-from apps.kafka_layer.cluster_state import PartitionState, TopicState
+from apps.kafka_layer.cluster_state import PartitionState
 from apps.metrics.selectors import cluster_snapshot_build
-from tests.clusters.test_sync import state
+from tests.clusters.test_sync import orders, state
 
 
 def test_it_unpacks_what_it_packed_sorted_by_index():
@@ -63,17 +63,11 @@ def test_it_diffs_two_packed_placements_record_by_record():
 def test_it_follows_a_grown_topic_and_a_shrunk_isr_from_the_packed_placement(empty_cluster):
     cluster_state_apply(cluster=empty_cluster, state=state(), now=timezone.now())
     grown = state(
-        topics=[
-            TopicState(
-                name="orders",
-                internal=False,
-                partitions=[
-                    PartitionState(index=0, leader=1, replicas=[1, 2], isr=[1]),
-                    PartitionState(index=1, leader=2, replicas=[2, 3], isr=[2, 3]),
-                    PartitionState(index=2, leader=3, replicas=[3, 1], isr=[3, 1]),
-                ],
-            )
-        ]
+        topics=orders(
+            PartitionState(index=0, leader=1, replicas=[1, 2], isr=[1]),
+            PartitionState(index=1, leader=2, replicas=[2, 3], isr=[2, 3]),
+            PartitionState(index=2, leader=3, replicas=[3, 1], isr=[3, 1]),
+        )
     )
 
     cluster_state_apply(cluster=empty_cluster, state=grown, now=timezone.now())
@@ -96,16 +90,10 @@ def test_it_diffs_a_moved_leader_against_the_packed_placement_without_reading_pa
 ):
     cluster_state_apply(cluster=empty_cluster, state=state(), now=timezone.now())
     moved = state(
-        topics=[
-            TopicState(
-                name="orders",
-                internal=False,
-                partitions=[
-                    PartitionState(index=0, leader=2, replicas=[1, 2], isr=[1, 2]),
-                    PartitionState(index=1, leader=2, replicas=[2, 3], isr=[2, 3]),
-                ],
-            )
-        ]
+        topics=orders(
+            PartitionState(index=0, leader=2, replicas=[1, 2], isr=[1, 2]),
+            PartitionState(index=1, leader=2, replicas=[2, 3], isr=[2, 3]),
+        )
     )
     with CaptureQueriesContext(connection) as queries:
         cluster_state_apply(cluster=empty_cluster, state=moved, now=timezone.now())

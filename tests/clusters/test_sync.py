@@ -15,18 +15,17 @@ from apps.kafka_layer.cluster_state import BrokerState, ClusterState, PartitionS
 pytestmark = pytest.mark.django_db
 
 
+def orders(*partitions: PartitionState) -> list[TopicState]:
+    """The one topic "orders" with these partitions."""
+    return [TopicState(name="orders", internal=False, partitions=list(partitions))]
+
+
 def state(*, brokers=(1, 2, 3), topics=None) -> ClusterState:
     if topics is None:
-        topics = [
-            TopicState(
-                name="orders",
-                internal=False,
-                partitions=[
-                    PartitionState(index=0, leader=1, replicas=[1, 2], isr=[1, 2]),
-                    PartitionState(index=1, leader=2, replicas=[2, 3], isr=[2, 3]),
-                ],
-            )
-        ]
+        topics = orders(
+            PartitionState(index=0, leader=1, replicas=[1, 2], isr=[1, 2]),
+            PartitionState(index=1, leader=2, replicas=[2, 3], isr=[2, 3]),
+        )
     return ClusterState(
         cluster_id="abc",
         controller_id=100,
@@ -68,16 +67,10 @@ def test_it_marks_a_vanished_broker_dead_and_keeps_its_last_seen(empty_cluster):
     later = seen + timedelta(seconds=30)
     gone = state(
         brokers=(1, 3),
-        topics=[
-            TopicState(
-                name="orders",
-                internal=False,
-                partitions=[
-                    PartitionState(index=0, leader=1, replicas=[1, 2], isr=[1]),
-                    PartitionState(index=1, leader=None, replicas=[2, 3], isr=[]),
-                ],
-            )
-        ],
+        topics=orders(
+            PartitionState(index=0, leader=1, replicas=[1, 2], isr=[1]),
+            PartitionState(index=1, leader=None, replicas=[2, 3], isr=[]),
+        ),
     )
     cluster_state_apply(cluster=empty_cluster, state=gone, now=later)
 
@@ -240,16 +233,10 @@ def test_it_counts_each_brokers_replicas_and_leaders(empty_cluster):
     assert counts == {1: (1, 1), 2: (2, 1), 3: (1, 0)}
 
     moved = state(
-        topics=[
-            TopicState(
-                name="orders",
-                internal=False,
-                partitions=[
-                    PartitionState(index=0, leader=2, replicas=[1, 2], isr=[1, 2]),
-                    PartitionState(index=1, leader=2, replicas=[2, 3], isr=[2, 3]),
-                ],
-            )
-        ]
+        topics=orders(
+            PartitionState(index=0, leader=2, replicas=[1, 2], isr=[1, 2]),
+            PartitionState(index=1, leader=2, replicas=[2, 3], isr=[2, 3]),
+        )
     )
     cluster_state_apply(cluster=empty_cluster, state=moved, now=timezone.now())
 
@@ -259,17 +246,11 @@ def test_it_counts_each_brokers_replicas_and_leaders(empty_cluster):
 def test_it_counts_each_topics_partitions_and_their_problems(empty_cluster):
     cluster_state_apply(cluster=empty_cluster, state=state(), now=timezone.now())
     shrunk = state(
-        topics=[
-            TopicState(
-                name="orders",
-                internal=False,
-                partitions=[
-                    PartitionState(index=0, leader=1, replicas=[1, 2], isr=[1]),
-                    PartitionState(index=1, leader=None, replicas=[2, 3], isr=[]),
-                    PartitionState(index=2, leader=3, replicas=[3, 1, 2], isr=[3, 1, 2]),
-                ],
-            )
-        ]
+        topics=orders(
+            PartitionState(index=0, leader=1, replicas=[1, 2], isr=[1]),
+            PartitionState(index=1, leader=None, replicas=[2, 3], isr=[]),
+            PartitionState(index=2, leader=3, replicas=[3, 1, 2], isr=[3, 1, 2]),
+        )
     )
     cluster_state_apply(cluster=empty_cluster, state=shrunk, now=timezone.now())
 

@@ -48,6 +48,21 @@ def fault_row(request) -> Iterator[dict]:
 
 
 @pytest.fixture
+def fault_survived(fault_row, capsys):
+    """survived(counts, recovered=s, recovery=..., said=..., **more): the case's row (its
+    traffic counts, the seconds to recover, how, and any other field), what happened
+    printed, and the check every case makes: no acked record lost."""
+
+    def survived(counts: dict[str, int], *, recovered: float, said: str, **how) -> None:
+        fault_row.update(counts, recover_s=round(recovered, 1), **how)
+        with capsys.disabled():
+            print(f"\n{said}; traffic: {counts}")
+        assert counts["lost"] == 0 and counts["acked"] > 0
+
+    return survived
+
+
+@pytest.fixture
 def side_traffic(kafka_cluster) -> Iterator:
     """acks=all traffic on a topic of its own, for the faults that don't touch Kafka:
     the case calls `.finish()` for its counts; the topic is deleted afterwards."""

@@ -63,7 +63,7 @@ def _world(bootstrap: str, topic: str) -> int:
 
 
 def test_it_serves_pages_and_loses_nothing_while_redis_is_down(
-    site, kafka_cluster, sign_in, side_traffic, fault_row, capsys
+    site, kafka_cluster, sign_in, side_traffic, fault_row, fault_survived
 ):
     fault_row["fault"] = "Redis stopped and restarted"
     bootstrap = kafka_cluster.bootstrap_servers
@@ -121,13 +121,11 @@ def test_it_serves_pages_and_loses_nothing_while_redis_is_down(
     finally:
         live.topics_delete(admin, [topic])
     counts = side_traffic.finish()
-    fault_row.update(
+    fault_survived(
         counts,
-        recover_s=round(recovered, 1),
-        down_s=DOWN_SECONDS,
+        recovered=recovered,
         recovery=f"Redis back (after {DOWN_SECONDS:g} s down) → page live and the plan "
         "approved meanwhile completed by the worker",
+        said=f"recovered {recovered:.1f} s after Redis restarted",
+        down_s=DOWN_SECONDS,
     )
-    with capsys.disabled():
-        print(f"\nrecovered {recovered:.1f} s after Redis restarted; traffic: {counts}")
-    assert counts["lost"] == 0 and counts["acked"] > 0

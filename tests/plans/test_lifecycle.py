@@ -252,63 +252,51 @@ def test_it_needs_a_separate_confirmation_and_permission_to_lose_data(
     assert "plan.data_loss_confirmed" in actions(plan)
 
 
+def _auto_approval(cluster: Cluster, user, **changes) -> None:
+    policy_update(policy=policy_get(cluster=cluster), actor=user, changes=changes)
+
+
+def _detected_move(cluster: Cluster, index: int, before, after, *, sizes_known, size=None):
+    """A detector's plan moving orders-`index` from `before` to `after`."""
+    key = ("orders", index)
+    return plan_from_assignment(
+        cluster,
+        {key: after},
+        {key: before},
+        actor=None,
+        origin=PlanOrigin.DETECTOR,
+        report={"sizes_known": sizes_known},
+        **({} if size is None else {"sizes": {key: size}}),
+    )
+
+
 def test_it_never_auto_approves_data_loss(orders_cluster, admin_member):
-    policy_update(
-        policy=policy_get(cluster=orders_cluster),
-        actor=admin_member,
-        changes={"auto_approve_self_healing": True, "auto_approve_max_bytes": 10**12},
+    _auto_approval(
+        orders_cluster,
+        admin_member,
+        auto_approve_self_healing=True,
+        auto_approve_max_bytes=10**12,
     )
     plan = _lossy_plan(orders_cluster, admin_member)
     assert plan.state == PlanState.PROPOSED
 
 
 def test_it_auto_approves_small_plans_as_the_policy(orders_cluster, admin_member):
-    policy_update(
-        policy=policy_get(cluster=orders_cluster),
-        actor=admin_member,
-        changes={"auto_approve_max_bytes": 1000},
-    )
-    plan = plan_from_assignment(
-        orders_cluster,
-        {("orders", 0): [3, 2]},
-        {("orders", 0): [1, 2]},
-        actor=None,
-        origin=PlanOrigin.DETECTOR,
-        report={"sizes_known": True},
-        sizes={("orders", 0): 500},
-    )
+    _auto_approval(orders_cluster, admin_member, auto_approve_max_bytes=1000)
+    plan = _detected_move(orders_cluster, 0, [1, 2], [3, 2], sizes_known=True, size=500)
     plan.refresh_from_db()
     assert plan.state == PlanState.APPROVED and plan.decided_by_policy
     event = AuditEvent.objects.get(action="plan.approved")
     assert event.actor_kind == "policy" and event.actor == "policy:prod"
     assert "500 bytes" in event.reason
 
-    big = plan_from_assignment(
-        orders_cluster,
-        {("orders", 1): [3, 1]},
-        {("orders", 1): [2, 1]},
-        actor=None,
-        origin=PlanOrigin.DETECTOR,
-        report={"sizes_known": True},
-        sizes={("orders", 1): 5000},
-    )
+    big = _detected_move(orders_cluster, 1, [2, 1], [3, 1], sizes_known=True, size=5000)
     assert big.state == PlanState.PROPOSED
 
 
 def test_it_does_not_trust_unknown_sizes_for_auto_approval(orders_cluster, admin_member):
-    policy_update(
-        policy=policy_get(cluster=orders_cluster),
-        actor=admin_member,
-        changes={"auto_approve_max_bytes": 1000},
-    )
-    plan = plan_from_assignment(
-        orders_cluster,
-        {("orders", 0): [3, 2]},
-        {("orders", 0): [1, 2]},
-        actor=None,
-        origin=PlanOrigin.DETECTOR,
-        report={"sizes_known": False},
-    )
+    _auto_approval(orders_cluster, admin_member, auto_approve_max_bytes=1000)
+    plan = _detected_move(orders_cluster, 0, [1, 2], [3, 2], sizes_known=False)
     assert plan.state == PlanState.PROPOSED
 
 
