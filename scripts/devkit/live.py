@@ -258,6 +258,19 @@ def throttles_found(admin: AdminClient, brokers: list[int], topics: list[str]) -
     return found
 
 
+def throttles_set(admin: AdminClient, topics: list[str], timeout: float = 10) -> dict:
+    """The throttles found once the brokers show some (dynamic configs arrive
+    asynchronously)."""
+    return wait_until(
+        lambda: throttles_found(admin, [1, 2, 3], topics), timeout, what="throttles set"
+    )
+
+
+def plan_targets(plan) -> dict[Key, list[int]]:
+    """Where the plan moves each partition it moves."""
+    return {(e["topic"], e["partition"]): e["replicas"] for e in plan.reassignment["partitions"]}
+
+
 def in_flight(bootstrap: str, topics: list[str]) -> dict:
     return {
         k: v for k, v in reassignments_list(bootstrap_servers=bootstrap).items() if k[0] in topics

@@ -8,7 +8,6 @@ from django.conf import settings
 
 from apps.audit.models import AuditEvent
 from apps.plans.errors import PlanPermissionDenied, PlanRequestInvalid
-from apps.plans.executor import execution_step
 from apps.plans.models import BrokerDrain, Plan, PlanMode, PlanState
 from apps.plans.selectors import drained_brokers_list
 from apps.plans.services import (
@@ -19,7 +18,7 @@ from apps.plans.services import (
     policy_get,
     policy_update,
 )
-from tests.plans.fakes import FakeKafka
+from tests.plans.fakes import FakeKafka, run_to_end
 from tests.support.factories import cluster_apply
 
 pytestmark = pytest.mark.django_db
@@ -36,14 +35,6 @@ def drained(cluster, node_id: int, by=None) -> BrokerDrain:
     return BrokerDrain.objects.create(
         cluster=cluster, node_id=node_id, drained_at=timezone.now(), drained_by=by
     )
-
-
-def run_to_end(plan: Plan, kafka: FakeKafka) -> None:
-    for _ in range(100):
-        if execution_step(plan=plan, kafka=kafka):
-            plan.refresh_from_db()
-            return
-    raise AssertionError("plan did not finish")
 
 
 def test_a_completed_drain_marks_its_brokers_drained_with_who_and_when(

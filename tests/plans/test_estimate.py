@@ -18,7 +18,7 @@ from apps.plans.services import plan_approve, plan_request, policy_get, policy_u
 from apps.plans.services import sizes as sizes_module
 from spark_jobs.partition_loads import AggregationResult
 from tests.plans.conftest import SKEWED
-from tests.plans.fakes import FakeKafka
+from tests.plans.fakes import FakeKafka, run_to_end
 from tests.support.factories import cluster_apply
 
 pytestmark = pytest.mark.django_db
@@ -40,14 +40,6 @@ def kafka(monkeypatch) -> FakeKafka:
 
 def copied_partitions(plan: Plan) -> int:
     return sum(len(m.added) for m in plan.moves.all())
-
-
-def run_to_end(plan: Plan, kafka: FakeKafka) -> None:
-    for _ in range(100):
-        if execution_step(plan=plan, kafka=kafka):
-            plan.refresh_from_db()
-            return
-    raise AssertionError("plan did not finish")
 
 
 def test_it_estimates_bytes_from_the_replicas_logs_at_proposal(orders_cluster, admin_member, kafka):

@@ -16,7 +16,8 @@ from apps.plans.services import (
     plan_approve,
 )
 from tests.plans import test_executor as executor_tests
-from tests.plans.test_executor import AFTER, BEFORE, run_to_end
+from tests.plans.fakes import run_to_end
+from tests.plans.test_executor import AFTER, BEFORE
 from tests.support.factories import cluster_apply, plan_from_assignment
 
 pytestmark = pytest.mark.django_db

@@ -10,7 +10,7 @@ from apps.plans.executor.lease import execution_lease_take
 from apps.plans.kafka_ops import KafkaOpError, KafkaOpNotAuthorized
 from apps.plans.models import Execution, MoveState, Plan, PlanMode, PlanOrigin, PlanState
 from apps.plans.services import plan_approve, plan_cancel, policy_get, policy_update
-from tests.plans.fakes import FakeKafka
+from tests.plans.fakes import FakeKafka, run_to_end
 from tests.support.factories import cluster_apply, plan_from_assignment
 
 pytestmark = pytest.mark.django_db
@@ -44,13 +44,6 @@ def plan(orders_cluster, admin_member) -> Plan:
     plan = plan_from_assignment(orders_cluster, AFTER, BEFORE, actor=admin_member)
     plan_approve(plan=plan, user=admin_member)
     return plan
-
-
-def run_to_end(plan: Plan, kafka: FakeKafka, limit: int = 100) -> int:
-    for step in range(1, limit):
-        if execution_step(plan=plan, kafka=kafka):
-            return step
-    raise AssertionError("plan did not finish")
 
 
 def test_it_runs_a_plan_in_capped_batches_with_throttles_and_leader_election(plan, kafka):

@@ -37,7 +37,7 @@ def test_it_applies_an_exported_plan_with_kafka_reassign_partitions(
     live.fill(bootstrap, topic, 6, 64 * 1024)
     cluster = live.cluster_registered(bootstrap, admin_user, [topic])
     plan = plan_request(cluster=cluster, user=admin_user, mode="add-brokers", brokers=[3])
-    targets = {(e["topic"], e["partition"]): e["replicas"] for e in plan.reassignment["partitions"]}
+    targets = live.plan_targets(plan)
     assert targets and all(3 in r for r in targets.values())
     exported = tmp_path / "plan.json"
     exported.write_text(plan_export_json(plan=plan))

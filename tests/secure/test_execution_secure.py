@@ -7,7 +7,6 @@ import uuid
 import pytest
 from confluent_kafka import Producer
 from devkit import live
-from devkit.polling import wait_until
 
 from apps.clusters.services import cluster_sync
 from apps.plans.executor import execution_run, execution_step
@@ -52,13 +51,11 @@ def test_it_executes_a_throttled_plan_and_elects_the_preferred_leaders(
     secured, super_admin, topic, admin_user
 ):
     plan = plan_approved(secured, admin_user, topic)
-    targets = {(e["topic"], e["partition"]): e["replicas"] for e in plan.reassignment["partitions"]}
+    targets = live.plan_targets(plan)
     assert targets and all(3 in r for r in targets.values())
 
     execution_step(plan=plan)  # starts, sets throttles, sends the first batch
-    throttles = wait_until(
-        lambda: live.throttles_found(super_admin, [1, 2, 3], [topic]), 10, what="throttles set"
-    )
+    throttles = live.throttles_set(super_admin, [topic])
     assert throttles.get("3:follower.replication.throttled.rate") == "20000000"
 
     plan = execution_run(plan=plan, poll_interval=0.5, max_seconds=120)
