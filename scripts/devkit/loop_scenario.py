@@ -178,14 +178,11 @@ def _window_spread(*, cluster, topic: str, window_start, brokers: list[int]) -> 
 
 
 def topic_create(*, bootstrap: str, topic: str, assignment: list[list[int]]) -> None:
-    from confluent_kafka.admin import AdminClient, NewTopic
+    from confluent_kafka.admin import AdminClient
 
-    from devkit.live import topics_created_wait
+    from devkit import live
 
-    admin = AdminClient({"bootstrap.servers": bootstrap})
-    new = NewTopic(topic, num_partitions=len(assignment), replica_assignment=assignment)
-    admin.create_topics([new])[topic].result(30)
-    topics_created_wait(admin, [topic], len(assignment))
+    live.topic_create(AdminClient({"bootstrap.servers": bootstrap}), topic, assignment=assignment)
 
 
 def _brokers(bootstrap: str) -> list[dict]:

@@ -22,8 +22,9 @@ from apps.audit.models import AuditEvent
 from apps.clusters.services import cluster_register, cluster_sync
 from apps.kafka_layer.clients import admin_client_create
 from apps.plans.models import Plan
-from apps.plans.services import plan_request, policy_get, policy_update
+from apps.plans.services import plan_request
 from tests.faults.site import Site
+from tests.support.factories import policy_set
 
 pytestmark = [pytest.mark.browser, pytest.mark.integration]
 
@@ -56,9 +57,7 @@ def _world(bootstrap: str, topic: str) -> int:
     user_make("anna", "approver", password=PASSWORD)
     cluster = cluster_register(name="prod", bootstrap_servers=bootstrap)
     assert cluster_sync(cluster=cluster), cluster.last_sync_error
-    policy_update(
-        policy=policy_get(cluster=cluster), actor=admin, changes={"topics_include": [topic]}
-    )
+    policy_set(cluster, admin, topics_include=[topic])
     return plan_request(cluster=cluster, user=admin, mode="add-brokers", brokers=[3]).pk
 
 

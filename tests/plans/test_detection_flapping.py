@@ -2,54 +2,26 @@
 show it (at once only when it is clear and the plan runs unreviewed), plan towards the
 tighter target, and judge no traffic before the first window."""
 
-from datetime import timedelta
-
 import pytest
-from devkit.partition_loads import partition_load_write
-from django.utils import timezone
 
 from apps.plans.models import ClusterPolicy, Plan
 from apps.plans.services import cluster_detect, policy_get
 from apps.plans.services.planner import planner_options
+from tests.plans.windows import slid_windows
 from tests.support.factories import cluster_apply
 
 pytestmark = pytest.mark.django_db
 
-SLIDE = 10
-# Even counts: 12 partitions, RF 1, four per broker.
-PLACEMENT = {("orders", i): [1 + i % 3] for i in range(12)}
-
-
-def store_window(cluster, start, *, skewed: bool, heat: float = 1300.0) -> None:
-    for (topic, index), replicas in PLACEMENT.items():
-        hot = skewed and replicas[0] == 1
-        partition_load_write(
-            cluster=cluster,
-            topic=topic,
-            partition=index,
-            window_start=start,
-            window_end=start + timedelta(seconds=60),
-            samples=6,
-            leader=replicas[0],
-            replicas=replicas,
-            # Skewed: broker 1 at 1.18 x the mean; 1.045 is reachable with even counts.
-            bytes_in=heat if hot else 1000.0 + index,
-            bytes_out=0.0,
-            size=1000,
-        )
-
 
 @pytest.fixture
 def slid(settings, orders_cluster):
-    settings.METRICS_WINDOW_SLIDE_SECONDS = SLIDE
-    cluster_apply(orders_cluster, PLACEMENT)
-    start = timezone.now().replace(microsecond=0) - timedelta(minutes=5)
+    """slid(n, skewed=..., heat=...): the n-th window, then detection."""
 
-    def window(n: int, *, skewed: bool, heat: float = 1300.0):
-        store_window(orders_cluster, start + timedelta(seconds=SLIDE * n), skewed=skewed, heat=heat)
-        return cluster_detect(cluster=orders_cluster)
+    def bytes_in(index: int, replicas: list[int], *, skewed: bool, heat: float = 1300.0):
+        # Skewed: broker 1 at 1.18 x the mean; 1.045 is reachable with even counts.
+        return heat if skewed and replicas[0] == 1 else 1000.0 + index
 
-    return window
+    return slid_windows(settings, orders_cluster, bytes_in)
 
 
 def test_it_proposes_nothing_for_a_one_slide_spike(slid):

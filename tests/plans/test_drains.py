@@ -16,10 +16,9 @@ from apps.plans.services import (
     plan_approve,
     plan_request,
     policy_get,
-    policy_update,
 )
 from tests.plans.fakes import FakeKafka, run_to_end
-from tests.support.factories import cluster_apply
+from tests.support.factories import cluster_apply, policy_set
 
 pytestmark = pytest.mark.django_db
 
@@ -165,11 +164,7 @@ def test_the_metrics_topic_does_not_block_draining_one_of_three_brokers(orders_c
 def test_the_metrics_topic_follows_a_drain_even_when_the_policy_excludes_it(
     orders_cluster, operator, admin_member
 ):
-    policy_update(
-        policy=policy_get(cluster=orders_cluster),
-        actor=admin_member,
-        changes={"topics_exclude": ["__*"]},
-    )
+    policy_set(orders_cluster, admin_member, topics_exclude=["__*"])
     cluster_apply(orders_cluster, BALANCED | {(METRICS, i): [3, 1] for i in range(3)})
     plan = plan_request(cluster=orders_cluster, user=operator, mode="remove-brokers", brokers=[3])
     moved = {(m.topic, m.partition): m.replicas_after for m in plan.moves.all()}

@@ -14,12 +14,12 @@ from apps.plans.executor import execution_step
 from apps.plans.models import Plan, PlanMove, PlanState
 from apps.plans.selectors import plan_estimate_check
 from apps.plans.services import estimate as estimate_module
-from apps.plans.services import plan_approve, plan_request, policy_get, policy_update
+from apps.plans.services import plan_approve, plan_request
 from apps.plans.services import sizes as sizes_module
 from spark_jobs.partition_loads import AggregationResult
 from tests.plans.conftest import SKEWED
 from tests.plans.fakes import FakeKafka, run_to_end
-from tests.support.factories import cluster_apply
+from tests.support.factories import cluster_apply, policy_set
 
 pytestmark = pytest.mark.django_db
 
@@ -121,11 +121,7 @@ def test_it_times_the_next_plan_by_how_the_last_one_went(
 ):
     # Unthrottled: at the last run's pace; throttled: at the throttle plus the last
     # run's overhead. The same plan again after a 40 s run is timed at 40 s either way.
-    policy_update(
-        policy=policy_get(cluster=orders_cluster),
-        actor=admin_member,
-        changes={"throttle_bytes_per_sec": throttle},
-    )
+    policy_set(orders_cluster, admin_member, throttle_bytes_per_sec=throttle)
     first = plan_request(cluster=orders_cluster, user=admin_member, mode="add-brokers", brokers=[3])
     plan_approve(plan=first, user=admin_member)
     run_to_end(first, kafka)
@@ -140,11 +136,7 @@ def test_it_times_the_next_plan_by_how_the_last_one_went(
 
 
 def test_it_has_no_copy_time_for_a_first_unthrottled_run(orders_cluster, admin_member, kafka):
-    policy_update(
-        policy=policy_get(cluster=orders_cluster),
-        actor=admin_member,
-        changes={"throttle_bytes_per_sec": 0},
-    )
+    policy_set(orders_cluster, admin_member, throttle_bytes_per_sec=0)
     plan = plan_request(cluster=orders_cluster, user=admin_member, mode="add-brokers", brokers=[3])
 
     assert plan.bytes_to_move > 0 and plan.duration_estimate_seconds is None
@@ -303,11 +295,7 @@ def test_a_new_throttle_re_estimates_the_rest_of_the_copy(orders_cluster, admin_
     from apps.audit.models import AuditEvent
     from apps.plans.services import execution_tune
 
-    policy_update(
-        policy=policy_get(cluster=orders_cluster),
-        actor=admin_member,
-        changes={"throttle_bytes_per_sec": 1_000_000},
-    )
+    policy_set(orders_cluster, admin_member, throttle_bytes_per_sec=1_000_000)
     plan = plan_request(cluster=orders_cluster, user=admin_member, mode="add-brokers", brokers=[3])
     plan_approve(plan=plan, user=admin_member)
     execution_step(plan=plan, kafka=kafka)  # started at 1 MB/s
@@ -329,11 +317,7 @@ def test_a_new_throttle_re_estimates_the_rest_of_the_copy(orders_cluster, admin_
 def test_a_copy_the_writes_outpace_says_it_stalls_instead_of_a_made_up_time(
     orders_cluster, admin_member, kafka, client
 ):
-    policy_update(
-        policy=policy_get(cluster=orders_cluster),
-        actor=admin_member,
-        changes={"throttle_bytes_per_sec": 1_000_000},
-    )
+    policy_set(orders_cluster, admin_member, throttle_bytes_per_sec=1_000_000)
     _written(orders_cluster, 2_000_000.0)
     plan = plan_request(cluster=orders_cluster, user=admin_member, mode="add-brokers", brokers=[3])
 
@@ -349,11 +333,7 @@ def test_a_copy_the_writes_outpace_says_it_stalls_instead_of_a_made_up_time(
 
 
 def test_an_unthrottled_plan_is_not_timed_by_a_throttled_run(orders_cluster, admin_member, kafka):
-    policy_update(
-        policy=policy_get(cluster=orders_cluster),
-        actor=admin_member,
-        changes={"throttle_bytes_per_sec": 1_000_000},
-    )
+    policy_set(orders_cluster, admin_member, throttle_bytes_per_sec=1_000_000)
     plan = plan_request(cluster=orders_cluster, user=admin_member, mode="add-brokers", brokers=[3])
     plan_approve(plan=plan, user=admin_member)
     run_to_end(plan, kafka)

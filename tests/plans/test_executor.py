@@ -9,9 +9,9 @@ from apps.plans.executor import execution_run, execution_step, executions_resume
 from apps.plans.executor.lease import execution_lease_take
 from apps.plans.kafka_ops import KafkaOpError, KafkaOpNotAuthorized
 from apps.plans.models import Execution, MoveState, Plan, PlanMode, PlanOrigin, PlanState
-from apps.plans.services import plan_approve, plan_cancel, policy_get, policy_update
+from apps.plans.services import plan_approve, plan_cancel
 from tests.plans.fakes import FakeKafka, run_to_end
-from tests.support.factories import cluster_apply, plan_from_assignment
+from tests.support.factories import cluster_apply, plan_from_assignment, policy_set
 
 pytestmark = pytest.mark.django_db
 
@@ -32,14 +32,12 @@ def kafka() -> FakeKafka:
 @pytest.fixture
 def plan(orders_cluster, admin_member) -> Plan:
     cluster_apply(orders_cluster, BEFORE)
-    policy_update(
-        policy=policy_get(cluster=orders_cluster),
-        actor=admin_member,
-        changes={
-            "max_moves_per_broker": 5,
-            "max_moves_cluster": 8,
-            "throttle_bytes_per_sec": 1_000_000,
-        },
+    policy_set(
+        orders_cluster,
+        admin_member,
+        max_moves_per_broker=5,
+        max_moves_cluster=8,
+        throttle_bytes_per_sec=1_000_000,
     )
     plan = plan_from_assignment(orders_cluster, AFTER, BEFORE, actor=admin_member)
     plan_approve(plan=plan, user=admin_member)
@@ -93,11 +91,7 @@ def test_it_runs_a_plan_in_capped_batches_with_throttles_and_leader_election(pla
 
 
 def test_it_honours_the_cluster_wide_cap(plan, kafka, admin_member):
-    policy_update(
-        policy=policy_get(cluster=plan.cluster),
-        actor=admin_member,
-        changes={"max_moves_cluster": 2},
-    )
+    policy_set(plan.cluster, admin_member, max_moves_cluster=2)
     run_to_end(plan, kafka)
     assert kafka.max_in_flight_seen <= 2
     assert all(len(call) <= 2 for call in kafka.alter_calls)

@@ -21,7 +21,7 @@ from apps.plans.services import (
     policy_update,
 )
 from tests.plans.conftest import SKEWED
-from tests.support.factories import cluster_apply, plan_from_assignment
+from tests.support.factories import cluster_apply, plan_from_assignment, policy_set
 
 pytestmark = pytest.mark.django_db
 
@@ -191,9 +191,7 @@ def test_it_needs_a_reason_to_reject(orders_cluster, operator, approver):
 
 def test_it_applies_the_four_eyes_rule_when_enabled(orders_cluster, admin_member, approver):
     plan = plan_request(cluster=orders_cluster, user=admin_member, mode="full")
-    policy_update(
-        policy=policy_get(cluster=orders_cluster), actor=admin_member, changes={"four_eyes": True}
-    )
+    policy_set(orders_cluster, admin_member, four_eyes=True)
 
     with pytest.raises(PlanPermissionDenied, match="four-eyes"):
         plan_approve(plan=plan, user=admin_member)
@@ -252,10 +250,6 @@ def test_it_needs_a_separate_confirmation_and_permission_to_lose_data(
     assert "plan.data_loss_confirmed" in actions(plan)
 
 
-def _auto_approval(cluster: Cluster, user, **changes) -> None:
-    policy_update(policy=policy_get(cluster=cluster), actor=user, changes=changes)
-
-
 def _detected_move(cluster: Cluster, index: int, before, after, *, sizes_known, size=None):
     """A detector's plan moving orders-`index` from `before` to `after`."""
     key = ("orders", index)
@@ -271,7 +265,7 @@ def _detected_move(cluster: Cluster, index: int, before, after, *, sizes_known, 
 
 
 def test_it_never_auto_approves_data_loss(orders_cluster, admin_member):
-    _auto_approval(
+    policy_set(
         orders_cluster,
         admin_member,
         auto_approve_self_healing=True,
@@ -282,7 +276,7 @@ def test_it_never_auto_approves_data_loss(orders_cluster, admin_member):
 
 
 def test_it_auto_approves_small_plans_as_the_policy(orders_cluster, admin_member):
-    _auto_approval(orders_cluster, admin_member, auto_approve_max_bytes=1000)
+    policy_set(orders_cluster, admin_member, auto_approve_max_bytes=1000)
     plan = _detected_move(orders_cluster, 0, [1, 2], [3, 2], sizes_known=True, size=500)
     plan.refresh_from_db()
     assert plan.state == PlanState.APPROVED and plan.decided_by_policy
@@ -295,7 +289,7 @@ def test_it_auto_approves_small_plans_as_the_policy(orders_cluster, admin_member
 
 
 def test_it_does_not_trust_unknown_sizes_for_auto_approval(orders_cluster, admin_member):
-    _auto_approval(orders_cluster, admin_member, auto_approve_max_bytes=1000)
+    policy_set(orders_cluster, admin_member, auto_approve_max_bytes=1000)
     plan = _detected_move(orders_cluster, 0, [1, 2], [3, 2], sizes_known=False)
     assert plan.state == PlanState.PROPOSED
 

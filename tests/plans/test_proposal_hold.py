@@ -6,10 +6,8 @@ plan to review instead, and an episode of proposals is announced once."""
 from datetime import timedelta
 
 import pytest
-from devkit.partition_loads import partition_load_write
 from devkit.users import user_make
 from django.test import Client
-from django.utils import timezone
 from rest_framework.test import APIClient
 
 from apps.audit.models import AuditEvent
@@ -18,52 +16,22 @@ from apps.plans.errors import PlanReplaced
 from apps.plans.models import ClusterPolicy, Plan, PlanMode, PlanOrigin, PlanState
 from apps.plans.services import cluster_detect, plan_approve, plan_request, policy_get
 from tests.plans.conftest import SKEWED
+from tests.plans.windows import PLACEMENT, slid_windows
 from tests.support.factories import cluster_apply
 
 pytestmark = pytest.mark.django_db
 
-SLIDE = 10
-# Even counts: 12 partitions, RF 1, four per broker.
-PLACEMENT = {("orders", i): [1 + i % 3] for i in range(12)}
-
-
-def store_window(cluster, start, *, hot_broker: int = 0, hot: frozenset = frozenset()) -> None:
-    """A window in which the partitions led by `hot_broker`, or those in `hot`, write
-    30 % more."""
-    for (topic, index), replicas in PLACEMENT.items():
-        partition_load_write(
-            cluster=cluster,
-            topic=topic,
-            partition=index,
-            window_start=start,
-            window_end=start + timedelta(seconds=60),
-            samples=6,
-            leader=replicas[0],
-            replicas=replicas,
-            bytes_in=(
-                1300.0 + index
-                if replicas[0] == hot_broker or (topic, index) in hot
-                else 1000.0 + index
-            ),
-            bytes_out=0.0,
-            size=1000,
-        )
-
 
 @pytest.fixture
 def windows(settings, orders_cluster):
-    """window(n, hot_broker=b): store the n-th window (one slide apart), then detect."""
-    settings.METRICS_WINDOW_SLIDE_SECONDS = SLIDE
-    cluster_apply(orders_cluster, PLACEMENT)
-    start = timezone.now().replace(microsecond=0) - timedelta(minutes=5)
+    """window(n, hot_broker=b, hot=partitions): the n-th window, then detection."""
 
-    def window(n: int, *, hot_broker: int = 0, hot: frozenset = frozenset()):
-        store_window(
-            orders_cluster, start + timedelta(seconds=SLIDE * n), hot_broker=hot_broker, hot=hot
-        )
-        return cluster_detect(cluster=orders_cluster)
+    def bytes_in(index: int, replicas: list[int], *, hot_broker: int = 0, hot=frozenset()):
+        # The partitions led by `hot_broker`, or those in `hot`, write 30 % more.
+        hotter = replicas[0] == hot_broker or ("orders", index) in hot
+        return (1300.0 if hotter else 1000.0) + index
 
-    return window
+    return slid_windows(settings, orders_cluster, bytes_in)
 
 
 def aged(plan: Plan, seconds: float) -> None:

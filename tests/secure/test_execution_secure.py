@@ -11,8 +11,9 @@ from devkit import live
 from apps.clusters.services import cluster_sync
 from apps.plans.executor import execution_run, execution_step
 from apps.plans.models import PlanState
-from apps.plans.services import plan_approve, plan_request, policy_get, policy_update
+from apps.plans.services import plan_approve, plan_request
 from tests.secure.conftest import cluster_register_secured, leftovers_clean
+from tests.support.factories import policy_set
 
 pytestmark = [pytest.mark.django_db, pytest.mark.integration]
 
@@ -37,11 +38,7 @@ def topic(secure_cluster, super_admin):
 
 def plan_approved(cluster, user, topic):
     assert cluster_sync(cluster=cluster), cluster.last_sync_error
-    policy_update(
-        policy=policy_get(cluster=cluster),
-        actor=user,
-        changes={"topics_include": [topic], "throttle_bytes_per_sec": 20_000_000},
-    )
+    policy_set(cluster, user, topics_include=[topic], throttle_bytes_per_sec=20_000_000)
     plan = plan_request(cluster=cluster, user=user, mode="add-brokers", brokers=[3])
     plan_approve(plan=plan, user=user)
     return plan

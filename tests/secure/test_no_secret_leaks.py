@@ -20,8 +20,9 @@ from apps.clusters.services import cluster_sync
 from apps.metrics.services import metrics_sample
 from apps.plans.executor import execution_run
 from apps.plans.models import Plan, PlanState
-from apps.plans.services import plan_approve, plan_request, policy_get, policy_update
+from apps.plans.services import plan_approve, plan_request
 from tests.secure.conftest import leftovers_clean
+from tests.support.factories import policy_set
 
 pytestmark = [pytest.mark.django_db, pytest.mark.integration]
 
@@ -96,9 +97,7 @@ def broker_log_offsets(secure_cluster) -> dict[Path, int]:
 
 def plan_run(cluster, user, topic) -> Plan:
     assert cluster_sync(cluster=cluster), cluster.last_sync_error
-    policy_update(
-        policy=policy_get(cluster=cluster), actor=user, changes={"topics_include": [topic]}
-    )
+    policy_set(cluster, user, topics_include=[topic])
     plan = plan_request(cluster=cluster, user=user, mode="add-brokers", brokers=[3])
     plan_approve(plan=plan, user=user)
     return execution_run(plan=plan, poll_interval=0.5, max_seconds=120)

@@ -20,7 +20,7 @@ from apps.kafka_layer.cluster_state import BrokerState, ClusterState, PartitionS
 from apps.metrics.models import BrokerLoad
 from apps.metrics.services.topic_loads import topic_loads_store
 from apps.plans.models import Plan, PlanMode, PlanOrigin
-from apps.plans.services import plan_create, plan_request
+from apps.plans.services import plan_create, plan_request, policy_get, policy_update
 
 Key = tuple[str, int]
 
@@ -150,6 +150,11 @@ def plan_make(cluster: Cluster, by: User | None = None, mode: str = "full") -> P
         or user_make("plan-requester", "admin")
     )
     return plan_request(cluster=cluster, user=by, mode=mode, reason="test")
+
+
+def policy_set(cluster: Cluster, actor, **changes) -> None:
+    """The cluster's balancer policy changed by `actor` (audited, as in the admin)."""
+    policy_update(policy=policy_get(cluster=cluster), actor=actor, changes=changes)
 
 
 def plan_from_assignment(
