@@ -7,14 +7,14 @@ import pytest
 from devkit.partition_loads import partition_loads_write
 
 from apps.metrics.selectors import latest_window_start, loads_partition_filter
-from tests.support.factories import T0, cluster_create
+from tests.support.factories import T0, cluster_with_dead_broker_make
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
 def cluster_with_loads():
-    cluster = cluster_create()
+    cluster = cluster_with_dead_broker_make()
     for minute in (0, 1):
         partition_loads_write(
             cluster=cluster,

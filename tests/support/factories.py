@@ -207,7 +207,11 @@ def plan_row_make(cluster: Cluster, **fields) -> Plan:
 T0 = datetime(2026, 11, 22, 4, 0, tzinfo=UTC)
 
 
-def cluster_create(*, name: str = "demo", bootstrap_servers: str = "127.0.0.1:1") -> Cluster:
+def cluster_with_dead_broker_make(
+    *, name: str = "demo", bootstrap_servers: str = "127.0.0.1:1"
+) -> Cluster:
+    """The "demo" model by hand: brokers 1 (rack a, capacities) and 2 (rack b, disk),
+    broker 3 dead; orders-0 under-replicated, orders-1 offline, billing-0 fine."""
     cluster = Cluster.objects.create(name=name, bootstrap_servers=bootstrap_servers)
     now = timezone.now()
     Broker.objects.create(
