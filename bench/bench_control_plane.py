@@ -61,10 +61,10 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "tests"))
+sys.path.insert(0, str(REPO / "scripts"))
 
 # The synthetic cluster, shared with the browser tests of a big cluster.
-from support.synthetic_cluster import RF, state_make, topology_generate, window_make  # noqa: E402
+from devkit.synthetic_cluster import RF, state_make, topology_generate, window_make  # noqa: E402
 
 
 def calibrate() -> float:

@@ -26,7 +26,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "tests"))
+sys.path.insert(0, str(REPO / "scripts"))
 
 # (label, throttle bytes/s or 0 for none, MiB per partition)
 CASES = [("1 MB/s", 1_000_000, 6), ("50 MB/s", 50_000_000, 96), ("unthrottled", 0, 96)]
@@ -55,6 +55,8 @@ def main() -> int:
     django.setup()
     call_command("migrate", verbosity=0)
 
+    from devkit import live
+    from devkit.producer import AckedProducer
     from django.contrib.auth import get_user_model
 
     from apps.clusters.services import cluster_sync
@@ -66,8 +68,6 @@ def main() -> int:
     from apps.plans.selectors import plan_estimate_check
     from apps.plans.services import plan_approve, plan_request, plan_rollback_request
     from spark_jobs.session import spark_session_build
-    from tests.plans import live
-    from tests.support.loop_scenario import Producer
 
     user = get_user_model().objects.create_superuser("bench", "", "bench-pass-1")
     admin = admin_client_create(bootstrap_servers=args.bootstrap)
@@ -91,8 +91,15 @@ def main() -> int:
                     [topic],
                     throttle_bytes_per_sec=throttle,
                 )
-                producer = Producer(bootstrap=args.bootstrap, topic=topic, rate=args.write_rate)
-                producer.start()
+                producer = AckedProducer.at_bytes_rate(
+                    bootstrap=args.bootstrap,
+                    topic=topic,
+                    partitions=6,
+                    bytes_per_second=args.write_rate,
+                    record_size=1_000,
+                    linger_ms=20,
+                    keys_kept=False,
+                ).start()
                 # Two sample rounds 10 s apart and an aggregation: a window with the rates.
                 for _ in range(2):
                     assert cluster_sync(cluster=cluster)

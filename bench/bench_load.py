@@ -34,7 +34,7 @@ import urllib.request
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-for extra in (REPO, REPO / "tests", REPO / "scripts"):
+for extra in (REPO, REPO / "scripts"):
     sys.path.insert(0, str(extra))
 
 REDIS_DB = 14  # ours alone: the dev server uses 0, browser tests 11, fault tests 12
@@ -188,13 +188,13 @@ def _bench(args, scratch: Path, cluster_dev) -> int:  # noqa: C901, PLR0915 - on
 
     django.setup()
     from confluent_kafka.admin import AdminClient
+    from devkit import live
+    from devkit.users import user_make
     from django.conf import settings
     from django.core.management import call_command
     from django.db import connection
     from django.test import Client
-    from plans import live
     from rest_framework.authtoken.models import Token
-    from support.users import user_make
 
     from apps.kafka_layer.clients import client_config_build
     from apps.plans.models import MoveState, PlanMode, PlanOrigin, PlanState

@@ -3,12 +3,13 @@
 
 Runs `scripts/run` in this checkout (the whole product: dev cluster, Redis, workers,
 beat, Daphne, demo traffic; BALANCER_REPLICAS passes through), on DATABASE_URL if set
-(e.g. a throwaway PostgreSQL) else the default SQLite file. It signs in, asks for a
-remove-brokers plan of --broker on the demo cluster and approves it at a --throttle slow
-enough to outlast the run, then runs Locust (bench/locustfile_load.py: --clients
-websocket clients, --rps API reads per second) for --seconds. Prints Locust's counts,
-the 5xx answers, the "database is locked" lines of every process's log, the plan's
-state, and the calibration loop; cancels the plan and runs `scripts/stop`.
+(e.g. a throwaway PostgreSQL) else the default SQLite file. It keeps a plan executing
+all along: a remove-brokers plan of --broker on the demo cluster approved at
+--throttle, rolled back when it ends, drained again, and so on. Meanwhile Locust
+(bench/locustfile_load.py: --clients websocket clients, --rps API reads per second)
+runs for --seconds. Prints Locust's counts, the 5xx answers, the "database is locked"
+lines of every process's log, the plans that ended, and the calibration loop; cancels
+the running plan and runs `scripts/stop`.
 
     BALANCER_ADMIN_PASSWORD=... .venv/bin/python bench/bench_lockfree.py \
         [--seconds 1800] [--clients 200] [--rps 50] [--port 8000]
@@ -23,6 +24,7 @@ import re
 import secrets
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -56,31 +58,58 @@ def signed_in(base: str, username: str, password: str) -> requests.Session:
     return session
 
 
-def plan_started(base: str, token: str, *, broker: int, throttle: int) -> int:
-    """A remove-brokers plan of `broker`, approved at `throttle` bytes/s: its id."""
-    api = {"Authorization": f"Token {token}"}
-    made = requests.post(
-        f"{base}/api/clusters/demo/plans/",
-        json={"mode": "remove-brokers", "brokers": [broker], "reason": "bench_lockfree"},
-        headers=api,
-        timeout=120,
-    )
-    assert made.status_code == 201, made.text
-    plan_id = made.json()["id"]
-    approved = requests.post(
-        f"{base}/api/plans/{plan_id}/approve/",
-        json={"reason": "bench_lockfree", "throttle_bytes_per_sec": throttle},
-        headers=api,
-        timeout=60,
-    )
-    assert approved.status_code == 200, approved.text
-    deadline = time.monotonic() + 180
-    while time.monotonic() < deadline:
-        state = requests.get(f"{base}/api/plans/{plan_id}/", headers=api, timeout=30).json()
-        if state["state"] == "executing":
-            return plan_id
-        time.sleep(1)
-    raise RuntimeError(f"plan #{plan_id} did not start executing")
+class PlanCycle(threading.Thread):
+    """Keeps a plan executing for the whole run: drains --broker, rolls the drain back
+    when it ends, drains again, each approved at --throttle. Counts the plans."""
+
+    def __init__(self, base: str, token: str, *, broker: int, throttle: int) -> None:
+        super().__init__(daemon=True)
+        self.base, self.broker, self.throttle = base, broker, throttle
+        self.api = {"Authorization": f"Token {token}"}
+        self.stopped = threading.Event()
+        self.ended: dict[str, int] = {}
+        self.current: int | None = None
+        self.drain: int | None = None
+
+    def _post(self, path: str, body: dict, expect: int) -> dict:
+        answer = requests.post(f"{self.base}{path}", json=body, headers=self.api, timeout=180)
+        assert answer.status_code == expect, f"{path}: {answer.status_code} {answer.text[:300]}"
+        return answer.json()
+
+    def _state(self, plan_id: int) -> str:
+        url = f"{self.base}/api/plans/{plan_id}/"
+        return requests.get(url, headers=self.api, timeout=60).json()["state"]
+
+    def start_next(self) -> None:
+        """A rollback of the last drain if it moved anything, else a new drain."""
+        if self.drain is not None:
+            made = self._post(f"/api/plans/{self.drain}/rollback/", {"reason": "bench"}, 201)
+            self.drain = None
+        else:
+            made = self._post(
+                "/api/clusters/demo/plans/",
+                {"mode": "remove-brokers", "brokers": [self.broker], "reason": "bench"},
+                201,
+            )
+            self.drain = made["id"]
+        self._post(
+            f"/api/plans/{made['id']}/approve/",
+            {"reason": "bench", "throttle_bytes_per_sec": self.throttle},
+            200,
+        )
+        self.current = made["id"]
+
+    def run(self) -> None:
+        while not self.stopped.wait(5):
+            try:
+                state = self._state(self.current) if self.current else "none"
+                if state in ("completed", "failed", "cancelled", "stale", "rejected"):
+                    self.ended[state] = self.ended.get(state, 0) + 1
+                    if state != "completed":
+                        self.drain = None  # drain again rather than roll back a failure
+                    self.start_next()
+            except (AssertionError, requests.RequestException, KeyError) as exc:
+                print(f"plan cycle: {exc}", flush=True)
 
 
 def locked_lines() -> dict[str, int]:
@@ -97,7 +126,7 @@ def main() -> int:
     parser.add_argument("--rps", type=int, default=50, help="API requests per second")
     parser.add_argument("--port", type=int, default=int(os.environ.get("PORT", "8000")))
     parser.add_argument("--broker", type=int, default=3, help="broker the plan drains")
-    parser.add_argument("--throttle", type=int, default=50_000, help="bytes/s")
+    parser.add_argument("--throttle", type=int, default=5_000_000, help="bytes/s")
     args = parser.parse_args()
     password = os.environ.get("BALANCER_ADMIN_PASSWORD") or secrets.token_urlsafe(12)
     env = {**os.environ, "PORT": str(args.port), "BALANCER_ADMIN_PASSWORD": password}
@@ -114,8 +143,11 @@ def main() -> int:
             timeout=30,
         ).json()["token"]
         session = signed_in(base, "admin", password)
-        plan_id = plan_started(base, token, broker=args.broker, throttle=args.throttle)
-        print(f"plan #{plan_id} executing; load for {args.seconds} s", flush=True)
+        cycle = PlanCycle(base, token, broker=args.broker, throttle=args.throttle)
+        cycle.start_next()
+        cycle.start()
+        plan_id = cycle.current
+        print(f"plan #{plan_id} approved; load for {args.seconds} s", flush=True)
         scratch = REPO / ".run" / "bench-lockfree"
         scratch.mkdir(parents=True, exist_ok=True)
         users = args.clients + args.rps
@@ -141,7 +173,11 @@ def main() -> int:
             check=False,
         )
         ran = time.monotonic() - began
+        cycle.stopped.set()
+        cycle.join()
+        plan_id = cycle.current
         report(scratch, ran, base, token, plan_id)
+        print(f"plans ended during the run: {cycle.ended}", flush=True)
     finally:
         if plan_id is not None:
             requests.post(

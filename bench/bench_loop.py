@@ -24,6 +24,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "scripts"))
 
 
 def main() -> int:
@@ -68,9 +69,10 @@ def main() -> int:
     with connection.cursor() as cursor:  # the beat thread writes while the loop does
         cursor.execute("PRAGMA journal_mode=WAL")
 
+    from devkit.loop_scenario import loop_run, topic_delete
+
     from apps.clusters.models import Cluster
     from spark_jobs.session import spark_session_build
-    from tests.support.loop_scenario import loop_run, topic_delete
 
     spark = spark_session_build(
         master="local[2]",

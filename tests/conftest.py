@@ -7,22 +7,17 @@ Redis. Django configuration lives in pyproject.toml, not here.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
+from dev_cluster import DevCluster, kafka39_cluster_args, quorum_cluster_args
+from devkit.users import user_make
 
-# scripts/ is not a package; make the `dev_cluster` package in it importable everywhere.
-_SCRIPTS = str(Path(__file__).resolve().parent.parent / "scripts")
-if _SCRIPTS not in sys.path:
-    sys.path.insert(0, _SCRIPTS)
-
-from dev_cluster import DevCluster, kafka39_cluster_args, quorum_cluster_args  # noqa: E402
-from support.db_guard import transactional_tests_guard  # noqa: E402
-from support.db_selection import database_tests_select  # noqa: E402
-from support.network_guard import GUARD, network_guard_install  # noqa: E402
-from support.users import user_make  # noqa: E402
+from apps.clusters.models import Cluster
+from tests.support.db_guard import transactional_tests_guard
+from tests.support.db_selection import database_tests_select
+from tests.support.factories import cluster_make
+from tests.support.network_guard import GUARD, network_guard_install
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -134,6 +129,22 @@ def restore_brokers(kafka_cluster: DevCluster) -> Iterator[DevCluster]:
     for broker_id in before:
         # No-op for a running broker, but still waits until metadata lists it again.
         kafka_cluster.start_broker(broker_id)
+
+
+# --- cluster models (no Kafka) --------------------------------------------------------
+
+
+@pytest.fixture
+def cluster(db) -> Cluster:
+    """ "prod", synced from factories.SKEWED: orders on brokers 1 and 2, audit-log on 1
+    and 3, so broker 3 is nearly empty and a full rebalance has something to do."""
+    return cluster_make()
+
+
+@pytest.fixture
+def empty_cluster(db) -> Cluster:
+    """ "prod", registered but never synced: no brokers, topics or partitions."""
+    return Cluster.objects.create(name="prod", bootstrap_servers="127.0.0.1:1")
 
 
 # --- users in each role group --------------------------------------------------------

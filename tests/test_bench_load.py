@@ -3,18 +3,11 @@ and each failure with its count (none when Locust wrote no file)."""
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
-BENCH = Path(__file__).resolve().parents[1] / "bench" / "bench_load.py"
+from tests.support.bench import bench_module
 
 
 def bench():
-    spec = importlib.util.spec_from_file_location("bench_load", BENCH)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return bench_module("bench_load")
 
 
 def test_it_reads_the_rows_of_each_request_kind_but_not_the_total(tmp_path) -> None:

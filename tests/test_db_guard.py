@@ -8,7 +8,7 @@ pytest_plugins = ["pytester"]
 
 _CONFTEST = """
 import pytest
-from support.db_guard import transactional_tests_guard
+from tests.support.db_guard import transactional_tests_guard
 
 def pytest_collection_modifyitems(items):
     transactional_tests_guard(items)

@@ -8,7 +8,7 @@ pytest_plugins = ["pytester"]
 
 _CONFTEST = """
 import pytest
-from support.db_selection import database_tests_select
+from tests.support.db_selection import database_tests_select
 
 def pytest_collection_modifyitems(config, items):
     database_tests_select(config, items)

@@ -4,11 +4,11 @@ inside only the test's own transaction, it goes through."""
 
 import pytest
 from django.db import transaction
-from support.network_guard import GUARD, TransactionOpenAcrossNetwork
 
 from apps.kafka_layer import clients as kafka_clients
 from apps.kafka_layer import kafka_python_adapter, records_publish
 from apps.metrics.services import dispatch
+from tests.support.network_guard import GUARD, TransactionOpenAcrossNetwork
 
 pytestmark = pytest.mark.django_db
 

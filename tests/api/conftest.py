@@ -1,17 +1,13 @@
 import pytest
-from dashboard.factories import cluster_make, plan_make
+from devkit.users import user_make
 from rest_framework.test import APIClient
-from support.users import user_make
+
+from tests.support.factories import plan_make
 
 
 @pytest.fixture
 def api() -> APIClient:
     return APIClient()
-
-
-@pytest.fixture
-def cluster(db):
-    return cluster_make()
 
 
 @pytest.fixture

@@ -5,15 +5,6 @@ import json
 from datetime import timedelta
 
 import pytest
-from balancer.factories import overloaded_snapshot
-from dashboard.factories import (
-    SKEWED,
-    cluster_apply,
-    cluster_make,
-    loads_make,
-    plan_make,
-    user_make,
-)
 from django.contrib.auth.models import Group, User
 from django.utils import timezone
 from rest_framework.authtoken.models import Token
@@ -23,6 +14,15 @@ from apps.audit.models import AuditEvent
 from apps.balancer.engine import propose
 from apps.clusters.models import Cluster
 from apps.plans.models import ClusterPolicy, Plan, PlanState
+from tests.support.factories import (
+    SKEWED,
+    cluster_apply,
+    cluster_make,
+    loads_make,
+    overloaded_snapshot,
+    plan_make,
+    user_make,
+)
 
 pytestmark = pytest.mark.django_db
 

@@ -2,8 +2,8 @@
 linked in the nav, for signed-in users only."""
 
 import pytest
+from devkit.users import user_make
 from django.contrib.staticfiles import finders
-from support.users import user_make
 
 pytestmark = pytest.mark.django_db
 

@@ -2,12 +2,12 @@
 request; and audit rows about a plan link to its page."""
 
 import pytest
-from dashboard.factories import cluster_make, plan_make
+from devkit.users import user_make
 from django.contrib.auth.models import Group, User
 from rest_framework.test import APIClient
-from support.users import user_make
 
 from apps.audit.models import AuditEvent
+from tests.support.factories import cluster_make, plan_make
 
 pytestmark = pytest.mark.django_db
 

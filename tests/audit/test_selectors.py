@@ -1,18 +1,13 @@
 """Exploring the trail by cluster: events about the cluster and everything of it."""
 
 import pytest
-from dashboard.factories import cluster_make, plan_make
 
 from apps.audit.selectors import audit_events_explore
 from apps.audit.services import audit_record
 from apps.plans.selectors import cluster_audited_objects
+from tests.support.factories import cluster_make, plan_make
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def cluster(db):
-    return cluster_make()
 
 
 def of(cluster):

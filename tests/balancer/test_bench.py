@@ -2,18 +2,11 @@
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
-BENCH = Path(__file__).resolve().parents[2] / "bench" / "bench_planner.py"
+from tests.support.bench import bench_module
 
 
 def bench():
-    spec = importlib.util.spec_from_file_location("bench_planner", BENCH)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return bench_module("bench_planner")
 
 
 def check_targets(module, res: dict) -> None:
@@ -44,11 +37,7 @@ def test_it_balances_100_brokers_and_150k_replicas_within_target() -> None:
 
 
 def test_it_levels_network_out_on_five_brokers_with_one_come_back_empty() -> None:
-    path = BENCH.parent / "bench_planner_small_cluster.py"
-    spec = importlib.util.spec_from_file_location("bench_planner_small_cluster", path)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = bench_module("bench_planner_small_cluster")
     for seed in range(4):
         for partitions in (60, 240):
             res = module.run_case(seed, partitions)
@@ -62,11 +51,7 @@ def test_it_balances_every_resource_on_five_brokers_with_one_come_back_empty() -
     # seed 5 at 240 partitions left network in at 1.159 before swaps weighed on every
     # measure at once; seed 3 at 60 left network in at 1.122 and leaders at 1.167 before
     # one-for-two trades of followers
-    path = BENCH.parent / "bench_planner_small_cluster.py"
-    spec = importlib.util.spec_from_file_location("bench_planner_small_cluster", path)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = bench_module("bench_planner_small_cluster")
     for partitions in (60, 240):
         for seed in range(8):
             res = module.run_case(seed, partitions)
@@ -75,12 +60,7 @@ def test_it_balances_every_resource_on_five_brokers_with_one_come_back_empty() -
 
 
 def leader_bound_module():
-    path = BENCH.parent / "leader_bound.py"
-    spec = importlib.util.spec_from_file_location("leader_bound", path)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return bench_module("leader_bound")
 
 
 def test_it_bounds_leaders_by_the_brokers_that_hold_replicas() -> None:
@@ -100,11 +80,7 @@ def test_it_bounds_leaders_by_the_network_out_a_broker_may_carry() -> None:
 
 
 def test_it_never_bounds_leaders_above_what_the_planner_reached() -> None:
-    path = BENCH.parent / "bench_planner_small_cluster.py"
-    spec = importlib.util.spec_from_file_location("bench_planner_small_cluster", path)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = bench_module("bench_planner_small_cluster")
     for seed in range(4):
         res = module.run_case(seed, 60)
         assert res["leaders_reorder_bound"] <= res["balance"]["leaders"][1] + 1e-9, seed
@@ -112,11 +88,7 @@ def test_it_never_bounds_leaders_above_what_the_planner_reached() -> None:
 
 def test_it_levels_leaders_after_adding_two_brokers_to_six() -> None:
     # leadership trades that make network-out room: 1.333 before, the count bound now
-    path = BENCH.parent / "bench_planner_leadership.py"
-    spec = importlib.util.spec_from_file_location("bench_planner_leadership", path)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = bench_module("bench_planner_leadership")
     res = module.run_case("add-6+2")
     assert res["leaders"][1] <= 1.10
     assert res["leaders_reorder_bound"] <= res["leaders"][1] + 1e-9

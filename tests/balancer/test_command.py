@@ -12,8 +12,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from apps.balancer.engine import validate_plan
-
-from .factories import MiB, broker, overloaded_snapshot, part, snapshot
+from tests.support.factories import MiB, broker, overloaded_snapshot, part, snapshot
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -128,11 +127,9 @@ def test_it_fails_cleanly_without_writing_a_plan(tmp_path: Path, case: str) -> N
     assert sorted(p.name for p in tmp_path.iterdir()) == ["snapshot.json"]
 
 
-@pytest.mark.parametrize("case", BAD_CASES)
-def test_it_exits_non_zero_with_one_line_from_the_shell(tmp_path: Path, case: str) -> None:
-    data, message = BAD_CASES[case]
-    plan_path = tmp_path / "plan.json"
-    proc = subprocess.run(
+def propose_in_a_shell(tmp_path: Path, data, *extra: str) -> subprocess.CompletedProcess:
+    """`manage.py propose` in a process of its own, on `data`, planning to tmp_path/plan.json."""
+    return subprocess.run(
         [
             sys.executable,
             "manage.py",
@@ -140,13 +137,21 @@ def test_it_exits_non_zero_with_one_line_from_the_shell(tmp_path: Path, case: st
             "--snapshot",
             str(write(tmp_path, data)),
             "--output",
-            str(plan_path),
+            str(tmp_path / "plan.json"),
+            *extra,
         ],
         cwd=ROOT,
         capture_output=True,
         text=True,
         timeout=120,
     )
+
+
+@pytest.mark.parametrize("case", BAD_CASES)
+def test_it_exits_non_zero_with_one_line_from_the_shell(tmp_path: Path, case: str) -> None:
+    data, message = BAD_CASES[case]
+    plan_path = tmp_path / "plan.json"
+    proc = propose_in_a_shell(tmp_path, data)
     assert proc.returncode != 0
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and message in lines[0], proc.stderr
@@ -198,22 +203,7 @@ def test_it_exits_2_on_a_usage_error_and_1_otherwise(
 ) -> None:
     # [] : a well-formed command on a snapshot the planner refuses (a data error).
     data = skewed() if extra else BAD_CASES["unknown broker"][0]
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "manage.py",
-            "propose",
-            "--snapshot",
-            str(write(tmp_path, data)),
-            "--output",
-            str(tmp_path / "plan.json"),
-            *extra,
-        ],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    proc = propose_in_a_shell(tmp_path, data, *extra)
     assert proc.returncode == status, proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "plan.json").exists()

@@ -6,8 +6,7 @@ from __future__ import annotations
 import pytest
 
 from apps.balancer.engine import PlannerOptions, propose
-
-from .factories import (
+from tests.support.factories import (
     MiB,
     apply_plan,
     assignment,

@@ -4,8 +4,7 @@ same as `propose` reports for its start and end."""
 from __future__ import annotations
 
 from apps.balancer.engine import PlannerOptions, judge, propose
-
-from .factories import apply_plan, broker, part, snapshot
+from tests.support.factories import apply_plan, broker, part, snapshot
 
 
 def test_it_judges_the_snapshot_as_propose_does_before_and_after() -> None:

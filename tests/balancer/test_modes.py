@@ -5,8 +5,16 @@ from __future__ import annotations
 import pytest
 
 from apps.balancer.engine import PlanError, PlannerOptions, propose, validate_plan
-
-from .factories import MiB, apply_plan, assignment, broker, broker_loads, part, ratio, snapshot
+from tests.support.factories import (
+    MiB,
+    apply_plan,
+    assignment,
+    broker,
+    broker_loads,
+    part,
+    ratio,
+    snapshot,
+)
 
 
 def loads_of(snap: dict, plan: dict, what: str = "replicas") -> dict[int, float]:

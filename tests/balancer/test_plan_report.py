@@ -9,13 +9,12 @@ import sys
 from pathlib import Path
 
 from apps.balancer.engine import PlannerOptions, propose, validate_plan
-
-from .factories import MiB, broker, broker_loads, part, snapshot
+from tests.support.factories import MiB, broker, broker_loads, part, snapshot
 
 ENGINE = Path(__file__).resolve().parents[2] / "apps" / "balancer" / "engine"
 
 
-def cluster() -> dict:
+def report_snapshot() -> dict:
     return snapshot(
         [
             broker(b, f"r{b % 3}", network_in=100 * MiB, network_out=200 * MiB, disk=1e12)
@@ -37,7 +36,7 @@ def cluster() -> dict:
 
 
 def test_it_writes_exactly_the_reassignment_json() -> None:
-    snap = cluster()
+    snap = report_snapshot()
     pr = propose(snap)
     assert set(pr.plan) == {"version", "partitions"} and pr.plan["version"] == 1
     assert pr.plan["partitions"], "the cluster is skewed: something must move"
@@ -55,7 +54,7 @@ def test_it_lists_only_changed_partitions_and_nets_out_round_trips() -> None:
 
 
 def test_it_gives_the_same_plan_for_the_same_input() -> None:
-    snap = cluster()
+    snap = report_snapshot()
     a = propose(snap, options=PlannerOptions(balance_threshold=1.02))
     b = propose(json.loads(json.dumps(snap)), options=PlannerOptions(balance_threshold=1.02))
     shuffled = {
@@ -68,7 +67,7 @@ def test_it_gives_the_same_plan_for_the_same_input() -> None:
 
 
 def test_it_reports_figures_movement_goals_and_time() -> None:
-    snap = cluster()
+    snap = report_snapshot()
     pr = propose(snap)
     r = pr.report
     for resource in ("network_in", "network_out", "disk", "replicas", "leaders"):
@@ -100,7 +99,7 @@ def test_it_reports_figures_movement_goals_and_time() -> None:
 
 
 def test_it_reports_movement_consistent_with_the_plan() -> None:
-    snap = cluster()
+    snap = report_snapshot()
     pr = propose(snap)
     before = {(p["topic"], p["partition"]): p for p in snap["partitions"]}
     added = moved_bytes = leaders = 0

@@ -5,8 +5,7 @@ from __future__ import annotations
 from unittest import mock
 
 from apps.balancer.engine import PlannerOptions, optimizer, polish, propose
-
-from .test_bench import bench
+from tests.balancer.test_bench import bench
 
 FIGURES = ("network_in", "network_out", "disk", "replicas", "leaders")
 

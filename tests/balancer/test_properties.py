@@ -33,8 +33,7 @@ from apps.balancer.engine.measures import DISK, NW_IN, REPLICAS
 from apps.balancer.engine.model import ClusterModel
 from apps.balancer.engine.modes import default_soft_goals, setup_mode
 from apps.balancer.engine.snapshot import parse_snapshot
-
-from .factories import apply_plan, broker_loads, rack_violation, usable_ids
+from tests.support.factories import apply_plan, broker_loads, rack_violation, usable_ids
 
 LOADS = [0.0, 1.0, 5.0, 20.0, 60.0]
 SIZES = [0.0, 10.0, 100.0, 1000.0]
@@ -320,6 +319,16 @@ def test_it_plans_the_net_difference_of_all_moves(snap: dict, data) -> None:
     assert gross >= len(added)
 
 
+def no_figure_worse(pr, than) -> None:
+    """No balance figure and no goal's final violation of `pr` is worse than `than`'s."""
+    for name, fig in pr.report["balance"].items():
+        before = than.report["balance"][name]
+        assert fig["after"] <= before["after"] + EPS, name
+        assert fig["min_after"] >= before["min_after"] - EPS, name
+    for g, g0 in zip(pr.report["goals"], than.report["goals"], strict=True):
+        assert g["violation_final"] <= g0["violation_final"] * (1 + 1e-9) + EPS, g["name"]
+
+
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(snap=clusters(), data=st.data())
 def test_it_gives_back_moves_without_losing_balance(snap: dict, data) -> None:
@@ -336,12 +345,7 @@ def test_it_gives_back_moves_without_losing_balance(snap: dict, data) -> None:
     moved, was = pr.report["movement"], untrimmed.report["movement"]
     assert moved["bytes_moved"] <= was["bytes_moved"]
     assert moved["replica_moves"] == was["replica_moves"] - moved["given_back"]
-    for name, fig in pr.report["balance"].items():
-        before = untrimmed.report["balance"][name]
-        assert fig["after"] <= before["after"] + EPS, name
-        assert fig["min_after"] >= before["min_after"] - EPS, name
-    for g, g0 in zip(pr.report["goals"], untrimmed.report["goals"], strict=True):
-        assert g["violation_final"] <= g0["violation_final"] * (1 + 1e-9) + EPS, g["name"]
+    no_figure_worse(pr, untrimmed)
 
 
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -354,12 +358,7 @@ def test_it_polishes_without_making_any_figure_worse(snap: dict, data) -> None:
         return
     with mock.patch.object(optimizer, "polish", lambda model, goals: 0):
         rough = propose(snap, mode=mode, brokers=ids, options=options)
-    for name, fig in pr.report["balance"].items():
-        before = rough.report["balance"][name]
-        assert fig["after"] <= before["after"] + EPS, name
-        assert fig["min_after"] >= before["min_after"] - EPS, name
-    for g, g0 in zip(pr.report["goals"], rough.report["goals"], strict=True):
-        assert g["violation_final"] <= g0["violation_final"] * (1 + 1e-9) + EPS, g["name"]
+    no_figure_worse(pr, rough)
     # within its byte budget
     on_disk = sum(p["load"].get("size", 0) * len(p["replicas"]) for p in snap["partitions"])
     extra = pr.report["movement"]["bytes_moved"] - rough.report["movement"]["bytes_moved"]

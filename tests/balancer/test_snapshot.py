@@ -6,8 +6,7 @@ import numpy as np
 import pytest
 
 from apps.balancer.engine import SnapshotError, parse_snapshot
-
-from .factories import broker, part, snapshot
+from tests.support.factories import broker, part, snapshot
 
 
 def good() -> dict:

@@ -5,8 +5,7 @@ from __future__ import annotations
 from unittest import mock
 
 from apps.balancer.engine import PlannerOptions, optimizer, propose
-
-from .test_bench import bench
+from tests.balancer.test_bench import bench
 
 
 def test_it_gives_back_moves_and_bytes_without_changing_balance() -> None:

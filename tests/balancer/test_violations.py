@@ -8,8 +8,7 @@ import json
 import pytest
 
 from apps.balancer.engine import PlannerOptions, propose
-
-from .factories import MiB, broker, part, snapshot
+from tests.support.factories import MiB, broker, part, snapshot
 
 
 def goal(report: dict, name: str) -> dict:

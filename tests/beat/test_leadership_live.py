@@ -3,9 +3,9 @@ leader renews, takes over once the leader stops renewing (it died), and at once 
 the leader lets go."""
 
 import pytest
+from devkit.polling import wait_until
 
 from apps.core.leadership import Leadership
-from tests.support.polling import wait_until
 
 pytestmark = pytest.mark.integration
 

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 import redis
+from devkit.polling import wait_until
 
 from tests.support.migrated import sqlite_migrated
-from tests.support.polling import wait_until
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 

@@ -29,7 +29,8 @@ import pytest
 from django.db import connections
 from django.db.utils import load_backend
 from django.test import override_settings
-from support.migrated import sqlite_migrated
+
+from tests.support.migrated import sqlite_migrated
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = "/usr/bin/chromium"

@@ -2,7 +2,7 @@
 size): the summarised cluster page (every broker, 50 heatmap rows plus "other", one
 page of topics, within the page budget) and the plan's moves table, filtered and
 cut by the server. Built in bulk through the sync's and the storage's own services
-(tests/support/synthetic_cluster.py), without Kafka or the planner.
+(scripts/devkit/synthetic_cluster.py), without Kafka or the planner.
 
     UPDATE_SCREENSHOTS=1 BIG_CLUSTER_PARTITIONS=200000 BIG_CLUSTER_BROKERS=270 \\
     BIG_CLUSTER_TOPICS=8000 .venv/bin/python -m pytest tests/browser/test_big_cluster.py
@@ -13,20 +13,18 @@ import os
 import time
 
 import pytest
+from devkit.synthetic_cluster import state_make, topology_generate, window_make
+from devkit.users import user_make
 from django.conf import settings
 from django.utils import timezone
-from support.synthetic_cluster import state_make, topology_generate, window_make
-from support.users import user_make
 
 from apps.audit.services import actor_system
 from apps.clusters.models import Cluster
 from apps.clusters.services import cluster_state_apply
 from apps.metrics.models import AggregationRun
 from apps.metrics.services import aggregation_results_store
-from apps.plans.models import PlanMode, PlanOrigin
-from apps.plans.services import plan_create
-
-from .conftest import screenshot
+from tests.browser.conftest import screenshot
+from tests.support.factories import plan_from_assignment
 
 pytestmark = [pytest.mark.browser, pytest.mark.integration]
 
@@ -53,24 +51,14 @@ def world_build() -> dict:
     )
     AggregationRun.objects.filter(pk=run.pk).update(status=AggregationRun.Status.SUCCEEDED)
     # A plan of MOVES moves: each partition's last replica onto the next broker free.
-    before, entries = {}, []
+    before, after = {}, {}
     for name, parts in topology:
         for index, replicas in parts:
             before[(name, index)] = replicas
-            if len(entries) < MOVES and index % 3 == 0:
+            if len(after) < MOVES and index % 3 == 0:
                 target = next(b for b in range(1, BROKERS + 1) if b not in replicas)
-                entries.append(
-                    {"topic": name, "partition": index, "replicas": [*replicas[:-1], target]}
-                )
-    plan = plan_create(
-        cluster=cluster,
-        origin=PlanOrigin.OPERATOR,
-        mode=PlanMode.FULL,
-        reassignment={"version": 1, "partitions": entries},
-        assignment_before=before,
-        report={},
-        actor=actor_system(name="browser-test"),
-    )
+                after[(name, index)] = [*replicas[:-1], target]
+    plan = plan_from_assignment(cluster, after, before, actor=actor_system(name="browser-test"))
     user_make("vic", "viewer", password=PASSWORD)
     return {"plan_id": plan.pk, "first_topic": topology[0][0]}
 

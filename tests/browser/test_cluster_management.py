@@ -3,12 +3,11 @@ connection passes, the cluster is saved; a wrong bootstrap list names the failed
 a malformed one is refused, both leaving what is stored as it was."""
 
 import pytest
-from support.users import user_make
+from devkit.users import user_make
 
 from apps.audit.models import AuditEvent
 from apps.clusters.models import Cluster
-
-from .conftest import screenshot
+from tests.browser.conftest import screenshot
 
 pytestmark = [pytest.mark.browser, pytest.mark.integration]
 

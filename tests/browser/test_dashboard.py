@@ -5,23 +5,22 @@ browser, and a viewer's forged approval refused and audited."""
 from datetime import timedelta
 
 import pytest
-from dashboard.factories import (
-    SKEWED,
-    cluster_apply,
-    cluster_make,
-    loads_make,
-    plan_make,
-)
+from devkit.users import user_make
 from django.utils import timezone
-from support.users import user_make
 
 from apps.audit.models import AuditEvent
 from apps.clusters.models import Cluster
 from apps.dashboard.events import cluster_changed_send, loads_changed_send
 from apps.metrics.selectors import cluster_state_stamp
 from apps.plans.models import Plan
-
-from .conftest import screenshot
+from tests.browser.conftest import screenshot
+from tests.support.factories import (
+    SKEWED,
+    cluster_apply,
+    cluster_make,
+    loads_make,
+    plan_make,
+)
 
 pytestmark = [pytest.mark.browser, pytest.mark.integration]
 

@@ -6,13 +6,12 @@ are also the README's screenshots (what-if, clusters overview, plan)."""
 from datetime import timedelta
 
 import pytest
-from dashboard.factories import cluster_make, loads_make, plan_make
+from devkit.partition_loads import partition_loads_read
 
 from apps.clusters.models import Cluster
-from tests.support.partition_loads import partition_loads_read
-
-from .conftest import screenshot
-from .test_dashboard import ASSIGNMENT, PASSWORD, world_build
+from tests.browser.conftest import screenshot
+from tests.browser.test_dashboard import ASSIGNMENT, PASSWORD, world_build
+from tests.support.factories import cluster_make, loads_make, plan_make
 
 pytestmark = [pytest.mark.browser, pytest.mark.integration]
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from .pki import Issued, Pki
+from tests.clusters.pki import Issued, Pki
 
 
 @pytest.fixture(scope="session")

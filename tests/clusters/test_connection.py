@@ -28,8 +28,7 @@ from apps.kafka_layer.connection import (
     librdkafka_config,
     ssl_context_build,
 )
-
-from .pki import Issued, Pki, pkcs1_pem
+from tests.clusters.pki import Issued, Pki, pkcs1_pem
 
 TIMEOUTS = ClientTimeouts(request=10, connect=3)
 PASSWORD = 'pa$$ "quoted" back\\slash'

@@ -3,7 +3,7 @@
 import uuid
 
 import pytest
-from confluent_kafka.admin import NewTopic
+from devkit import live
 
 from apps.clusters.models import Cluster, Partition
 from apps.clusters.services import cluster_sync
@@ -20,7 +20,7 @@ def test_it_syncs_and_uses_the_kafka_python_admin_apis_through_the_settings(kafk
     cluster.save()
     admin = admin_client_create(connection=cluster.connection)
     topic = f"it-conn-{uuid.uuid4().hex[:8]}"
-    admin.create_topics([NewTopic(topic, num_partitions=2, replication_factor=2)])[topic].result(30)
+    live.topic_create(admin, topic, partitions=2, rf=2)
     try:
         assert cluster_sync(cluster=cluster), cluster.last_sync_error
         assert Partition.objects.filter(topic__name=topic).count() == 2

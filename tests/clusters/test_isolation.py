@@ -52,11 +52,10 @@ def sampled(error: str = "") -> SampleResult:
 OK = sampled()
 
 
-@pytest.fixture
-def cluster(settings) -> Cluster:
+@pytest.fixture(autouse=True)
+def _backoff(settings) -> None:
     settings.CLUSTER_BACKOFF_INITIAL = 10.0
     settings.CLUSTER_BACKOFF_MAX = 120.0
-    return Cluster.objects.create(name="c1", bootstrap_servers="127.0.0.1:1")
 
 
 @pytest.fixture
@@ -77,69 +76,73 @@ def test_it_doubles_the_wait_per_failure_up_to_the_cap():
     assert backoff_seconds(failures=10_000, initial=10, cap=300) == 300
 
 
-def test_it_backs_off_an_unreachable_cluster_and_clears_on_success(cluster, healthy):
+def test_it_backs_off_an_unreachable_cluster_and_clears_on_success(empty_cluster, healthy):
     before = timezone.now()
     for expected in (10, 20, 40):
-        assert cluster_sync(cluster=cluster, admin=DeadAdmin()) is SyncOutcome.FAILED
-        cluster.refresh_from_db()
-        wait = (cluster.next_sync_at - before).total_seconds()
+        assert cluster_sync(cluster=empty_cluster, admin=DeadAdmin()) is SyncOutcome.FAILED
+        empty_cluster.refresh_from_db()
+        wait = (empty_cluster.next_sync_at - before).total_seconds()
         assert expected <= wait < expected + 5
         before = timezone.now()
-    assert cluster.sync_failures == 3
-    assert not clusters_due(now=timezone.now()).filter(pk=cluster.pk).exists()
+    assert empty_cluster.sync_failures == 3
+    assert not clusters_due(now=timezone.now()).filter(pk=empty_cluster.pk).exists()
 
-    assert cluster_sync(cluster=cluster) is SyncOutcome.SYNCED
-    cluster.refresh_from_db()
-    assert (cluster.sync_failures, cluster.next_sync_at, cluster.last_sync_error) == (0, None, "")
-    assert clusters_due(now=timezone.now()).filter(pk=cluster.pk).exists()
+    assert cluster_sync(cluster=empty_cluster) is SyncOutcome.SYNCED
+    empty_cluster.refresh_from_db()
+    assert (
+        empty_cluster.sync_failures,
+        empty_cluster.next_sync_at,
+        empty_cluster.last_sync_error,
+    ) == (0, None, "")
+    assert clusters_due(now=timezone.now()).filter(pk=empty_cluster.pk).exists()
 
 
-def test_it_warns_once_per_state_change_not_per_round(cluster, healthy, caplog):
+def test_it_warns_once_per_state_change_not_per_round(empty_cluster, healthy, caplog):
     # Sync once OK so the first failure is a change from reachable.
-    assert cluster_sync(cluster=cluster)
+    assert cluster_sync(cluster=empty_cluster)
     caplog.set_level(logging.DEBUG, logger="apps.clusters.services")
     for _ in range(4):
-        cluster_sync(cluster=cluster, admin=DeadAdmin())
-    cluster_sync(cluster=cluster)
+        cluster_sync(cluster=empty_cluster, admin=DeadAdmin())
+    cluster_sync(cluster=empty_cluster)
 
     warnings = [r for r in caplog.records if r.levelno >= logging.WARNING]
-    assert [r.getMessage().split(":")[0] for r in warnings] == ["cluster c1", "cluster c1"]
+    assert [r.getMessage().split(":")[0] for r in warnings] == ["cluster prod", "cluster prod"]
     assert "unreachable" in warnings[0].getMessage()
-    assert warnings[1].getMessage() == "cluster c1: reachable again"
+    assert warnings[1].getMessage() == "cluster prod: reachable again"
     assert not any(r.exc_info for r in caplog.records)
 
 
-def test_it_skips_and_counts_a_sync_while_the_previous_one_runs(cluster, healthy, caplog):
+def test_it_skips_and_counts_a_sync_while_the_previous_one_runs(empty_cluster, healthy, caplog):
     DeadAdmin.calls = 0
     caplog.set_level(logging.DEBUG, logger="apps.clusters")
-    with round_lease(cluster=cluster, kind=ClusterRound.SYNC) as held:
+    with round_lease(cluster=empty_cluster, kind=ClusterRound.SYNC) as held:
         assert held is not None
-        assert cluster_sync(cluster=cluster, admin=DeadAdmin()) is SyncOutcome.SKIPPED
-        assert cluster_sync(cluster=cluster, admin=DeadAdmin()) is SyncOutcome.SKIPPED
+        assert cluster_sync(cluster=empty_cluster, admin=DeadAdmin()) is SyncOutcome.SKIPPED
+        assert cluster_sync(cluster=empty_cluster, admin=DeadAdmin()) is SyncOutcome.SKIPPED
     assert DeadAdmin.calls == 0
     # Not a failure: falsy (the model is not fresh), logged as a skip, no error kept.
     assert not SyncOutcome.SKIPPED and SyncOutcome.SYNCED
     logged = [r.getMessage() for r in caplog.records]
-    assert logged == ["cluster c1: sync round skipped, the previous one still runs"] * 2
-    cluster.refresh_from_db()
-    assert cluster.last_sync_error == "" and cluster.sync_failures == 0
-    row = ClusterRound.objects.get(cluster=cluster, kind=ClusterRound.SYNC)
+    assert logged == ["cluster prod: sync round skipped, the previous one still runs"] * 2
+    empty_cluster.refresh_from_db()
+    assert empty_cluster.last_sync_error == "" and empty_cluster.sync_failures == 0
+    row = ClusterRound.objects.get(cluster=empty_cluster, kind=ClusterRound.SYNC)
     assert row.skipped == 2 and row.last_skipped_at is not None
     # Released: the next round runs.
-    assert cluster_sync(cluster=cluster) is SyncOutcome.SYNCED
+    assert cluster_sync(cluster=empty_cluster) is SyncOutcome.SYNCED
 
 
-def test_it_takes_over_a_lease_left_by_a_killed_round(cluster, healthy, settings):
+def test_it_takes_over_a_lease_left_by_a_killed_round(empty_cluster, healthy, settings):
     ClusterRound.objects.create(
-        cluster=cluster,
+        cluster=empty_cluster,
         kind=ClusterRound.SYNC,
         lease_token="dead",
         lease_until=timezone.now() - timedelta(seconds=1),
     )
-    assert cluster_sync(cluster=cluster) is SyncOutcome.SYNCED
+    assert cluster_sync(cluster=empty_cluster) is SyncOutcome.SYNCED
 
 
-def test_it_fans_out_only_clusters_not_in_backoff(cluster):
+def test_it_fans_out_only_clusters_not_in_backoff(empty_cluster):
     waiting = Cluster.objects.create(
         name="c2",
         bootstrap_servers="127.0.0.1:2",
@@ -151,12 +154,12 @@ def test_it_fans_out_only_clusters_not_in_backoff(cluster):
     with mock.patch.object(metrics_tasks.metrics_sample_task, "apply_async") as sample_async:
         metrics_tasks.metrics_sample_all()
     for enqueued in (sync_async, sample_async):
-        assert [c.args[0] for c in enqueued.call_args_list] == [(cluster.pk,)]
+        assert [c.args[0] for c in enqueued.call_args_list] == [(empty_cluster.pk,)]
         assert enqueued.call_args.kwargs["expires"] > 0
-    assert waiting.pk != cluster.pk
+    assert waiting.pk != empty_cluster.pk
 
 
-def test_it_samples_quietly_once_per_state_change(cluster, monkeypatch, caplog):
+def test_it_samples_quietly_once_per_state_change(empty_cluster, monkeypatch, caplog):
     outcomes = iter([RuntimeError("boom 1"), RuntimeError("boom 2"), RuntimeError("boom 3"), OK])
 
     def sample(**_):
@@ -167,27 +170,29 @@ def test_it_samples_quietly_once_per_state_change(cluster, monkeypatch, caplog):
 
     monkeypatch.setattr(sample_round, "metrics_sample", sample)
     caplog.set_level(logging.DEBUG, logger="apps.metrics.services.sample_round")
-    results = [metrics_sample_round(cluster=cluster) for _ in range(4)]
+    results = [metrics_sample_round(cluster=empty_cluster) for _ in range(4)]
 
     assert results == [None, None, None, OK]
     warnings = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
     assert warnings == [
-        "cluster c1: sampling failed: boom 1",
-        "cluster c1: sampling works again",
+        "cluster prod: sampling failed: boom 1",
+        "cluster prod: sampling works again",
     ]
     assert not any(r.exc_info for r in caplog.records)
 
 
-def test_it_does_not_sample_a_cluster_in_backoff_or_twice_at_once(cluster, monkeypatch):
+def test_it_does_not_sample_a_cluster_in_backoff_or_twice_at_once(empty_cluster, monkeypatch):
     monkeypatch.setattr(sample_round, "metrics_sample", lambda **_: OK)
-    with round_lease(cluster=cluster, kind=ClusterRound.SAMPLE):
-        assert metrics_sample_round(cluster=cluster) is None
-    assert ClusterRound.objects.get(cluster=cluster, kind=ClusterRound.SAMPLE).skipped == 1
+    with round_lease(cluster=empty_cluster, kind=ClusterRound.SAMPLE):
+        assert metrics_sample_round(cluster=empty_cluster) is None
+    assert ClusterRound.objects.get(cluster=empty_cluster, kind=ClusterRound.SAMPLE).skipped == 1
 
-    Cluster.objects.filter(pk=cluster.pk).update(next_sync_at=timezone.now() + timedelta(minutes=1))
-    assert metrics_sample_round(cluster=cluster) is None
-    Cluster.objects.filter(pk=cluster.pk).update(next_sync_at=None)
-    assert metrics_sample_round(cluster=cluster) == OK
+    Cluster.objects.filter(pk=empty_cluster.pk).update(
+        next_sync_at=timezone.now() + timedelta(minutes=1)
+    )
+    assert metrics_sample_round(cluster=empty_cluster) is None
+    Cluster.objects.filter(pk=empty_cluster.pk).update(next_sync_at=None)
+    assert metrics_sample_round(cluster=empty_cluster) == OK
 
 
 @pytest.mark.parametrize(
@@ -208,18 +213,18 @@ def test_it_routes_cluster_io_apart_from_plan_execution(task, queue):
 
 
 def test_it_warns_once_when_replica_sizes_become_unknown_and_once_when_back(
-    cluster, monkeypatch, caplog
+    empty_cluster, monkeypatch, caplog
 ):
     denied = "ClusterAuthorizationFailedError: [Error 31]"
     outcomes = iter([sampled(denied), sampled(denied), sampled(denied), OK])
     monkeypatch.setattr(sample_round, "metrics_sample", lambda **_: next(outcomes))
     caplog.set_level(logging.DEBUG, logger="apps.metrics.services.sample_round")
     for _ in range(4):
-        metrics_sample_round(cluster=cluster)
+        metrics_sample_round(cluster=empty_cluster)
 
     warnings = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
     assert warnings == [
-        f"cluster c1: replica sizes unknown, estimated from offsets (DescribeLogDirs failed: "
+        f"cluster prod: replica sizes unknown, estimated from offsets (DescribeLogDirs failed: "
         f"{denied})",
-        "cluster c1: replica sizes known again",
+        "cluster prod: replica sizes known again",
     ]

@@ -27,8 +27,9 @@ from pathlib import Path
 
 import pytest
 import redis
-from support.migrated import sqlite_migrated
-from support.polling import wait_until
+from devkit.polling import wait_until
+
+from tests.support.migrated import sqlite_migrated
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 

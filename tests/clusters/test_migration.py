@@ -7,8 +7,8 @@ from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
 from apps.clusters.models import Cluster
-
-from .pki import Pki
+from tests.clusters.pki import Pki
+from tests.support.migrations import latest_migrate, migrated_back_to
 
 migration = importlib.import_module("apps.clusters.migrations.0002_connection_settings")
 BEFORE = [("clusters", "0001_initial")]
@@ -65,18 +65,7 @@ def test_it_names_each_key_it_cannot_carry_over(tmp_path):
 
 @pytest.fixture
 def migrated_back(transactional_db, django_db_serialized_rollback):
-    # Serialized rollback: the flush after these tests does not re-create content types
-    # with new ids, which would clash with a later serialized-rollback test's reload.
-    executor = MigrationExecutor(connection)
-    executor.migrate(BEFORE)
-    yield MigrationExecutor(connection)
-    MigrationExecutor(connection).migrate(executor.loader.graph.leaf_nodes())
-
-
-def to_latest() -> None:
-    """On to the newest migrations, so the current Cluster model matches the table."""
-    executor = MigrationExecutor(connection)
-    executor.migrate(executor.loader.graph.leaf_nodes())
+    yield from migrated_back_to(BEFORE)
 
 
 def test_the_migration_moves_settings_and_encrypts_the_password(migrated_back):
@@ -95,7 +84,7 @@ def test_the_migration_moves_settings_and_encrypts_the_password(migrated_back):
         },
     )
     migrated_back.migrate(AFTER)
-    to_latest()
+    latest_migrate()
 
     plain, secure = clusters_as_of_0002().order_by("name")
     assert plain.security_protocol == "PLAINTEXT" and plain.sasl_password == ""
@@ -122,7 +111,7 @@ def test_the_migration_stops_on_a_key_it_cannot_carry_over(migrated_back):
         migrated_back.migrate(AFTER)
     old.objects.filter(name="odd").update(client_config={})
     MigrationExecutor(connection).migrate(AFTER)
-    to_latest()
+    latest_migrate()
     assert Cluster.objects.get(name="odd").security_protocol == "PLAINTEXT"
 
 

@@ -8,18 +8,12 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from apps.clusters.models import Cluster, Partition, Topic
+from apps.clusters.models import Partition, Topic
 from apps.clusters.placement import placement_diff, placement_pack, placement_unpack
 from apps.clusters.services import cluster_state_apply
-from apps.kafka_layer.cluster_state import PartitionState, TopicState
+from apps.kafka_layer.cluster_state import PartitionState
 from apps.metrics.selectors import cluster_snapshot_build
-
-from .test_sync import state
-
-
-@pytest.fixture
-def cluster() -> Cluster:
-    return Cluster.objects.create(name="c1", bootstrap_servers="127.0.0.1:1")
+from tests.clusters.test_sync import orders, state
 
 
 def test_it_unpacks_what_it_packed_sorted_by_index():
@@ -66,23 +60,17 @@ def test_it_diffs_two_packed_placements_record_by_record():
 
 
 @pytest.mark.django_db
-def test_it_follows_a_grown_topic_and_a_shrunk_isr_from_the_packed_placement(cluster):
-    cluster_state_apply(cluster=cluster, state=state(), now=timezone.now())
+def test_it_follows_a_grown_topic_and_a_shrunk_isr_from_the_packed_placement(empty_cluster):
+    cluster_state_apply(cluster=empty_cluster, state=state(), now=timezone.now())
     grown = state(
-        topics=[
-            TopicState(
-                name="orders",
-                internal=False,
-                partitions=[
-                    PartitionState(index=0, leader=1, replicas=[1, 2], isr=[1]),
-                    PartitionState(index=1, leader=2, replicas=[2, 3], isr=[2, 3]),
-                    PartitionState(index=2, leader=3, replicas=[3, 1], isr=[3, 1]),
-                ],
-            )
-        ]
+        topics=orders(
+            PartitionState(index=0, leader=1, replicas=[1, 2], isr=[1]),
+            PartitionState(index=1, leader=2, replicas=[2, 3], isr=[2, 3]),
+            PartitionState(index=2, leader=3, replicas=[3, 1], isr=[3, 1]),
+        )
     )
 
-    cluster_state_apply(cluster=cluster, state=grown, now=timezone.now())
+    cluster_state_apply(cluster=empty_cluster, state=grown, now=timezone.now())
 
     rows = Partition.objects.filter(topic__name="orders").order_by("index")
     assert [(p.index, p.leader, p.isr, p.under_replicated) for p in rows] == [
@@ -98,23 +86,17 @@ def test_it_follows_a_grown_topic_and_a_shrunk_isr_from_the_packed_placement(clu
 
 @pytest.mark.django_db
 def test_it_diffs_a_moved_leader_against_the_packed_placement_without_reading_partitions(
-    cluster,
+    empty_cluster,
 ):
-    cluster_state_apply(cluster=cluster, state=state(), now=timezone.now())
+    cluster_state_apply(cluster=empty_cluster, state=state(), now=timezone.now())
     moved = state(
-        topics=[
-            TopicState(
-                name="orders",
-                internal=False,
-                partitions=[
-                    PartitionState(index=0, leader=2, replicas=[1, 2], isr=[1, 2]),
-                    PartitionState(index=1, leader=2, replicas=[2, 3], isr=[2, 3]),
-                ],
-            )
-        ]
+        topics=orders(
+            PartitionState(index=0, leader=2, replicas=[1, 2], isr=[1, 2]),
+            PartitionState(index=1, leader=2, replicas=[2, 3], isr=[2, 3]),
+        )
     )
     with CaptureQueriesContext(connection) as queries:
-        cluster_state_apply(cluster=cluster, state=moved, now=timezone.now())
+        cluster_state_apply(cluster=empty_cluster, state=moved, now=timezone.now())
 
     table = Partition._meta.db_table
     reads = [q["sql"] for q in queries if q["sql"].startswith("SELECT") and table in q["sql"]]
@@ -126,30 +108,30 @@ def test_it_diffs_a_moved_leader_against_the_packed_placement_without_reading_pa
         (0, 2),
         (1, 2),
     ]
-    snapshot = cluster_snapshot_build(cluster=cluster)
+    snapshot = cluster_snapshot_build(cluster=empty_cluster)
     assert [(p.partition, p.leader) for p in snapshot.partitions] == [(0, 2), (1, 2)]
 
 
 @pytest.mark.django_db
-def test_it_reads_partition_rows_for_a_topic_no_digest_vouches_for(cluster):
-    cluster_state_apply(cluster=cluster, state=state(), now=timezone.now())
+def test_it_reads_partition_rows_for_a_topic_no_digest_vouches_for(empty_cluster):
+    cluster_state_apply(cluster=empty_cluster, state=state(), now=timezone.now())
     # Another writer changed a partition and emptied the digest, as it must.
     Partition.objects.filter(index=0).update(leader=2)
     Topic.objects.update(placement_digest="")
 
-    snapshot = cluster_snapshot_build(cluster=cluster)
+    snapshot = cluster_snapshot_build(cluster=empty_cluster)
 
     assert [(p.partition, p.leader) for p in snapshot.partitions] == [(0, 2), (1, 2)]
 
 
 @pytest.mark.django_db
-def test_it_migrates_the_partition_rows_of_a_synced_topic_into_its_packed_placement(cluster):
+def test_it_migrates_the_partition_rows_of_a_synced_topic_into_its_packed_placement(empty_cluster):
     from django.apps import apps
 
     migration = importlib.import_module("apps.clusters.migrations.0006_topic_packed_placement")
-    cluster_state_apply(cluster=cluster, state=state(), now=timezone.now())
+    cluster_state_apply(cluster=empty_cluster, state=state(), now=timezone.now())
     synced = Topic.objects.get(name="orders")
-    empty = Topic.objects.create(cluster=cluster, name="empty")
+    empty = Topic.objects.create(cluster=empty_cluster, name="empty")
     # As before the migration: rows only.
     Topic.objects.update(placement=b"", placement_digest="")
 

@@ -3,7 +3,6 @@
 from collections import Counter
 
 import pytest
-from dashboard.factories import cluster_make
 from django.utils import timezone
 
 from apps.clusters.models import Cluster, Partition
@@ -18,11 +17,6 @@ from apps.clusters.services import cluster_state_apply
 from apps.kafka_layer.cluster_state import BrokerState, ClusterState, PartitionState, TopicState
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def cluster(db):
-    return cluster_make()
 
 
 def test_it_shows_clusters_only_to_role_holders(cluster, viewer, nobody, django_user_model):

@@ -15,18 +15,17 @@ from apps.kafka_layer.cluster_state import BrokerState, ClusterState, PartitionS
 pytestmark = pytest.mark.django_db
 
 
+def orders(*partitions: PartitionState) -> list[TopicState]:
+    """The one topic "orders" with these partitions."""
+    return [TopicState(name="orders", internal=False, partitions=list(partitions))]
+
+
 def state(*, brokers=(1, 2, 3), topics=None) -> ClusterState:
     if topics is None:
-        topics = [
-            TopicState(
-                name="orders",
-                internal=False,
-                partitions=[
-                    PartitionState(index=0, leader=1, replicas=[1, 2], isr=[1, 2]),
-                    PartitionState(index=1, leader=2, replicas=[2, 3], isr=[2, 3]),
-                ],
-            )
-        ]
+        topics = orders(
+            PartitionState(index=0, leader=1, replicas=[1, 2], isr=[1, 2]),
+            PartitionState(index=1, leader=2, replicas=[2, 3], isr=[2, 3]),
+        )
     return ClusterState(
         cluster_id="abc",
         controller_id=100,
@@ -37,15 +36,10 @@ def state(*, brokers=(1, 2, 3), topics=None) -> ClusterState:
     )
 
 
-@pytest.fixture
-def cluster() -> Cluster:
-    return Cluster.objects.create(name="c1", bootstrap_servers="127.0.0.1:1")
+def test_it_creates_brokers_topics_and_partitions(empty_cluster):
+    cluster_state_apply(cluster=empty_cluster, state=state(), now=timezone.now())
 
-
-def test_it_creates_brokers_topics_and_partitions(cluster):
-    cluster_state_apply(cluster=cluster, state=state(), now=timezone.now())
-
-    assert list(cluster.brokers.values_list("node_id", "alive")) == [
+    assert list(empty_cluster.brokers.values_list("node_id", "alive")) == [
         (1, True),
         (2, True),
         (3, True),
@@ -53,61 +47,55 @@ def test_it_creates_brokers_topics_and_partitions(cluster):
     p1 = Partition.objects.get(topic__name="orders", index=1)
     assert (p1.leader, p1.replicas, p1.isr) == (2, [2, 3], [2, 3])
     assert not p1.offline and not p1.under_replicated
-    cluster.refresh_from_db()
-    assert cluster.kafka_cluster_id == "abc" and cluster.controller_id == 100
+    empty_cluster.refresh_from_db()
+    assert empty_cluster.kafka_cluster_id == "abc" and empty_cluster.controller_id == 100
 
 
-def test_it_is_idempotent(cluster):
+def test_it_is_idempotent(empty_cluster):
     now = timezone.now()
-    cluster_state_apply(cluster=cluster, state=state(), now=now)
-    cluster_state_apply(cluster=cluster, state=state(), now=now)
+    cluster_state_apply(cluster=empty_cluster, state=state(), now=now)
+    cluster_state_apply(cluster=empty_cluster, state=state(), now=now)
 
     assert Broker.objects.count() == 3
     assert Topic.objects.count() == 1
     assert Partition.objects.count() == 2
 
 
-def test_it_marks_a_vanished_broker_dead_and_keeps_its_last_seen(cluster):
+def test_it_marks_a_vanished_broker_dead_and_keeps_its_last_seen(empty_cluster):
     seen = timezone.now()
-    cluster_state_apply(cluster=cluster, state=state(), now=seen)
+    cluster_state_apply(cluster=empty_cluster, state=state(), now=seen)
     later = seen + timedelta(seconds=30)
     gone = state(
         brokers=(1, 3),
-        topics=[
-            TopicState(
-                name="orders",
-                internal=False,
-                partitions=[
-                    PartitionState(index=0, leader=1, replicas=[1, 2], isr=[1]),
-                    PartitionState(index=1, leader=None, replicas=[2, 3], isr=[]),
-                ],
-            )
-        ],
+        topics=orders(
+            PartitionState(index=0, leader=1, replicas=[1, 2], isr=[1]),
+            PartitionState(index=1, leader=None, replicas=[2, 3], isr=[]),
+        ),
     )
-    cluster_state_apply(cluster=cluster, state=gone, now=later)
+    cluster_state_apply(cluster=empty_cluster, state=gone, now=later)
 
-    broker = cluster.brokers.get(node_id=2)
+    broker = empty_cluster.brokers.get(node_id=2)
     assert not broker.alive
     assert broker.last_seen == seen
-    assert cluster.brokers.get(node_id=1).last_seen == later
+    assert empty_cluster.brokers.get(node_id=1).last_seen == later
     p0 = Partition.objects.get(index=0)
     p1 = Partition.objects.get(index=1)
     assert p0.under_replicated and not p0.offline
     assert p1.offline and p1.leader is None
 
-    cluster_state_apply(cluster=cluster, state=state(), now=later + timedelta(seconds=5))
-    assert cluster.brokers.get(node_id=2).alive
+    cluster_state_apply(cluster=empty_cluster, state=state(), now=later + timedelta(seconds=5))
+    assert empty_cluster.brokers.get(node_id=2).alive
 
 
-def test_it_removes_deleted_topics(cluster):
-    cluster_state_apply(cluster=cluster, state=state(), now=timezone.now())
-    cluster_state_apply(cluster=cluster, state=state(topics=[]), now=timezone.now())
+def test_it_removes_deleted_topics(empty_cluster):
+    cluster_state_apply(cluster=empty_cluster, state=state(), now=timezone.now())
+    cluster_state_apply(cluster=empty_cluster, state=state(topics=[]), now=timezone.now())
 
     assert not Topic.objects.exists()
     assert not Partition.objects.exists()
 
 
-def test_it_records_brokers_known_only_from_replica_lists(cluster):
+def test_it_records_brokers_known_only_from_replica_lists(empty_cluster):
     topics = [
         TopicState(
             name="t",
@@ -116,31 +104,31 @@ def test_it_records_brokers_known_only_from_replica_lists(cluster):
         )
     ]
     cluster_state_apply(
-        cluster=cluster, state=state(brokers=(1,), topics=topics), now=timezone.now()
+        cluster=empty_cluster, state=state(brokers=(1,), topics=topics), now=timezone.now()
     )
 
-    ghost = cluster.brokers.get(node_id=7)
+    ghost = empty_cluster.brokers.get(node_id=7)
     assert not ghost.alive and ghost.last_seen is None
 
 
-def test_it_keeps_the_last_state_when_the_cluster_is_unreachable(cluster, settings):
+def test_it_keeps_the_last_state_when_the_cluster_is_unreachable(empty_cluster, settings):
     settings.KAFKA_REQUEST_TIMEOUT = 2.0
-    cluster_state_apply(cluster=cluster, state=state(), now=timezone.now())
+    cluster_state_apply(cluster=empty_cluster, state=state(), now=timezone.now())
     other = Cluster.objects.create(name="c2", bootstrap_servers="127.0.0.1:1")
 
-    assert cluster_sync(cluster=cluster) is SyncOutcome.FAILED
+    assert cluster_sync(cluster=empty_cluster) is SyncOutcome.FAILED
 
-    cluster.refresh_from_db()
-    assert cluster.last_sync_error.startswith("unreachable")
-    assert cluster.last_sync_error_at is not None
-    assert cluster.brokers.filter(alive=True).count() == 3
-    assert Partition.objects.filter(topic__cluster=cluster).count() == 2
+    empty_cluster.refresh_from_db()
+    assert empty_cluster.last_sync_error.startswith("unreachable")
+    assert empty_cluster.last_sync_error_at is not None
+    assert empty_cluster.brokers.filter(alive=True).count() == 3
+    assert Partition.objects.filter(topic__cluster=empty_cluster).count() == 2
     other.refresh_from_db()
     assert other.last_sync_error == ""
 
 
-def test_it_keeps_a_topic_that_could_not_be_described_this_round(cluster):
-    cluster_state_apply(cluster=cluster, state=state(), now=timezone.now())
+def test_it_keeps_a_topic_that_could_not_be_described_this_round(empty_cluster):
+    cluster_state_apply(cluster=empty_cluster, state=state(), now=timezone.now())
     unsettled = ClusterState(
         cluster_id="abc",
         controller_id=100,
@@ -148,7 +136,7 @@ def test_it_keeps_a_topic_that_could_not_be_described_this_round(cluster):
         topics=[],
         unsettled_topics=["orders"],
     )
-    cluster_state_apply(cluster=cluster, state=unsettled, now=timezone.now())
+    cluster_state_apply(cluster=empty_cluster, state=unsettled, now=timezone.now())
 
     assert Partition.objects.filter(topic__name="orders").count() == 2
 
@@ -167,13 +155,15 @@ def many_topics(count: int, *, moved: frozenset[str] = frozenset(), partitions: 
     return topics
 
 
-def test_it_writes_only_the_partitions_that_changed(cluster):
-    cluster_state_apply(cluster=cluster, state=state(topics=many_topics(20)), now=timezone.now())
+def test_it_writes_only_the_partitions_that_changed(empty_cluster):
+    cluster_state_apply(
+        cluster=empty_cluster, state=state(topics=many_topics(20)), now=timezone.now()
+    )
     before = dict(Partition.objects.values_list("pk", "leader"))
 
     moved = frozenset({"t003", "t017"})
     cluster_state_apply(
-        cluster=cluster, state=state(topics=many_topics(20, moved=moved)), now=timezone.now()
+        cluster=empty_cluster, state=state(topics=many_topics(20, moved=moved)), now=timezone.now()
     )
 
     after = dict(Partition.objects.values_list("pk", "leader"))
@@ -185,30 +175,34 @@ def test_it_writes_only_the_partitions_that_changed(cluster):
 
 
 def test_it_reads_no_partition_of_an_unchanged_cluster_whatever_its_size(
-    cluster, django_assert_max_num_queries
+    empty_cluster, django_assert_max_num_queries
 ):
-    cluster_state_apply(cluster=cluster, state=state(topics=many_topics(60)), now=timezone.now())
+    cluster_state_apply(
+        cluster=empty_cluster, state=state(topics=many_topics(60)), now=timezone.now()
+    )
 
     # Per-topic reads would take at least 60 queries.
     with django_assert_max_num_queries(12):
         cluster_state_apply(
-            cluster=cluster, state=state(topics=many_topics(60)), now=timezone.now()
+            cluster=empty_cluster, state=state(topics=many_topics(60)), now=timezone.now()
         )
     with django_assert_max_num_queries(16):
         cluster_state_apply(
-            cluster=cluster,
+            cluster=empty_cluster,
             state=state(topics=many_topics(60, moved=frozenset({"t001", "t059"}))),
             now=timezone.now(),
         )
     assert Partition.objects.get(topic__name="t059", index=0).leader == 1 + 60 % 3
 
 
-def test_it_follows_a_topic_recreated_with_fewer_partitions_and_a_new_flag(cluster):
-    cluster_state_apply(cluster=cluster, state=state(topics=many_topics(2)), now=timezone.now())
+def test_it_follows_a_topic_recreated_with_fewer_partitions_and_a_new_flag(empty_cluster):
+    cluster_state_apply(
+        cluster=empty_cluster, state=state(topics=many_topics(2)), now=timezone.now()
+    )
     recreated = many_topics(2, partitions=1)
     recreated[1] = TopicState(name="t001", internal=True, partitions=recreated[1].partitions)
 
-    cluster_state_apply(cluster=cluster, state=state(topics=recreated), now=timezone.now())
+    cluster_state_apply(cluster=empty_cluster, state=state(topics=recreated), now=timezone.now())
 
     assert sorted(Partition.objects.values_list("topic__name", "index")) == [
         ("t000", 0),
@@ -220,18 +214,18 @@ def test_it_follows_a_topic_recreated_with_fewer_partitions_and_a_new_flag(clust
     ]
 
 
-def test_it_rewrites_a_partition_row_changed_behind_its_back(cluster):
-    cluster_state_apply(cluster=cluster, state=state(), now=timezone.now())
+def test_it_rewrites_a_partition_row_changed_behind_its_back(empty_cluster):
+    cluster_state_apply(cluster=empty_cluster, state=state(), now=timezone.now())
     Partition.objects.filter(index=0).update(leader=3)
     Topic.objects.update(placement_digest="")  # what any other writer must do
 
-    cluster_state_apply(cluster=cluster, state=state(), now=timezone.now())
+    cluster_state_apply(cluster=empty_cluster, state=state(), now=timezone.now())
 
     assert Partition.objects.get(index=0).leader == 1
 
 
-def test_it_counts_each_brokers_replicas_and_leaders(cluster):
-    cluster_state_apply(cluster=cluster, state=state(), now=timezone.now())
+def test_it_counts_each_brokers_replicas_and_leaders(empty_cluster):
+    cluster_state_apply(cluster=empty_cluster, state=state(), now=timezone.now())
     counts = {
         b: (r, n)
         for b, r, n in Broker.objects.values_list("node_id", "replicas_count", "leaders_count")
@@ -239,38 +233,26 @@ def test_it_counts_each_brokers_replicas_and_leaders(cluster):
     assert counts == {1: (1, 1), 2: (2, 1), 3: (1, 0)}
 
     moved = state(
-        topics=[
-            TopicState(
-                name="orders",
-                internal=False,
-                partitions=[
-                    PartitionState(index=0, leader=2, replicas=[1, 2], isr=[1, 2]),
-                    PartitionState(index=1, leader=2, replicas=[2, 3], isr=[2, 3]),
-                ],
-            )
-        ]
+        topics=orders(
+            PartitionState(index=0, leader=2, replicas=[1, 2], isr=[1, 2]),
+            PartitionState(index=1, leader=2, replicas=[2, 3], isr=[2, 3]),
+        )
     )
-    cluster_state_apply(cluster=cluster, state=moved, now=timezone.now())
+    cluster_state_apply(cluster=empty_cluster, state=moved, now=timezone.now())
 
     assert dict(Broker.objects.values_list("node_id", "leaders_count")) == {1: 0, 2: 2, 3: 0}
 
 
-def test_it_counts_each_topics_partitions_and_their_problems(cluster):
-    cluster_state_apply(cluster=cluster, state=state(), now=timezone.now())
+def test_it_counts_each_topics_partitions_and_their_problems(empty_cluster):
+    cluster_state_apply(cluster=empty_cluster, state=state(), now=timezone.now())
     shrunk = state(
-        topics=[
-            TopicState(
-                name="orders",
-                internal=False,
-                partitions=[
-                    PartitionState(index=0, leader=1, replicas=[1, 2], isr=[1]),
-                    PartitionState(index=1, leader=None, replicas=[2, 3], isr=[]),
-                    PartitionState(index=2, leader=3, replicas=[3, 1, 2], isr=[3, 1, 2]),
-                ],
-            )
-        ]
+        topics=orders(
+            PartitionState(index=0, leader=1, replicas=[1, 2], isr=[1]),
+            PartitionState(index=1, leader=None, replicas=[2, 3], isr=[]),
+            PartitionState(index=2, leader=3, replicas=[3, 1, 2], isr=[3, 1, 2]),
+        )
     )
-    cluster_state_apply(cluster=cluster, state=shrunk, now=timezone.now())
+    cluster_state_apply(cluster=empty_cluster, state=shrunk, now=timezone.now())
 
     topic = Topic.objects.get(name="orders")
     assert (topic.partitions_count, topic.replication_factor) == (3, 3)
@@ -316,16 +298,18 @@ def test_it_keeps_each_topics_counts_per_broker_rewriting_changed_topics_only():
     assert TopicPlacement.objects.get(topic__name="logs").replicas == {"9": 9}
 
 
-def test_it_writes_the_counts_of_every_changed_topic_in_one_statement(cluster):
+def test_it_writes_the_counts_of_every_changed_topic_in_one_statement(empty_cluster):
     # More topics than one bulk_create batch held (199 rows on SQLite, 500 elsewhere).
     cluster_state_apply(
-        cluster=cluster, state=state(topics=many_topics(510, partitions=1)), now=timezone.now()
+        cluster=empty_cluster,
+        state=state(topics=many_topics(510, partitions=1)),
+        now=timezone.now(),
     )
     moved = frozenset(f"t{t:03d}" for t in range(510))
 
     with CaptureQueriesContext(connection) as queries:
         cluster_state_apply(
-            cluster=cluster,
+            cluster=empty_cluster,
             state=state(topics=many_topics(510, partitions=1, moved=moved)),
             now=timezone.now(),
         )

@@ -3,8 +3,8 @@
 import uuid
 
 import pytest
-from confluent_kafka.admin import NewTopic
-from support.polling import wait_until
+from devkit import live
+from devkit.polling import wait_until
 
 from apps.clusters.models import Cluster, Partition
 from apps.clusters.services import cluster_register, cluster_sync
@@ -18,7 +18,7 @@ pytestmark = [pytest.mark.django_db, pytest.mark.integration]
 def live_topic(kafka_cluster):
     admin = admin_client_create(bootstrap_servers=kafka_cluster.bootstrap_servers)
     name = f"it-sync-{uuid.uuid4().hex[:8]}"
-    admin.create_topics([NewTopic(name, num_partitions=6, replication_factor=3)])[name].result(30)
+    live.topic_create(admin, name, partitions=6, rf=3)
     yield name
     admin.delete_topics([name])[name].result(30)
 

@@ -8,8 +8,7 @@ from django.core.exceptions import ValidationError
 from apps.clusters.models import Cluster
 from apps.clusters.validators import bootstrap_servers_errors, connection_errors
 from apps.kafka_layer.connection import ConnectionSettings
-
-from .pki import Pki, encrypted_pem, pkcs1_pem
+from tests.clusters.pki import Pki, encrypted_pem, pkcs1_pem
 
 OK = ConnectionSettings(bootstrap_servers="k1:9092")
 

@@ -5,14 +5,14 @@ import json
 import re
 
 import pytest
+from devkit.users import user_make
 from django.test import Client
-from support.users import user_make
 
 from apps.audit.models import AuditEvent
 from apps.clusters.models import Cluster
 from apps.kafka_layer.connection_check import ConnectionCheck, StepResult
 from apps.plans.models import ClusterPolicy, Plan
-from dashboard.factories import cluster_make, plan_make
+from tests.support.factories import cluster_make, plan_make
 
 pytestmark = pytest.mark.django_db
 

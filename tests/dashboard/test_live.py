@@ -16,8 +16,7 @@ from apps.metrics.models import AggregationRun
 from apps.metrics.selectors import cluster_state_stamp
 from apps.metrics.signals import loads_stored
 from balancer_site.asgi import application
-
-from .factories import SKEWED, cluster_make, cluster_state, plan_make
+from tests.support.factories import SKEWED, cluster_make, cluster_state, plan_make
 
 IN_MEMORY = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
 

@@ -9,8 +9,7 @@ from apps.api.metrics import views as api_views
 from apps.clusters.selectors import VIEW_CLUSTER_PERMISSION
 from apps.dashboard import views_live
 from apps.metrics.selectors import cluster_state_stamp, stamp_token
-
-from .factories import SKEWED, cluster_apply, plan_make
+from tests.support.factories import SKEWED, cluster_apply, plan_make
 
 pytestmark = pytest.mark.django_db
 
@@ -162,8 +161,7 @@ def test_it_trusts_a_stamp_this_process_pushed_without_reading_it_again(
     from apps.dashboard.events import cluster_changed_send
     from apps.metrics.selectors import shared
     from balancer_site.asgi import application
-
-    from .factories import cluster_make
+    from tests.support.factories import cluster_make
 
     settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
     cluster = cluster_make()

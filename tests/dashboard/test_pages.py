@@ -3,13 +3,11 @@
 import json
 
 import pytest
-from balancer.factories import overloaded_snapshot
 
 from apps.audit.models import AuditEvent
 from apps.balancer.engine import propose
 from apps.plans.models import Plan
-
-from .factories import cluster_make, plan_make
+from tests.support.factories import cluster_make, overloaded_snapshot, plan_make
 
 pytestmark = pytest.mark.django_db
 

@@ -5,7 +5,7 @@ import logging
 import pytest
 from asgiref.sync import async_to_sync
 
-from .test_live import close_code, socket_for
+from tests.dashboard.test_live import close_code, socket_for
 
 
 @pytest.mark.django_db(transaction=True, serialized_rollback=True)

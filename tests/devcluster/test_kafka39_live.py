@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 from dev_cluster import DevCluster
-from plans import live
+from devkit import live
 
 from apps.clusters.models import Partition
 from apps.kafka_layer.clients import admin_client_create
@@ -49,9 +49,7 @@ def test_it_syncs_and_executes_a_move_on_kafka_3_9(kafka39_cluster: DevCluster, 
 
         plan = plan_request(cluster=cluster, user=admin_user, mode="add-brokers", brokers=[3])
         plan_approve(plan=plan, user=admin_user)
-        targets = {
-            (e["topic"], e["partition"]): e["replicas"] for e in plan.reassignment["partitions"]
-        }
+        targets = live.plan_targets(plan)
         assert targets and all(3 in r for r in targets.values())
         plan = execution_run(plan=plan, poll_interval=0.5, max_seconds=120)
 

@@ -8,11 +8,12 @@ import uuid
 from pathlib import Path
 
 import pytest
-from confluent_kafka.admin import AdminClient, NewTopic
+from confluent_kafka.admin import AdminClient
 from dev_cluster import DevCluster
-from support.polling import wait_until
+from devkit import live
+from devkit.polling import wait_until
 
-from .test_dev_cluster import run_cli
+from tests.devcluster.test_dev_cluster import run_cli
 
 # Broker 2 is the preferred leader (first replica) of partitions 0, 1, 4 and 5.
 ASSIGNMENT = [[2, 1], [2, 3], [1, 2], [3, 2], [2, 3], [2, 1]]
@@ -28,9 +29,7 @@ def test_it_gives_leadership_back_to_a_restarted_broker(restore_brokers: DevClus
     cluster = restore_brokers
     admin = AdminClient({"bootstrap.servers": cluster.bootstrap_servers})
     topic = f"it-devcluster-{uuid.uuid4().hex[:8]}"
-    admin.create_topics(
-        [NewTopic(topic, num_partitions=len(ASSIGNMENT), replica_assignment=ASSIGNMENT)]
-    )[topic].result(30)
+    live.topic_create(admin, topic, assignment=ASSIGNMENT)
     preferred = {p: replicas[0] for p, replicas in enumerate(ASSIGNMENT)}
     try:
         wait_until(lambda: leaders(admin, topic) == preferred, 30, 0.2, what="preferred leaders")

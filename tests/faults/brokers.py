@@ -11,7 +11,7 @@ the port is free, start, and check the broker is listening and stays up; else ag
 import socket
 
 from dev_cluster import DevCluster, DevClusterError
-from support.polling import wait_until
+from devkit.polling import wait_until
 
 
 def _bindable(port: int) -> bool:

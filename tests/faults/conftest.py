@@ -15,8 +15,8 @@ import pytest
 
 # Shared fixtures: the live plan tests' admin client and throwaway topics, the browser
 # tests' headless Chromium and signed-in pages.
-from browser.conftest import browser, sign_in  # noqa: F401
-from plans.conftest import admin, topics  # noqa: F401
+from tests.browser.conftest import browser, sign_in  # noqa: F401
+from tests.plans.conftest import admin, topics  # noqa: F401
 
 REPO = Path(__file__).resolve().parents[2]
 RESULTS = Path(os.environ.get("FAULTS_RESULTS", REPO / ".run" / "faults" / "results.json"))
@@ -48,20 +48,34 @@ def fault_row(request) -> Iterator[dict]:
 
 
 @pytest.fixture
+def fault_survived(fault_row, capsys):
+    """survived(counts, recovered=s, recovery=..., said=..., **more): the case's row (its
+    traffic counts, the seconds to recover, how, and any other field), what happened
+    printed, and the check every case makes: no acked record lost."""
+
+    def survived(counts: dict[str, int], *, recovered: float, said: str, **how) -> None:
+        fault_row.update(counts, recover_s=round(recovered, 1), **how)
+        with capsys.disabled():
+            print(f"\n{said}; traffic: {counts}")
+        assert counts["lost"] == 0 and counts["acked"] > 0
+
+    return survived
+
+
+@pytest.fixture
 def side_traffic(kafka_cluster) -> Iterator:
     """acks=all traffic on a topic of its own, for the faults that don't touch Kafka:
     the case calls `.finish()` for its counts; the topic is deleted afterwards."""
-    from plans import live
+    from devkit import live
 
     from apps.kafka_layer.clients import admin_client_create
-
-    from .traffic import Traffic
+    from tests.faults.traffic import Traffic
 
     client = admin_client_create(bootstrap_servers=kafka_cluster.bootstrap_servers)
     topic = live.topic_name("side")
     live.topic_create(client, topic, partitions=6, rf=2)
     traffic = Traffic.start(kafka_cluster.bootstrap_servers, topic, 6)
     yield traffic
-    if not traffic.producer._stop.is_set():
+    if not traffic.producer.stopped:
         traffic.finish()
     live.topics_delete(client, [topic])

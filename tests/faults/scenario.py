@@ -2,12 +2,13 @@
 3, throttled to 1 MB/s so they are still copying when the fault comes; 2 more
 partitions already have a replica on broker 3."""
 
-from plans import live
-from support.polling import wait_until
+from devkit import live
+from devkit.polling import wait_until
 
 from apps.plans.executor import execution_step
-from apps.plans.models import MoveState, PlanMode, PlanOrigin
-from apps.plans.services import plan_approve, plan_create
+from apps.plans.models import MoveState
+from apps.plans.services import plan_approve
+from tests.support.factories import plan_from_assignment
 
 # p0-p3 on brokers 1 and 2 (the plan moves them onto 3); p4, p5 already on broker 3.
 PLACEMENT = [[1, 2], [2, 1], [1, 2], [2, 1], [1, 3], [2, 3]]
@@ -30,18 +31,10 @@ def plan_onto_broker_3(kafka_cluster, admin, topics, admin_user, targets=TARGETS
         dead_broker_grace=GRACE,
         auto_approve_self_healing=True,
     )
-    plan = plan_create(
-        cluster=cluster,
-        origin=PlanOrigin.OPERATOR,
-        mode=PlanMode.FULL,
-        reassignment={
-            "version": 1,
-            "partitions": [
-                {"topic": topic, "partition": p, "replicas": r} for p, r in targets.items()
-            ],
-        },
-        assignment_before={(topic, p): r for p, r in enumerate(PLACEMENT)},
-        report={},
+    plan = plan_from_assignment(
+        cluster,
+        {(topic, p): r for p, r in targets.items()},
+        {(topic, p): r for p, r in enumerate(PLACEMENT)},
         actor=admin_user,
     )
     plan_approve(plan=plan, user=admin_user)

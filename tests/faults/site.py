@@ -18,10 +18,11 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from browser.conftest import _free_port, _wait_until_up
 from django.db import connections
 from django.db.utils import load_backend
-from support.migrated import sqlite_migrated
+
+from tests.browser.conftest import _free_port, _wait_until_up
+from tests.support.migrated import sqlite_migrated
 
 ROOT = Path(__file__).resolve().parents[2]
 REDIS_DB = 12  # ours alone: the dev server uses 0, the browser tests 11

@@ -14,17 +14,17 @@ from pathlib import Path
 
 import pytest
 from dev_cluster import DevCluster
-from plans import live
-from support.polling import wait_until
-from support.users import user_make
+from devkit import live
+from devkit.polling import wait_until
+from devkit.users import user_make
 
 from apps.audit.models import AuditEvent
 from apps.clusters.services import cluster_register, cluster_sync
 from apps.kafka_layer.clients import admin_client_create
 from apps.plans.models import Plan
-from apps.plans.services import plan_request, policy_get, policy_update
-
-from .site import Site
+from apps.plans.services import plan_request
+from tests.faults.site import Site
+from tests.support.factories import policy_set
 
 pytestmark = [pytest.mark.browser, pytest.mark.integration]
 
@@ -57,14 +57,12 @@ def _world(bootstrap: str, topic: str) -> int:
     user_make("anna", "approver", password=PASSWORD)
     cluster = cluster_register(name="prod", bootstrap_servers=bootstrap)
     assert cluster_sync(cluster=cluster), cluster.last_sync_error
-    policy_update(
-        policy=policy_get(cluster=cluster), actor=admin, changes={"topics_include": [topic]}
-    )
+    policy_set(cluster, admin, topics_include=[topic])
     return plan_request(cluster=cluster, user=admin, mode="add-brokers", brokers=[3]).pk
 
 
 def test_it_serves_pages_and_loses_nothing_while_redis_is_down(
-    site, kafka_cluster, sign_in, side_traffic, fault_row, capsys
+    site, kafka_cluster, sign_in, side_traffic, fault_row, fault_survived
 ):
     fault_row["fault"] = "Redis stopped and restarted"
     bootstrap = kafka_cluster.bootstrap_servers
@@ -122,13 +120,11 @@ def test_it_serves_pages_and_loses_nothing_while_redis_is_down(
     finally:
         live.topics_delete(admin, [topic])
     counts = side_traffic.finish()
-    fault_row.update(
+    fault_survived(
         counts,
-        recover_s=round(recovered, 1),
-        down_s=DOWN_SECONDS,
+        recovered=recovered,
         recovery=f"Redis back (after {DOWN_SECONDS:g} s down) → page live and the plan "
         "approved meanwhile completed by the worker",
+        said=f"recovered {recovered:.1f} s after Redis restarted",
+        down_s=DOWN_SECONDS,
     )
-    with capsys.disabled():
-        print(f"\nrecovered {recovered:.1f} s after Redis restarted; traffic: {counts}")
-    assert counts["lost"] == 0 and counts["acked"] > 0

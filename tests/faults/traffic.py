@@ -1,4 +1,4 @@
-"""The traffic every fault case runs alongside: an acks=all producer (plans/live.py's
+"""The traffic every fault case runs alongside: an acks=all producer (devkit/producer.py
 AckedProducer) and a consumer reading the same topic as it is written, so a case can
 count records acked, read back and lost."""
 
@@ -8,8 +8,8 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from confluent_kafka import Consumer, TopicPartition
-from plans.live import AckedProducer
-from support.polling import wait_until
+from devkit.polling import wait_until
+from devkit.producer import AckedProducer
 
 from apps.kafka_layer.clients import client_config_build
 

@@ -8,8 +8,8 @@ import sys
 import uuid
 from pathlib import Path
 
-from plans import live
-from support.polling import wait_until
+from devkit import live
+from devkit.polling import wait_until
 
 REPO = Path(__file__).resolve().parents[2]
 WORKER = REPO / "tests" / "plans" / "worker_process.py"

@@ -4,6 +4,7 @@ import uuid
 import pytest
 from confluent_kafka import TopicPartition
 from confluent_kafka.admin import OffsetSpec
+from devkit import live
 from django.core.management import CommandError, call_command
 
 from apps.kafka_layer.clients import admin_client_create
@@ -92,11 +93,11 @@ def test_it_caps_what_the_demo_topic_keeps_new_or_existing(kafka_cluster):
 
 @pytest.mark.integration
 def test_an_existing_topic_gets_traffic_on_the_partitions_it_has(kafka_cluster):
-    from confluent_kafka.admin import ConfigResource, NewTopic
+    from confluent_kafka.admin import ConfigResource
 
     topic = f"it-traffic-{uuid.uuid4().hex[:8]}"
     admin = admin_client_create(bootstrap_servers=kafka_cluster.bootstrap_servers)
-    admin.create_topics([NewTopic(topic, num_partitions=6, replication_factor=1)])[topic].result(30)
+    live.topic_create(admin, topic, partitions=6, rf=1)
 
     def retention_bytes() -> str:
         resource = ConfigResource("topic", topic)

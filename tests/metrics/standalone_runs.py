@@ -50,12 +50,12 @@ def main() -> int:
     import django
 
     django.setup()
+    from devkit.partition_loads import partition_loads_read
     from django.conf import settings
     from django.core.management import call_command
 
     from apps.clusters.models import Cluster
     from apps.metrics.services import aggregation_dispatch, dispatch
-    from tests.support.partition_loads import partition_loads_read
 
     call_command("migrate", verbosity=0)
     seen: dict[str, list[dict]] = {}

@@ -8,15 +8,17 @@ import uuid
 from collections import defaultdict
 
 import pytest
-from confluent_kafka import Consumer, Producer
-from confluent_kafka.admin import ConfigResource, NewTopic
-from support.polling import wait_until
+from confluent_kafka import Consumer
+from confluent_kafka.admin import ConfigResource
+from devkit import live
+from devkit.partition_loads import partition_loads_read
+from devkit.polling import wait_until
+from devkit.producer import AckedProducer
 
 from apps.clusters.models import Cluster
 from apps.kafka_layer.clients import admin_client_create
 from apps.metrics.models import AggregationRun, BrokerLoad
 from apps.metrics.services import aggregation_run, metrics_sample
-from tests.support.partition_loads import partition_loads_read
 
 pytestmark = [pytest.mark.django_db, pytest.mark.integration, pytest.mark.spark]
 
@@ -34,9 +36,7 @@ def live_topics(kafka_cluster, settings):
     traffic, metrics = f"it-metrics-{suffix}", f"it-metrics-{suffix}-samples"
     settings.METRICS_TOPIC = metrics
     admin = admin_client_create(bootstrap_servers=kafka_cluster.bootstrap_servers)
-    admin.create_topics([NewTopic(traffic, num_partitions=PARTITIONS, replication_factor=2)])[
-        traffic
-    ].result(30)
+    live.topic_create(admin, traffic, partitions=PARTITIONS, rf=2)
     yield traffic, metrics
     for future in admin.delete_topics([traffic, metrics]).values():
         try:
@@ -46,45 +46,41 @@ def live_topics(kafka_cluster, settings):
 
 
 class Traffic:
-    """A producer at RATE msg/s of VALUE_BYTES values and a consumer group reading them."""
+    """An acks=all producer at RATE msg/s of VALUE_BYTES values and a consumer group
+    reading them."""
 
     def __init__(self, bootstrap: str, topic: str) -> None:
         self.bootstrap, self.topic = bootstrap, topic
         self.group = f"{topic}-readers"
         self.stop = threading.Event()
-        self.produced = 0
         self.consumed = 0
-        self.threads = [
-            threading.Thread(target=self._produce, daemon=True),
-            threading.Thread(target=self._consume, daemon=True),
-        ]
+        # Each partition gets a third of every window: round robin at a fixed rate, as
+        # the sticky partitioner would send a whole catch-up burst to one partition.
+        # Batching keeps per-record overhead on disk around 2 % of 1 kB.
+        self.producer = AckedProducer(
+            bootstrap=bootstrap,
+            topic=topic,
+            partitions=PARTITIONS,
+            rate_per_partition=dict.fromkeys(range(PARTITIONS), RATE / PARTITIONS),
+            record_size=VALUE_BYTES,
+            linger_ms=50,
+            keys_kept=False,
+        )
+        self.consumer = threading.Thread(target=self._consume, daemon=True)
+
+    @property
+    def produced(self) -> int:
+        return self.producer.sent
 
     def __enter__(self) -> Traffic:
-        self.started = time.time()
-        for t in self.threads:
-            t.start()
+        self.started = self.producer.start().started_wait()
+        self.consumer.start()
         return self
 
     def __exit__(self, *exc) -> None:
         self.stop.set()
-        for t in self.threads:
-            t.join(30)
-
-    def _produce(self) -> None:
-        # Batching keeps per-record overhead on disk around 2 % of 1 kB.
-        producer = Producer({"bootstrap.servers": self.bootstrap, "linger.ms": 50})
-        value = b"x" * VALUE_BYTES
-        started = time.monotonic()
-        while not self.stop.is_set():
-            due = int((time.monotonic() - started) * RATE)
-            while self.produced < due:
-                # Round robin, so each partition gets a third of every window: the sticky
-                # partitioner sends a whole catch-up burst (the thread starved while a
-                # sample round ran) to one partition, and a leader's share drifts by 20 %+.
-                producer.produce(self.topic, value=value, partition=self.produced % PARTITIONS)
-                self.produced += 1
-            producer.poll(0.005)
-        producer.flush(30)
+        self.producer.stop()
+        self.consumer.join(30)
 
     def _consume(self) -> None:
         consumer = Consumer(

@@ -4,8 +4,8 @@ rows, as the traffic chart judged it (metrics.0005)."""
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
+
+from tests.support.migrations import migrated_apps, migrated_back_to
 
 BEFORE = [("metrics", "0004_topic_loads_per_window")]
 AFTER = [("metrics", "0005_broker_load_measured_flag")]
@@ -13,11 +13,7 @@ AFTER = [("metrics", "0005_broker_load_measured_flag")]
 
 @pytest.fixture
 def executor(transactional_db, django_db_serialized_rollback):
-    # Serialized rollback, as tests/clusters/test_migration.py: content types keep their ids.
-    MigrationExecutor(connection).migrate(BEFORE)
-    yield MigrationExecutor(connection)
-    executor = MigrationExecutor(connection)
-    executor.migrate(executor.loader.graph.leaf_nodes())
+    yield from migrated_back_to(BEFORE)
 
 
 def test_it_flags_the_stored_windows_nothing_was_measured_in(executor):
@@ -54,9 +50,7 @@ def test_it_flags_the_stored_windows_nothing_was_measured_in(executor):
                 leaders=0,
             )
 
-    MigrationExecutor(connection).migrate(AFTER)
-
-    apps = MigrationExecutor(connection).loader.project_state(AFTER).apps
+    apps = migrated_apps(AFTER)
     rows = apps.get_model("metrics", "BrokerLoad").objects.values_list(
         "window_start__minute", "broker_id", "measured"
     )

@@ -4,10 +4,9 @@ lost, a window without a topic row gets one, and old broker rows get messages in
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
 
 from apps.metrics.window_packing import brokers_unpack, loads_unpack
+from tests.support.migrations import migrated_apps, migrated_back_to
 
 BEFORE = [("metrics", "0006_window_loads_cluster_without_fk_constraint")]
 AFTER = [("metrics", "0007_partition_loads_packed_on_topic_loads")]
@@ -17,11 +16,7 @@ END = START + timedelta(minutes=1)
 
 @pytest.fixture
 def executor(transactional_db, django_db_serialized_rollback):
-    # Serialized rollback, as tests/clusters/test_migration.py: content types keep their ids.
-    MigrationExecutor(connection).migrate(BEFORE)
-    yield MigrationExecutor(connection)
-    executor = MigrationExecutor(connection)
-    executor.migrate(executor.loader.graph.leaf_nodes())
+    yield from migrated_back_to(BEFORE)
 
 
 def test_it_packs_every_partition_row_onto_its_topic_row(executor):
@@ -60,9 +55,7 @@ def test_it_packs_every_partition_row_onto_its_topic_row(executor):
         **window, broker_id=1, network_in=0, network_out=0, disk=0, replicas=1, leaders=1
     )
 
-    MigrationExecutor(connection).migrate(AFTER)
-
-    apps = MigrationExecutor(connection).loader.project_state(AFTER).apps
+    apps = migrated_apps(AFTER)
     topics = {t.topic: t for t in apps.get_model("metrics", "TopicLoad").objects.all()}
     orders, billing = topics["orders"], topics["billing"]
     assert orders.partition_count == 2 and billing.partition_count == 1

@@ -9,8 +9,8 @@ from collections import defaultdict
 
 import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
-from confluent_kafka.admin import NewTopic
-from support.polling import wait_until
+from devkit import live
+from devkit.polling import wait_until
 
 from apps.clusters.models import Cluster
 from apps.kafka_layer import records_publish as publishing
@@ -48,10 +48,8 @@ def test_it_publishes_a_partitions_samples_where_a_plain_producer_would(kafka_cl
     suffix = uuid.uuid4().hex[:8]
     batched, plain = f"it-publish-{suffix}", f"it-publish-{suffix}-plain"
     admin = admin_client_create(bootstrap_servers=bootstrap)
-    for future in admin.create_topics(
-        [NewTopic(t, num_partitions=PARTITIONS, replication_factor=2) for t in (batched, plain)]
-    ).values():
-        future.result(30)
+    for name in (batched, plain):
+        live.topic_create(admin, name, partitions=PARTITIONS, rf=2)
     # Several batches, one cut mid-key-run.
     monkeypatch.setattr(publishing, "PRODUCE_BATCH", 64)
     cluster = Cluster(name="publish", bootstrap_servers=bootstrap)

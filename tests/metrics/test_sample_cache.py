@@ -7,8 +7,7 @@ from pyspark.sql import functions as F
 
 from spark_jobs.partition_loads import aggregation_execute
 from spark_jobs.sample_cache import SampleCache
-
-from .test_transforms import RAW_SCHEMA, record
+from tests.metrics.test_transforms import RAW_SCHEMA, record
 
 pytestmark = pytest.mark.spark
 

@@ -3,17 +3,12 @@
 from datetime import timedelta
 
 import pytest
-from dashboard.factories import SKEWED, cluster_apply, cluster_make, loads_make
 from django.utils import timezone
 
 from apps.metrics.selectors import broker_traffic_series, heatmap_get
+from tests.support.factories import SKEWED, cluster_apply, cluster_make, loads_make
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def cluster(db):
-    return cluster_make()
 
 
 def test_it_counts_replicas_and_leaders_per_broker_and_topic(cluster):

@@ -10,6 +10,7 @@ from concurrent.futures import Future
 from datetime import timedelta
 
 import pytest
+from devkit.partition_loads import partition_loads_read
 from django.core.management import CommandError, call_command
 from django.utils import timezone
 
@@ -33,9 +34,7 @@ from apps.metrics.services import (
     metrics_windows_prune,
 )
 from spark_jobs.partition_loads import AggregationResult
-from tests.support.partition_loads import partition_loads_read
-
-from .factories import cluster_create
+from tests.support.factories import cluster_with_dead_broker_make
 
 pytestmark = pytest.mark.django_db
 
@@ -86,8 +85,8 @@ def result_for(*, windows: list[int], next_offsets=None, malformed=0) -> Aggrega
 
 
 def test_it_allows_one_running_aggregation_per_cluster():
-    cluster = cluster_create()
-    other = cluster_create(name="other")
+    cluster = cluster_with_dead_broker_make()
+    other = cluster_with_dead_broker_make(name="other")
     first = aggregation_run_start(cluster=cluster)
 
     with pytest.raises(AggregationAlreadyRunning):
@@ -101,7 +100,7 @@ def test_it_allows_one_running_aggregation_per_cluster():
 
 def test_it_takes_over_from_a_run_abandoned_long_ago(settings):
     settings.METRICS_AGGREGATION_TIMEOUT = 60
-    cluster = cluster_create()
+    cluster = cluster_with_dead_broker_make()
     dead = aggregation_run_start(cluster=cluster)
     AggregationRun.objects.filter(pk=dead.pk).update(
         started_at=timezone.now() - timedelta(minutes=5)
@@ -116,7 +115,7 @@ def test_it_takes_over_from_a_run_abandoned_long_ago(settings):
 
 def test_it_stores_windows_once_and_advances_the_cursor(settings):
     settings.METRICS_WINDOW_SLIDE_SECONDS = 60  # these windows start a minute apart
-    cluster = cluster_create()
+    cluster = cluster_with_dead_broker_make()
     run = aggregation_run_start(cluster=cluster)
 
     aggregation_results_store(
@@ -142,7 +141,7 @@ def test_it_stores_windows_once_and_advances_the_cursor(settings):
 
 
 def test_it_keeps_the_rows_a_rewritten_window_does_not_repeat():
-    cluster = cluster_create()
+    cluster = cluster_with_dead_broker_make()
     run = aggregation_run_start(cluster=cluster)
     first = result_for(windows=[0])
     other = {**first.partition_loads[0], "partition": 1, "messages_in": 7.0}
@@ -163,7 +162,7 @@ def test_it_keeps_the_rows_a_rewritten_window_does_not_repeat():
 def test_it_keeps_only_the_last_windows(settings):
     settings.METRICS_WINDOWS_KEPT = 3
     settings.METRICS_WINDOW_SLIDE_SECONDS = 60  # these windows start a minute apart
-    cluster = cluster_create()
+    cluster = cluster_with_dead_broker_make()
     run = aggregation_run_start(cluster=cluster)
 
     aggregation_results_store(
@@ -181,7 +180,7 @@ def test_it_keeps_partition_rows_of_fewer_windows_than_broker_totals(settings):
     settings.METRICS_WINDOWS_KEPT = 4
     settings.METRICS_PARTITION_WINDOWS_KEPT = 2
     settings.METRICS_WINDOW_SLIDE_SECONDS = 60
-    cluster = cluster_create()
+    cluster = cluster_with_dead_broker_make()
     run = aggregation_run_start(cluster=cluster)
 
     aggregation_results_store(
@@ -203,7 +202,7 @@ def test_it_flags_a_window_nothing_was_measured_in_and_the_chart_keeps_its_gap(s
     settings.METRICS_WINDOWS_KEPT = 4
     settings.METRICS_PARTITION_WINDOWS_KEPT = 1
     settings.METRICS_WINDOW_SLIDE_SECONDS = 60
-    cluster = cluster_create()
+    cluster = cluster_with_dead_broker_make()
     run = aggregation_run_start(cluster=cluster)
     result = result_for(windows=[0, 1, 2])
     # The first window collected has one sample: no rate, broker totals summed from nothing.
@@ -222,7 +221,7 @@ def test_it_flags_a_window_nothing_was_measured_in_and_the_chart_keeps_its_gap(s
 
 
 def test_it_deletes_a_clusters_windows_with_it():
-    cluster = cluster_create()
+    cluster = cluster_with_dead_broker_make()
     run = aggregation_run_start(cluster=cluster)
     aggregation_results_store(cluster=cluster, run=run, topic="m", result=result_for(windows=[0]))
     assert TopicLoad.objects.count() == 1
@@ -235,7 +234,8 @@ def test_it_deletes_a_clusters_windows_with_it():
 
 def test_it_records_a_run_that_fails(settings):
     settings.KAFKA_REQUEST_TIMEOUT = 1.0
-    cluster = cluster_create(bootstrap_servers="127.0.0.1:1")  # nothing listens there
+    # Nothing listens there.
+    cluster = cluster_with_dead_broker_make(bootstrap_servers="127.0.0.1:1")
 
     run = aggregation_run(cluster=cluster)
 
@@ -247,7 +247,7 @@ def test_it_records_a_run_that_fails(settings):
 
 
 def test_it_records_a_submission_whose_job_dies(monkeypatch):
-    cluster = cluster_create()
+    cluster = cluster_with_dead_broker_make()
     monkeypatch.setattr(
         "apps.metrics.services.spark_submit.spark_submit_command",
         lambda **kw: [sys.executable, "-c", "import sys; print('JVM died'); sys.exit(7)"],
@@ -265,7 +265,7 @@ def test_it_builds_the_spark_submit_command(settings):
     from apps.metrics.services import spark_submit_command
 
     settings.SPARK_MASTER = "spark://spark-master:7077"
-    cluster = cluster_create()
+    cluster = cluster_with_dead_broker_make()
     run = aggregation_run_start(cluster=cluster)
 
     cmd = spark_submit_command(cluster=cluster, run=run)
@@ -340,7 +340,7 @@ def test_it_dispatches_to_spark_submit_or_a_warm_session(settings, monkeypatch, 
     monkeypatch.setattr(
         "apps.metrics.services.dispatch.spark_session_for_worker", lambda: "session"
     )
-    cluster = cluster_create()
+    cluster = cluster_with_dead_broker_make()
 
     from apps.metrics.services import aggregation_dispatch
 
@@ -359,7 +359,7 @@ def test_it_skips_a_task_while_another_run_holds_the_lock(settings, monkeypatch,
     from apps.metrics.tasks import metrics_aggregate_task
 
     settings.METRICS_AGGREGATION_IN_PROCESS = in_process
-    cluster = cluster_create()
+    cluster = cluster_with_dead_broker_make()
     aggregation_run_start(cluster=cluster)
     monkeypatch.setattr(
         "apps.metrics.services.spark_submit.spark_submit_command",
@@ -413,7 +413,7 @@ def test_it_leaves_an_existing_metrics_topic_alone():
 
 
 def test_it_exits_2_for_an_unknown_cluster_or_run():
-    cluster_create()
+    cluster_with_dead_broker_make()
 
     with pytest.raises(CommandError) as unknown:
         call_command("metrics_aggregate", "--cluster", "nope")
@@ -425,7 +425,7 @@ def test_it_exits_2_for_an_unknown_cluster_or_run():
 
 
 def test_it_exits_3_while_another_aggregation_of_the_cluster_runs():
-    cluster = cluster_create()
+    cluster = cluster_with_dead_broker_make()
     aggregation_run_start(cluster=cluster)
 
     with pytest.raises(CommandError) as running:
@@ -436,7 +436,7 @@ def test_it_exits_3_while_another_aggregation_of_the_cluster_runs():
 
 def test_it_exits_1_and_records_the_run_when_the_job_fails(settings):
     settings.KAFKA_REQUEST_TIMEOUT = 1.0
-    cluster = cluster_create()  # its bootstrap address answers nothing
+    cluster = cluster_with_dead_broker_make()  # its bootstrap address answers nothing
     run = aggregation_run_start(cluster=cluster)
     out = io.StringIO()
 

@@ -8,14 +8,13 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from apps.balancer.engine.snapshot import parse_snapshot
-
-from .factories import cluster_create, partition_load_create
+from tests.support.factories import cluster_with_dead_broker_make, partition_load_create
 
 pytestmark = pytest.mark.django_db
 
 
 def test_it_writes_placement_with_the_latest_windows_loads(tmp_path):
-    cluster = cluster_create()
+    cluster = cluster_with_dead_broker_make()
     # An older window that must not be used.
     partition_load_create(
         cluster=cluster,
@@ -93,7 +92,7 @@ def test_it_writes_placement_with_the_latest_windows_loads(tmp_path):
 
 
 def test_it_writes_no_loads_before_the_first_window(tmp_path):
-    cluster_create()
+    cluster_with_dead_broker_make()
     out = tmp_path / "snap.json"
 
     call_command("snapshot", "--cluster", "demo", "--output", str(out))
@@ -114,7 +113,7 @@ def test_it_rejects_an_unknown_cluster_in_one_line(tmp_path):
 
 
 def test_it_keeps_the_old_file_when_writing_fails(tmp_path, monkeypatch):
-    cluster_create()
+    cluster_with_dead_broker_make()
     out = tmp_path / "snap.json"
     out.write_text("previous")
 

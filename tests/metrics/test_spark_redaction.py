@@ -2,10 +2,9 @@
 
 import re
 
-from clusters.pki import Pki
-
 from apps.kafka_layer.connection import ClientTimeouts, ConnectionSettings, java_client_properties
 from spark_jobs.session import REDACTION_REGEX
+from tests.clusters.pki import Pki
 
 TIMEOUTS = ClientTimeouts(request=10, connect=5)
 

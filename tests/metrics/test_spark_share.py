@@ -9,7 +9,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from support.polling import wait_until
+from devkit.polling import wait_until
 
 from apps.metrics.models import AggregationRun
 from apps.metrics.services import (
@@ -21,8 +21,7 @@ from apps.metrics.services import (
 from apps.metrics.services import spark_session as spark_session_module
 from apps.metrics.services.runs import aggregation_run_finish
 from spark_jobs.session import spark_share_conf
-
-from .factories import cluster_create
+from tests.support.factories import cluster_with_dead_broker_make
 
 pytestmark = pytest.mark.django_db
 
@@ -66,7 +65,7 @@ def test_it_passes_the_share_and_the_driver_address_to_spark_submit(settings):
     settings.SPARK_DRIVER_HOST = "balancer.internal"
     settings.SPARK_DRIVER_BIND_ADDRESS = "0.0.0.0"
     settings.SPARK_SUBMIT_OPTIONS = "--conf spark.cores.max=3"
-    cluster = cluster_create()
+    cluster = cluster_with_dead_broker_make()
     run = aggregation_run_start(cluster=cluster)
 
     cmd = spark_submit_command(cluster=cluster, run=run)
@@ -119,7 +118,7 @@ def test_it_gives_a_shared_clusters_executors_back_after_each_in_process_run(
             run=run, status=AggregationRun.Status.SUCCEEDED
         ),
     )
-    cluster = cluster_create()
+    cluster = cluster_with_dead_broker_make()
 
     aggregation_dispatch(cluster=cluster)
     aggregation_dispatch(cluster=cluster)
@@ -135,7 +134,7 @@ def test_it_records_a_session_that_cannot_start_and_releases_the_lock(settings, 
         raise RuntimeError("Master spark://127.0.0.1:1 unreachable: all masters are unresponsive")
 
     monkeypatch.setattr("apps.metrics.services.dispatch.spark_session_for_worker", session_fails)
-    cluster = cluster_create()
+    cluster = cluster_with_dead_broker_make()
 
     run = aggregation_dispatch(cluster=cluster)
 
@@ -145,7 +144,7 @@ def test_it_records_a_session_that_cannot_start_and_releases_the_lock(settings, 
 
 
 def test_it_keeps_the_first_outcome_of_a_run():
-    cluster = cluster_create()
+    cluster = cluster_with_dead_broker_make()
     run = aggregation_run_start(cluster=cluster)
     assert aggregation_run_finish(
         run=run, status=AggregationRun.Status.FAILED, error="spark-submit timed out after 900 s"
@@ -198,7 +197,7 @@ def test_it_stops_a_submission_that_overruns_and_keeps_sparks_output(
     monkeypatch.setattr(
         "apps.metrics.services.spark_submit.spark_submit_command", lambda **kw: command
     )
-    cluster = cluster_create()
+    cluster = cluster_with_dead_broker_make()
 
     run = aggregation_submit(cluster=cluster)
 
@@ -231,7 +230,7 @@ def test_it_adds_sparks_output_to_the_error_the_job_recorded(monkeypatch, tmp_pa
     monkeypatch.setattr(
         "apps.metrics.services.spark_submit.spark_submit_command", job_records_its_failure
     )
-    cluster = cluster_create()
+    cluster = cluster_with_dead_broker_make()
 
     run = aggregation_submit(cluster=cluster)
 

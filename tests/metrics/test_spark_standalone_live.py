@@ -28,8 +28,8 @@ from pathlib import Path
 import pyspark
 import pytest
 from confluent_kafka import Producer
-from confluent_kafka.admin import NewTopic
-from support.polling import wait_until
+from devkit import live
+from devkit.polling import wait_until
 
 from apps.kafka_layer.clients import admin_client_create
 from spark_jobs.metrics_schema import metric_key_encode, metric_record_encode
@@ -141,7 +141,7 @@ def metrics_topic(kafka_cluster) -> Iterator[tuple[str, int]]:
     bootstrap = kafka_cluster.bootstrap_servers
     topic = f"it-standalone-{uuid.uuid4().hex[:8]}-samples"
     admin = admin_client_create(bootstrap_servers=bootstrap)
-    admin.create_topics([NewTopic(topic, num_partitions=2, replication_factor=1)])[topic].result(30)
+    live.topic_create(admin, topic, partitions=2, rf=1)
     window_start = (int(time.time() * 1000) // WINDOW_MS - 2) * WINDOW_MS
     producer = Producer({"bootstrap.servers": bootstrap})
     # Six samples 10 s apart in the window, and one of the next round, which closes it.

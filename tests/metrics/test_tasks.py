@@ -21,11 +21,6 @@ SAMPLED = SampleResult(
 )
 
 
-@pytest.fixture
-def cluster() -> Cluster:
-    return Cluster.objects.create(name="c1", bootstrap_servers="127.0.0.1:1")
-
-
 def _sample_task(cluster: Cluster, outcome: SampleResult | None) -> mock.MagicMock:
     with (
         mock.patch.object(metrics_tasks, "metrics_sample_round", return_value=outcome),
@@ -35,20 +30,20 @@ def _sample_task(cluster: Cluster, outcome: SampleResult | None) -> mock.MagicMo
     return aggregate
 
 
-def test_it_aggregates_as_soon_as_a_sample_round_is_flushed(cluster, settings):
+def test_it_aggregates_as_soon_as_a_sample_round_is_flushed(empty_cluster, settings):
     settings.METRICS_AGGREGATE_AFTER_SAMPLE = True
     settings.METRICS_SAMPLE_INTERVAL = 5.0
-    aggregate = _sample_task(cluster, SAMPLED)
-    assert [c.args for c in aggregate.call_args_list] == [((cluster.pk,),)]
+    aggregate = _sample_task(empty_cluster, SAMPLED)
+    assert [c.args for c in aggregate.call_args_list] == [((empty_cluster.pk,),)]
     assert aggregate.call_args.kwargs == {"expires": 5.0}
 
 
-def test_it_does_not_aggregate_after_a_round_that_sampled_nothing(cluster, settings):
+def test_it_does_not_aggregate_after_a_round_that_sampled_nothing(empty_cluster, settings):
     # Failed, in backoff, or another round still running: no new records to read.
     settings.METRICS_AGGREGATE_AFTER_SAMPLE = True
-    assert not _sample_task(cluster, None).called
+    assert not _sample_task(empty_cluster, None).called
 
 
-def test_it_leaves_aggregation_to_its_tick_when_the_setting_is_off(cluster, settings):
+def test_it_leaves_aggregation_to_its_tick_when_the_setting_is_off(empty_cluster, settings):
     settings.METRICS_AGGREGATE_AFTER_SAMPLE = False
-    assert not _sample_task(cluster, SAMPLED).called
+    assert not _sample_task(empty_cluster, SAMPLED).called

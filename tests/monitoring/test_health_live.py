@@ -9,7 +9,7 @@ from django.utils import timezone
 from apps.clusters.models import Cluster
 from apps.monitoring import heartbeat
 from apps.monitoring.heartbeat import beat_heartbeat_record
-from tests.dashboard.factories import cluster_make
+from tests.support.factories import cluster_make
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db]
 

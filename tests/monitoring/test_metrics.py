@@ -5,7 +5,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from apps.clusters.models import ClusterRound
-from tests.dashboard.factories import cluster_make, plan_make
+from tests.support.factories import cluster_make, plan_make
 
 pytestmark = pytest.mark.django_db
 

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 import requests
+from devkit.polling import wait_until
 
 from apps.clusters.models import ClusterRound
-from tests.dashboard.factories import cluster_make
-from tests.support.polling import wait_until
+from tests.support.factories import cluster_make
 
 pytestmark = [
     pytest.mark.integration,

@@ -8,11 +8,10 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
-from django.contrib.auth.models import Group, User
+from devkit.users import user_make
+from django.contrib.auth.models import User
 
-from apps.clusters.models import Cluster
 from apps.notifications.models import ChannelKind, NotificationChannel
-from apps.plans.models import Plan, PlanMode, PlanOrigin
 
 SECRET = "s3cret-signing-key-0123456789abcdef"
 SLACK_PATH = "/services/T0000/B0000/XXXXtokenXXXX"
@@ -85,42 +84,21 @@ def closed_port() -> int:
 
 
 @pytest.fixture
-def cluster(db) -> Cluster:
-    return Cluster.objects.create(name="prod", bootstrap_servers="127.0.0.1:1")
-
-
-@pytest.fixture
-def webhook(cluster, receiver) -> NotificationChannel:
+def webhook(empty_cluster, receiver) -> NotificationChannel:
     return NotificationChannel.objects.create(
-        cluster=cluster, name="hook", kind=ChannelKind.WEBHOOK, url=receiver.url(), secret=SECRET
+        cluster=empty_cluster,
+        name="hook",
+        kind=ChannelKind.WEBHOOK,
+        url=receiver.url(),
+        secret=SECRET,
     )
 
 
 @pytest.fixture
-def slack(cluster, receiver) -> NotificationChannel:
+def slack(empty_cluster, receiver) -> NotificationChannel:
     return NotificationChannel.objects.create(
-        cluster=cluster, name="slack", kind=ChannelKind.SLACK, url=receiver.url(SLACK_PATH)
+        cluster=empty_cluster, name="slack", kind=ChannelKind.SLACK, url=receiver.url(SLACK_PATH)
     )
-
-
-def plan_make(cluster: Cluster, **fields) -> Plan:
-    values = {
-        "origin": PlanOrigin.DETECTOR,
-        "mode": PlanMode.FIX_OFFLINE,
-        "trigger": "broker 3 dead for 61 s",
-        "fingerprint": "f" * 64,
-        "reassignment": {"version": 1, "partitions": [{"topic": "orders", "partition": 0}]},
-        "rollback_reassignment": {"version": 1, "partitions": []},
-        "bytes_to_move": 3 * 1024**3 // 2,
-    }
-    return Plan.objects.create(cluster=cluster, **(values | fields))
-
-
-def user_make(name: str, *groups: str) -> User:
-    user = User.objects.create_user(name)
-    for group in groups:
-        user.groups.add(Group.objects.get(name=group))
-    return user
 
 
 @pytest.fixture

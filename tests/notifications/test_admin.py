@@ -1,11 +1,11 @@
 """Channels in the Django admin: through the audited services, URL and secret write-only."""
 
 import pytest
+from devkit.users import user_make
 
 from apps.audit.models import AuditEvent
 from apps.notifications.models import ChannelKind, NotificationChannel
-
-from .conftest import SECRET, SLACK_PATH, user_make
+from tests.notifications.conftest import SECRET, SLACK_PATH
 
 pytestmark = pytest.mark.django_db
 ADD = "/admin/notifications/notificationchannel/add/"
@@ -30,10 +30,10 @@ def form(**overrides) -> dict:
     } | overrides
 
 
-def test_it_creates_a_channel_through_the_audited_service(client, cluster, staff_admin):
+def test_it_creates_a_channel_through_the_audited_service(client, empty_cluster, staff_admin):
     client.force_login(staff_admin)
 
-    response = client.post(ADD, form(cluster=cluster.pk))
+    response = client.post(ADD, form(cluster=empty_cluster.pk))
 
     assert response.status_code == 302
     channel = NotificationChannel.objects.get()
@@ -41,10 +41,12 @@ def test_it_creates_a_channel_through_the_audited_service(client, cluster, staff
     assert AuditEvent.objects.filter(action="notification_channel.created").count() == 1
 
 
-def test_it_shows_the_service_refusal_as_a_form_error(client, cluster, staff_admin):
+def test_it_shows_the_service_refusal_as_a_form_error(client, empty_cluster, staff_admin):
     client.force_login(staff_admin)
 
-    response = client.post(ADD, form(cluster=cluster.pk, kind=ChannelKind.WEBHOOK, secret="x"))
+    response = client.post(
+        ADD, form(cluster=empty_cluster.pk, kind=ChannelKind.WEBHOOK, secret="x")
+    )
 
     assert response.status_code == 200
     assert "at least 16 characters" in response.content.decode()
@@ -52,10 +54,10 @@ def test_it_shows_the_service_refusal_as_a_form_error(client, cluster, staff_adm
 
 
 def test_it_never_shows_the_url_or_secret_and_keeps_them_when_left_empty(
-    client, cluster, staff_admin
+    client, empty_cluster, staff_admin
 ):
     channel = NotificationChannel.objects.create(
-        cluster=cluster,
+        cluster=empty_cluster,
         name="ops",
         kind=ChannelKind.WEBHOOK,
         url=f"https://hooks.example.com{SLACK_PATH}",

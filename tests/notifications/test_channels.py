@@ -15,8 +15,7 @@ from apps.notifications.services.channels import (
     notification_channel_test,
     notification_channel_update,
 )
-
-from .conftest import SECRET, SLACK_PATH
+from tests.notifications.conftest import SECRET, SLACK_PATH
 
 pytestmark = pytest.mark.django_db
 SLACK_URL = f"https://hooks.example.com{SLACK_PATH}"
@@ -47,28 +46,32 @@ def create(cluster, actor, **overrides) -> NotificationChannel:
         ({"name": " "}, "needs a name"),
     ],
 )
-def test_it_refuses_bad_settings_and_creates_nothing(cluster, admin_member, overrides, message):
+def test_it_refuses_bad_settings_and_creates_nothing(
+    empty_cluster, admin_member, overrides, message
+):
     with pytest.raises(NotificationChannelInvalid, match=message):
-        create(cluster, admin_member, **overrides)
+        create(empty_cluster, admin_member, **overrides)
 
     assert not NotificationChannel.objects.exists() and not AuditEvent.objects.exists()
 
 
-def test_it_needs_no_secret_for_slack(cluster, admin_member):
-    channel = create(cluster, admin_member, kind=ChannelKind.SLACK, url=SLACK_URL, secret="")
+def test_it_needs_no_secret_for_slack(empty_cluster, admin_member):
+    channel = create(empty_cluster, admin_member, kind=ChannelKind.SLACK, url=SLACK_URL, secret="")
 
     assert channel.url_host == "hooks.example.com" and channel.all_events
 
 
-def test_it_refuses_a_second_channel_of_the_same_name(cluster, admin_member):
-    create(cluster, admin_member)
+def test_it_refuses_a_second_channel_of_the_same_name(empty_cluster, admin_member):
+    create(empty_cluster, admin_member)
 
     with pytest.raises(NotificationChannelInvalid, match="already has a channel named 'ops'"):
-        create(cluster, admin_member)
+        create(empty_cluster, admin_member)
 
 
-def test_it_stores_the_url_and_secret_encrypted(cluster, admin_member):
-    channel = create(cluster, admin_member, kind=ChannelKind.SLACK, url=SLACK_URL, secret=SECRET)
+def test_it_stores_the_url_and_secret_encrypted(empty_cluster, admin_member):
+    channel = create(
+        empty_cluster, admin_member, kind=ChannelKind.SLACK, url=SLACK_URL, secret=SECRET
+    )
 
     with connection.cursor() as cursor:
         cursor.execute(
@@ -81,8 +84,8 @@ def test_it_stores_the_url_and_secret_encrypted(cluster, admin_member):
     assert (fresh.url, fresh.secret) == (SLACK_URL, SECRET)
 
 
-def test_it_audits_every_change_without_the_url_or_secret(cluster, admin_member):
-    channel = create(cluster, admin_member, events=[EventKind.PLAN_PROPOSED])
+def test_it_audits_every_change_without_the_url_or_secret(empty_cluster, admin_member):
+    channel = create(empty_cluster, admin_member, events=[EventKind.PLAN_PROPOSED])
     notification_channel_update(
         channel=channel,
         actor=admin_member,
@@ -104,8 +107,8 @@ def test_it_audits_every_change_without_the_url_or_secret(cluster, admin_member)
     assert not NotificationChannel.objects.exists()
 
 
-def test_it_keeps_the_stored_url_and_secret_when_left_empty(cluster, admin_member):
-    channel = create(cluster, admin_member)
+def test_it_keeps_the_stored_url_and_secret_when_left_empty(empty_cluster, admin_member):
+    channel = create(empty_cluster, admin_member)
 
     notification_channel_update(
         channel=channel,
@@ -119,8 +122,8 @@ def test_it_keeps_the_stored_url_and_secret_when_left_empty(cluster, admin_membe
     assert "url_changed" not in AuditEvent.objects.get(action__endswith="changed").after
 
 
-def test_it_refuses_an_unknown_field_and_changes_nothing(cluster, admin_member):
-    channel = create(cluster, admin_member)
+def test_it_refuses_an_unknown_field_and_changes_nothing(empty_cluster, admin_member):
+    channel = create(empty_cluster, admin_member)
 
     with pytest.raises(NotificationChannelInvalid, match="unknown channel field 'kind'"):
         notification_channel_update(
@@ -130,7 +133,9 @@ def test_it_refuses_an_unknown_field_and_changes_nothing(cluster, admin_member):
     assert NotificationChannel.objects.get().kind == ChannelKind.WEBHOOK
 
 
-def test_the_test_send_reaches_the_receiver_and_is_audited(cluster, slack, receiver, admin_member):
+def test_the_test_send_reaches_the_receiver_and_is_audited(
+    empty_cluster, slack, receiver, admin_member
+):
     outcome = notification_channel_test(channel=slack, actor=admin_member)
 
     assert (outcome.ok, outcome.status_code, outcome.error) == (True, 200, "")
@@ -142,7 +147,7 @@ def test_the_test_send_reaches_the_receiver_and_is_audited(cluster, slack, recei
 
 
 def test_the_test_send_reports_a_refusal_and_does_not_retry(
-    cluster, webhook, receiver, admin_member
+    empty_cluster, webhook, receiver, admin_member
 ):
     receiver.statuses = [500]
 

@@ -26,8 +26,8 @@ from apps.notifications.sending import SendResult, status_retryable
 from apps.notifications.services.deliveries import attempt_outcome, delivery_attempt, retry_delay
 from apps.notifications.tasks import delivery_send_task
 from apps.plans.services.plan_audit import plan_audit_record
-
-from .conftest import SECRET, SLACK_PATH, plan_make
+from tests.notifications.conftest import SECRET, SLACK_PATH
+from tests.support.factories import plan_row_make
 
 pytestmark = pytest.mark.django_db
 
@@ -35,7 +35,7 @@ pytestmark = pytest.mark.django_db
 def proposed(cluster) -> list[Delivery]:
     """Deliveries of a `plan.proposed` event, as the audit trail would make them."""
     plan_audit_record(
-        plan=plan_make(cluster), actor=actor_system(name="detector"), action="plan.proposed"
+        plan=plan_row_make(cluster), actor=actor_system(name="detector"), action="plan.proposed"
     )
     return list(Delivery.objects.order_by("id"))
 
@@ -44,8 +44,8 @@ def log_of(delivery: Delivery) -> list[tuple]:
     return list(delivery.log.values_list("number", "outcome", "status_code", "error"))
 
 
-def test_it_delivers_a_webhook_the_receiver_can_verify(cluster, webhook, receiver):
-    [delivery] = proposed(cluster)
+def test_it_delivers_a_webhook_the_receiver_can_verify(empty_cluster, webhook, receiver):
+    [delivery] = proposed(empty_cluster)
 
     delivery_send_task.apply(args=[delivery.pk])
 
@@ -65,8 +65,8 @@ def test_it_delivers_a_webhook_the_receiver_can_verify(cluster, webhook, receive
     assert log_of(delivery) == [(1, AttemptOutcome.DELIVERED, 200, "")]
 
 
-def test_it_posts_slack_one_text_line_without_a_signature(cluster, slack, receiver):
-    [delivery] = proposed(cluster)
+def test_it_posts_slack_one_text_line_without_a_signature(empty_cluster, slack, receiver):
+    [delivery] = proposed(empty_cluster)
 
     delivery_send_task.apply(args=[delivery.pk])
 
@@ -78,9 +78,9 @@ def test_it_posts_slack_one_text_line_without_a_signature(cluster, slack, receiv
     assert Delivery.objects.get().state == DeliveryState.DELIVERED
 
 
-def test_it_retries_after_a_500_and_logs_both_attempts(cluster, webhook, receiver):
+def test_it_retries_after_a_500_and_logs_both_attempts(empty_cluster, webhook, receiver):
     receiver.statuses = [500]
-    [delivery] = proposed(cluster)
+    [delivery] = proposed(empty_cluster)
 
     delivery_send_task.apply(args=[delivery.pk])
 
@@ -97,9 +97,9 @@ def test_it_retries_after_a_500_and_logs_both_attempts(cluster, webhook, receive
     assert first.next_retry_at == first.at + timedelta(seconds=retry_delay(attempt=1))
 
 
-def test_each_service_step_records_the_retry_it_asks_for(cluster, webhook, receiver):
+def test_each_service_step_records_the_retry_it_asks_for(empty_cluster, webhook, receiver):
     receiver.statuses = [503]
-    [delivery] = proposed(cluster)
+    [delivery] = proposed(empty_cluster)
 
     with pytest.raises(DeliveryRetryable):
         delivery_attempt(delivery=delivery)
@@ -116,9 +116,9 @@ def test_each_service_step_records_the_retry_it_asks_for(cluster, webhook, recei
     assert len(receiver.requests) == 2
 
 
-def test_it_gives_up_at_once_on_a_client_error(cluster, webhook, receiver):
+def test_it_gives_up_at_once_on_a_client_error(empty_cluster, webhook, receiver):
     receiver.statuses = [404]
-    [delivery] = proposed(cluster)
+    [delivery] = proposed(empty_cluster)
 
     delivery_send_task.apply(args=[delivery.pk])
 
@@ -128,10 +128,10 @@ def test_it_gives_up_at_once_on_a_client_error(cluster, webhook, receiver):
     assert len(receiver.requests) == 1
 
 
-def test_it_gives_up_after_the_last_retry(cluster, webhook, receiver, settings):
+def test_it_gives_up_after_the_last_retry(empty_cluster, webhook, receiver, settings):
     settings.NOTIFICATIONS_MAX_RETRIES = 2
     receiver.statuses = [503] * 5
-    [delivery] = proposed(cluster)
+    [delivery] = proposed(empty_cluster)
 
     delivery_send_task.apply(args=[delivery.pk])
 
@@ -145,8 +145,8 @@ def test_it_gives_up_after_the_last_retry(cluster, webhook, receiver, settings):
     assert delivery.log.get(number=3).next_retry_at is None
 
 
-def test_it_does_not_send_to_a_channel_disabled_meanwhile(cluster, webhook, receiver):
-    [delivery] = proposed(cluster)
+def test_it_does_not_send_to_a_channel_disabled_meanwhile(empty_cluster, webhook, receiver):
+    [delivery] = proposed(empty_cluster)
     NotificationChannel.objects.filter(pk=webhook.pk).update(enabled=False)
 
     delivery_send_task.apply(args=[delivery.pk])
@@ -157,19 +157,19 @@ def test_it_does_not_send_to_a_channel_disabled_meanwhile(cluster, webhook, rece
     ]
 
 
-def test_it_retries_a_receiver_that_never_answers(cluster, receiver, settings):
+def test_it_retries_a_receiver_that_never_answers(empty_cluster, receiver, settings):
     settings.NOTIFICATIONS_TIMEOUT = 0.2
     with socket.socket() as silent:
         # Listening but never accepting: the connection opens, no answer ever comes.
         silent.bind(("127.0.0.1", 0))
         silent.listen()
         NotificationChannel.objects.create(
-            cluster=cluster,
+            cluster=empty_cluster,
             name="silent",
             kind=ChannelKind.SLACK,
             url=f"http://127.0.0.1:{silent.getsockname()[1]}/x",
         )
-        [delivery] = proposed(cluster)
+        [delivery] = proposed(empty_cluster)
 
         with pytest.raises(DeliveryRetryable):
             delivery_attempt(delivery=delivery)
@@ -177,12 +177,12 @@ def test_it_retries_a_receiver_that_never_answers(cluster, receiver, settings):
     assert log_of(delivery) == [(1, AttemptOutcome.WILL_RETRY, None, "no answer within 0.2 s")]
 
 
-def test_it_never_writes_the_url_token_or_secret_to_the_log(cluster, closed_port, caplog):
+def test_it_never_writes_the_url_token_or_secret_to_the_log(empty_cluster, closed_port, caplog):
     url = f"http://127.0.0.1:{closed_port}{SLACK_PATH}?key=querytoken"
     channel = NotificationChannel.objects.create(
-        cluster=cluster, name="down", kind=ChannelKind.WEBHOOK, url=url, secret=SECRET
+        cluster=empty_cluster, name="down", kind=ChannelKind.WEBHOOK, url=url, secret=SECRET
     )
-    [delivery] = proposed(cluster)
+    [delivery] = proposed(empty_cluster)
 
     with caplog.at_level(logging.DEBUG), pytest.raises(DeliveryRetryable):
         delivery_attempt(delivery=delivery)

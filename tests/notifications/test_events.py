@@ -19,8 +19,8 @@ from apps.plans.services import (
     plan_reject,
 )
 from apps.plans.services.plan_audit import plan_audit_record
-
-from .conftest import SECRET, plan_make
+from tests.notifications.conftest import SECRET
+from tests.support.factories import plan_row_make
 
 pytestmark = pytest.mark.django_db
 EXECUTOR = actor_system(name="executor")
@@ -46,34 +46,34 @@ def events_sent(channel: NotificationChannel) -> list[str]:
         ("execution.tuned", EventKind.EXECUTION_TUNED),
     ],
 )
-def test_it_maps_plan_audit_events_to_notifications(cluster, webhook, action, kind):
-    plan = plan_make(cluster)
+def test_it_maps_plan_audit_events_to_notifications(empty_cluster, webhook, action, kind):
+    plan = plan_row_make(empty_cluster)
 
     plan_audit_record(plan=plan, actor=EXECUTOR, action=action)
 
     [delivery] = webhook.deliveries.all()
     assert delivery.event == kind
     assert delivery.payload["data"]["plan"]["id"] == plan.pk
-    assert delivery.payload["cluster"] == {"id": cluster.pk, "name": "prod"}
+    assert delivery.payload["cluster"] == {"id": empty_cluster.pk, "name": "prod"}
 
 
 @pytest.mark.parametrize(
     "action", ["execution.batch_submitted", "plan.superseded", "plan.stale", "policy.changed"]
 )
-def test_it_ignores_audit_events_that_are_no_notification(cluster, webhook, action):
-    plan_audit_record(plan=plan_make(cluster), actor=EXECUTOR, action=action)
+def test_it_ignores_audit_events_that_are_no_notification(empty_cluster, webhook, action):
+    plan_audit_record(plan=plan_row_make(empty_cluster), actor=EXECUTOR, action=action)
 
     assert events_sent(webhook) == []
 
 
-def test_it_ignores_an_audit_row_the_plans_app_did_not_announce(cluster, webhook):
-    audit_record(actor=EXECUTOR, action="plan.approved", obj=plan_make(cluster))
+def test_it_ignores_an_audit_row_the_plans_app_did_not_announce(empty_cluster, webhook):
+    audit_record(actor=EXECUTOR, action="plan.approved", obj=plan_row_make(empty_cluster))
 
     assert events_sent(webhook) == []
 
 
-def test_it_says_what_was_proposed_and_why(cluster, webhook):
-    plan = plan_make(cluster)
+def test_it_says_what_was_proposed_and_why(empty_cluster, webhook):
+    plan = plan_row_make(empty_cluster)
 
     plan_audit_record(plan=plan, actor=EXECUTOR, action="plan.proposed")
 
@@ -84,8 +84,8 @@ def test_it_says_what_was_proposed_and_why(cluster, webhook):
     )
 
 
-def test_it_notifies_a_rejection_made_through_the_plan_service(cluster, webhook, approver):
-    plan = plan_make(cluster)
+def test_it_notifies_a_rejection_made_through_the_plan_service(empty_cluster, webhook, approver):
+    plan = plan_row_make(empty_cluster)
 
     plan_reject(plan=plan, user=approver, reason="not during the sale")
 
@@ -96,9 +96,9 @@ def test_it_notifies_a_rejection_made_through_the_plan_service(cluster, webhook,
 
 
 def test_it_notifies_pause_resume_and_changes_made_on_a_running_execution(
-    cluster, webhook, approver
+    empty_cluster, webhook, approver
 ):
-    plan = plan_make(cluster, state=PlanState.EXECUTING)
+    plan = plan_row_make(empty_cluster, state=PlanState.EXECUTING)
 
     execution_pause(plan=plan, user=approver, reason="peak hour")
     execution_tune(plan=plan, user=approver, throttle_rate=1024**2, max_moves_per_broker=2)
@@ -123,9 +123,9 @@ def test_it_notifies_pause_resume_and_changes_made_on_a_running_execution(
     assert "changes" not in deliveries[0].payload["data"]
 
 
-def test_it_links_to_the_plan_page_when_the_site_address_is_set(cluster, webhook, settings):
+def test_it_links_to_the_plan_page_when_the_site_address_is_set(empty_cluster, webhook, settings):
     settings.NOTIFICATIONS_BASE_URL = "https://balancer.example.com/"
-    plan = plan_make(cluster)
+    plan = plan_row_make(empty_cluster)
 
     plan_audit_record(plan=plan, actor=EXECUTOR, action="plan.approved")
 
@@ -133,9 +133,9 @@ def test_it_links_to_the_plan_page_when_the_site_address_is_set(cluster, webhook
     assert url == f"https://balancer.example.com/clusters/prod/plans/{plan.pk}/"
 
 
-def test_it_sends_a_channel_only_the_events_it_chose(cluster, receiver):
+def test_it_sends_a_channel_only_the_events_it_chose(empty_cluster, receiver):
     chosen = NotificationChannel.objects.create(
-        cluster=cluster,
+        cluster=empty_cluster,
         name="approvals",
         kind=ChannelKind.SLACK,
         url=receiver.url(),
@@ -143,13 +143,13 @@ def test_it_sends_a_channel_only_the_events_it_chose(cluster, receiver):
         events=[EventKind.PLAN_PROPOSED],
     )
     off = NotificationChannel.objects.create(
-        cluster=cluster, name="off", kind=ChannelKind.SLACK, url=receiver.url(), enabled=False
+        cluster=empty_cluster, name="off", kind=ChannelKind.SLACK, url=receiver.url(), enabled=False
     )
     other = Cluster.objects.create(name="other", bootstrap_servers="127.0.0.1:2")
     elsewhere = NotificationChannel.objects.create(
         cluster=other, name="all", kind=ChannelKind.WEBHOOK, url=receiver.url(), secret=SECRET
     )
-    plan = plan_make(cluster)
+    plan = plan_row_make(empty_cluster)
 
     for action in ("plan.proposed", "plan.approved", "execution.started"):
         plan_audit_record(plan=plan, actor=EXECUTOR, action=action)
@@ -159,15 +159,15 @@ def test_it_sends_a_channel_only_the_events_it_chose(cluster, receiver):
     assert events_sent(elsewhere) == []
 
 
-def test_it_gives_every_channel_the_same_event_id(cluster, webhook, slack):
-    plan_audit_record(plan=plan_make(cluster), actor=EXECUTOR, action="plan.approved")
+def test_it_gives_every_channel_the_same_event_id(empty_cluster, webhook, slack):
+    plan_audit_record(plan=plan_row_make(empty_cluster), actor=EXECUTOR, action="plan.approved")
 
     ids = {d.payload["id"] for d in Delivery.objects.all()}
     assert Delivery.objects.count() == 2 and len(ids) == 1
 
 
 def test_it_queues_deliveries_only_after_commit(
-    cluster, webhook, slack, monkeypatch, django_capture_on_commit_callbacks
+    empty_cluster, webhook, slack, monkeypatch, django_capture_on_commit_callbacks
 ):
     queued = []
     monkeypatch.setattr(
@@ -175,19 +175,21 @@ def test_it_queues_deliveries_only_after_commit(
     )
 
     with django_capture_on_commit_callbacks(execute=True):
-        plan_audit_record(plan=plan_make(cluster), actor=EXECUTOR, action="plan.proposed")
+        plan_audit_record(plan=plan_row_make(empty_cluster), actor=EXECUTOR, action="plan.proposed")
         assert queued == []
 
     assert len(queued) == 2
     assert sorted(queued) == sorted(Delivery.objects.values_list("pk", flat=True))
 
 
-def test_a_notification_failure_never_fails_the_change(cluster, webhook, approver, monkeypatch):
+def test_a_notification_failure_never_fails_the_change(
+    empty_cluster, webhook, approver, monkeypatch
+):
     def broken(**kwargs):
         raise RuntimeError("notifications are broken")
 
     monkeypatch.setattr("apps.notifications.receivers.notifications_dispatch", broken)
-    plan = plan_make(cluster)
+    plan = plan_row_make(empty_cluster)
 
     plan_reject(plan=plan, user=approver, reason="no")
 
@@ -210,13 +212,13 @@ def state(*brokers: int) -> ClusterState:
     )
 
 
-def test_it_notifies_a_broker_dying_and_coming_back_once_each(cluster, webhook):
-    cluster_state_apply(cluster=cluster, state=state(1, 2, 3), now=timezone.now())
+def test_it_notifies_a_broker_dying_and_coming_back_once_each(empty_cluster, webhook):
+    cluster_state_apply(cluster=empty_cluster, state=state(1, 2, 3), now=timezone.now())
     assert events_sent(webhook) == []
 
-    cluster_state_apply(cluster=cluster, state=state(1, 2), now=timezone.now())
-    cluster_state_apply(cluster=cluster, state=state(1, 2), now=timezone.now())
-    cluster_state_apply(cluster=cluster, state=state(1, 2, 3), now=timezone.now())
+    cluster_state_apply(cluster=empty_cluster, state=state(1, 2), now=timezone.now())
+    cluster_state_apply(cluster=empty_cluster, state=state(1, 2), now=timezone.now())
+    cluster_state_apply(cluster=empty_cluster, state=state(1, 2, 3), now=timezone.now())
 
     assert events_sent(webhook) == [EventKind.BROKER_DEAD, EventKind.BROKER_BACK]
     dead, back = webhook.deliveries.order_by("id")
@@ -234,13 +236,13 @@ class UnreachableAdmin:
     describe_cluster = list_topics
 
 
-def test_it_notifies_a_cluster_becoming_unreachable_and_back_once_each(cluster, webhook):
-    cluster_state_apply(cluster=cluster, state=state(1), now=timezone.now())
+def test_it_notifies_a_cluster_becoming_unreachable_and_back_once_each(empty_cluster, webhook):
+    cluster_state_apply(cluster=empty_cluster, state=state(1), now=timezone.now())
 
-    assert cluster_sync(cluster=cluster, admin=UnreachableAdmin()) is SyncOutcome.FAILED
-    cluster_sync_error_record(cluster=cluster, error="unreachable: again", now=timezone.now())
-    cluster_state_apply(cluster=cluster, state=state(1), now=timezone.now())
-    cluster_state_apply(cluster=cluster, state=state(1), now=timezone.now())
+    assert cluster_sync(cluster=empty_cluster, admin=UnreachableAdmin()) is SyncOutcome.FAILED
+    cluster_sync_error_record(cluster=empty_cluster, error="unreachable: again", now=timezone.now())
+    cluster_state_apply(cluster=empty_cluster, state=state(1), now=timezone.now())
+    cluster_state_apply(cluster=empty_cluster, state=state(1), now=timezone.now())
 
     assert events_sent(webhook) == [EventKind.CLUSTER_UNREACHABLE, EventKind.CLUSTER_BACK]
     down = webhook.deliveries.order_by("id").first()

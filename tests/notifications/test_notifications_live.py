@@ -4,14 +4,13 @@ import time
 from functools import partial
 
 import pytest
-from clusters.test_sync_live import sync_until as _sync_until
 
 from apps.clusters.services import cluster_register
 from apps.notifications.models import ChannelKind, Delivery, DeliveryState, NotificationChannel
 from apps.notifications.signing import signature_verify
 from apps.notifications.tasks import delivery_send_task
-
-from .conftest import SECRET
+from tests.clusters.test_sync_live import sync_until as _sync_until
+from tests.notifications.conftest import SECRET
 
 pytestmark = [pytest.mark.django_db, pytest.mark.integration]
 # A broker's JVM may take a while to start on a busy machine.

@@ -1,13 +1,14 @@
 """The notifications page and its "Send test" button: admin role only, URLs by host."""
 
 import pytest
+from devkit.users import user_make
 
 from apps.audit.services import actor_system
 from apps.notifications.models import ChannelKind, Delivery, NotificationChannel
 from apps.notifications.tasks import delivery_send_task
 from apps.plans.services.plan_audit import plan_audit_record
-
-from .conftest import SECRET, SLACK_PATH, plan_make, user_make
+from tests.notifications.conftest import SECRET, SLACK_PATH
+from tests.support.factories import plan_row_make
 
 pytestmark = pytest.mark.django_db
 PAGE = "/notifications/"
@@ -27,7 +28,9 @@ def test_it_shows_channels_by_host_and_the_delivery_log(
 ):
     receiver.statuses = [500]
     plan_audit_record(
-        plan=plan_make(slack.cluster), actor=actor_system(name="detector"), action="plan.proposed"
+        plan=plan_row_make(slack.cluster),
+        actor=actor_system(name="detector"),
+        action="plan.proposed",
     )
     for delivery in Delivery.objects.all():
         delivery_send_task.apply(args=[delivery.pk])
@@ -52,9 +55,11 @@ def test_the_button_sends_a_test_and_says_how_it_went(client, slack, receiver, a
     assert receiver.requests[0].headers["X-Balancer-Event"] == "test"
 
 
-def test_the_button_reports_a_failure_without_the_url(client, cluster, closed_port, admin_member):
+def test_the_button_reports_a_failure_without_the_url(
+    client, empty_cluster, closed_port, admin_member
+):
     down = NotificationChannel.objects.create(
-        cluster=cluster,
+        cluster=empty_cluster,
         name="down",
         kind=ChannelKind.SLACK,
         url=f"http://127.0.0.1:{closed_port}{SLACK_PATH}",

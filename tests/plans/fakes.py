@@ -150,3 +150,14 @@ class FakeKafka:
 
     def throttles_left(self) -> bool:
         return bool(self.broker_configs) or bool(self.topic_configs)
+
+
+def run_to_end(plan, kafka: FakeKafka, limit: int = 100) -> int:
+    """Step the plan's execution on `kafka` until it ends (the plan refreshed); the steps."""
+    from apps.plans.executor import execution_step
+
+    for step in range(1, limit):
+        if execution_step(plan=plan, kafka=kafka):
+            plan.refresh_from_db()
+            return step
+    raise AssertionError("plan did not finish")

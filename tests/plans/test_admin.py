@@ -12,8 +12,8 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def plan(cluster, operator) -> Plan:
-    return plan_request(cluster=cluster, user=operator, mode="full", reason="skew")
+def plan(orders_cluster, operator) -> Plan:
+    return plan_request(cluster=orders_cluster, user=operator, mode="full", reason="skew")
 
 
 def test_the_admin_edits_policies_with_an_audit_event_and_cannot_edit_plans(

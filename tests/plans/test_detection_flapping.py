@@ -2,53 +2,26 @@
 show it (at once only when it is clear and the plan runs unreviewed), plan towards the
 tighter target, and judge no traffic before the first window."""
 
-from datetime import timedelta
-
 import pytest
-from django.utils import timezone
 
 from apps.plans.models import ClusterPolicy, Plan
 from apps.plans.services import cluster_detect, policy_get
 from apps.plans.services.planner import planner_options
-from tests.support.partition_loads import partition_load_write
+from tests.plans.windows import slid_windows
+from tests.support.factories import cluster_apply
 
 pytestmark = pytest.mark.django_db
 
-SLIDE = 10
-# Even counts: 12 partitions, RF 1, four per broker.
-PLACEMENT = {("orders", i): [1 + i % 3] for i in range(12)}
-
-
-def store_window(cluster, start, *, skewed: bool, heat: float = 1300.0) -> None:
-    for (topic, index), replicas in PLACEMENT.items():
-        hot = skewed and replicas[0] == 1
-        partition_load_write(
-            cluster=cluster,
-            topic=topic,
-            partition=index,
-            window_start=start,
-            window_end=start + timedelta(seconds=60),
-            samples=6,
-            leader=replicas[0],
-            replicas=replicas,
-            # Skewed: broker 1 at 1.18 x the mean; 1.045 is reachable with even counts.
-            bytes_in=heat if hot else 1000.0 + index,
-            bytes_out=0.0,
-            size=1000,
-        )
-
 
 @pytest.fixture
-def slid(settings, cluster, apply_state):
-    settings.METRICS_WINDOW_SLIDE_SECONDS = SLIDE
-    apply_state(cluster, PLACEMENT)
-    start = timezone.now().replace(microsecond=0) - timedelta(minutes=5)
+def slid(settings, orders_cluster):
+    """slid(n, skewed=..., heat=...): the n-th window, then detection."""
 
-    def window(n: int, *, skewed: bool, heat: float = 1300.0):
-        store_window(cluster, start + timedelta(seconds=SLIDE * n), skewed=skewed, heat=heat)
-        return cluster_detect(cluster=cluster)
+    def bytes_in(index: int, replicas: list[int], *, skewed: bool, heat: float = 1300.0):
+        # Skewed: broker 1 at 1.18 x the mean; 1.045 is reachable with even counts.
+        return heat if skewed and replicas[0] == 1 else 1000.0 + index
 
-    return window
+    return slid_windows(settings, orders_cluster, bytes_in)
 
 
 def test_it_proposes_nothing_for_a_one_slide_spike(slid):
@@ -71,12 +44,12 @@ def test_it_confirms_on_the_newest_window_when_a_run_stored_several(slid):
     assert slid(3, skewed=True) is not None
 
 
-def test_it_does_not_confirm_on_the_same_window_twice(slid, cluster):
+def test_it_does_not_confirm_on_the_same_window_twice(slid, orders_cluster):
     assert slid(0, skewed=True) is None
-    assert cluster_detect(cluster=cluster) is None  # the tick, no new window
+    assert cluster_detect(cluster=orders_cluster) is None  # the tick, no new window
 
 
-def test_it_plans_towards_the_target_not_the_threshold(slid, cluster):
+def test_it_plans_towards_the_target_not_the_threshold(slid, orders_cluster):
     slid(0, skewed=True)
     plan = slid(1, skewed=True)
 
@@ -87,8 +60,8 @@ def test_it_plans_towards_the_target_not_the_threshold(slid, cluster):
     assert plan.report["options"]["balance_threshold"] == 1.05
 
 
-def test_it_shrinks_every_threshold_towards_the_target(cluster):
-    policy = policy_get(cluster=cluster)
+def test_it_shrinks_every_threshold_towards_the_target(orders_cluster):
+    policy = policy_get(cluster=orders_cluster)
     ClusterPolicy.objects.filter(pk=policy.pk).update(
         balance_threshold=1.10, balance_target=1.05, goal_thresholds={"leader-distribution": 1.2}
     )
@@ -102,11 +75,13 @@ def test_it_shrinks_every_threshold_towards_the_target(cluster):
     assert planned.thresholds["leader-distribution"] == pytest.approx(1.1)
 
 
-def test_it_judges_no_traffic_goal_before_the_first_window(cluster, apply_state):
+def test_it_judges_no_traffic_goal_before_the_first_window(orders_cluster):
     # Counts skewed (broker 1 holds 6 of 9 replicas) and no window stored yet.
-    apply_state(cluster, {("orders", i): [[1, 2], [2, 1], [1, 3]][i % 3] for i in range(9)})
+    cluster_apply(
+        orders_cluster, {("orders", i): [[1, 2], [2, 1], [1, 3]][i % 3] for i in range(9)}
+    )
 
-    plan = cluster_detect(cluster=cluster)
+    plan = cluster_detect(cluster=orders_cluster)
 
     assert plan is not None
     assert "counts only" in plan.trigger and "traffic goals not judged" in plan.trigger
@@ -119,15 +94,15 @@ def auto_approving(cluster) -> None:
     ClusterPolicy.objects.filter(pk=policy.pk).update(auto_approve_max_bytes=10**12)
 
 
-def test_it_acts_at_once_on_a_clear_violation_when_the_plan_runs_unreviewed(slid, cluster):
-    auto_approving(cluster)
+def test_it_acts_at_once_on_a_clear_violation_when_the_plan_runs_unreviewed(slid, orders_cluster):
+    auto_approving(orders_cluster)
     # Broker 1 at ~1.6 x the mean: outside the 0.90-1.10 band by more than its margin.
     plan = slid(0, skewed=True, heat=3000.0)
     assert plan is not None and "network-in-distribution" in plan.trigger
 
 
-def test_it_still_confirms_a_marginal_violation_when_the_plan_runs_unreviewed(slid, cluster):
-    auto_approving(cluster)
+def test_it_still_confirms_a_marginal_violation_when_the_plan_runs_unreviewed(slid, orders_cluster):
+    auto_approving(orders_cluster)
     assert slid(0, skewed=True) is None  # 1.18 x the mean: under 1.20, wait a slide
     assert slid(1, skewed=True) is not None
 

@@ -11,12 +11,12 @@ from apps.plans.models import ClusterPolicy, Plan
 from apps.plans.services import cluster_detect
 from apps.plans.services import detection as detection_module
 from apps.plans.services import planner as planner_module
-
-from .conftest import SKEWED
+from tests.plans.conftest import SKEWED
+from tests.support.factories import cluster_apply
 
 
 @pytest.mark.django_db(transaction=True, serialized_rollback=True)
-def test_it_plans_and_reads_kafka_with_no_transaction_open(cluster, monkeypatch):
+def test_it_plans_and_reads_kafka_with_no_transaction_open(orders_cluster, monkeypatch):
     seen = []
     real_planner = planner_module.planner_run
 
@@ -35,7 +35,7 @@ def test_it_plans_and_reads_kafka_with_no_transaction_open(cluster, monkeypatch)
     monkeypatch.setattr(detection_module, "planner_run", planner_watched)
     monkeypatch.setattr(creation_module, "partition_sizes_measure", sizes_watched)
 
-    plan = cluster_detect(cluster=cluster)
+    plan = cluster_detect(cluster=orders_cluster)
 
     assert plan is not None
     assert ("planner", False) in seen and ("log sizes", False) in seen
@@ -43,40 +43,38 @@ def test_it_plans_and_reads_kafka_with_no_transaction_open(cluster, monkeypatch)
 
 
 @pytest.mark.django_db
-def test_it_skips_a_round_due_while_another_runs(cluster):
-    with round_lease(cluster=cluster, kind=ClusterRound.DETECTION) as lease:
+def test_it_skips_a_round_due_while_another_runs(orders_cluster):
+    with round_lease(cluster=orders_cluster, kind=ClusterRound.DETECTION) as lease:
         assert lease is not None
-        assert cluster_detect(cluster=cluster) is None
+        assert cluster_detect(cluster=orders_cluster) is None
     assert not Plan.objects.exists()
-    row = ClusterRound.objects.get(cluster=cluster, kind=ClusterRound.DETECTION)
+    row = ClusterRound.objects.get(cluster=orders_cluster, kind=ClusterRound.DETECTION)
     assert row.skipped == 1 and row.lease_until is None
 
-    assert cluster_detect(cluster=cluster) is not None  # the lease is free again
+    assert cluster_detect(cluster=orders_cluster) is not None  # the lease is free again
 
 
 @pytest.mark.django_db
-def test_it_drops_a_plan_whose_partitions_moved_while_it_was_made(
-    cluster, apply_state, monkeypatch
-):
+def test_it_drops_a_plan_whose_partitions_moved_while_it_was_made(orders_cluster, monkeypatch):
     real_planner = planner_module.planner_run
 
     def planner_then_a_sync(**kwargs):
         proposal = real_planner(**kwargs)
         # A sync meanwhile: orders-0 was reassigned by someone else.
-        apply_state(cluster, {**SKEWED, ("orders", 0): [2, 3]})
+        cluster_apply(orders_cluster, {**SKEWED, ("orders", 0): [2, 3]})
         return proposal
 
     monkeypatch.setattr(detection_module, "planner_run", planner_then_a_sync)
 
-    assert cluster_detect(cluster=cluster) is None
+    assert cluster_detect(cluster=orders_cluster) is None
 
     assert not Plan.objects.exists()
-    outcome = ClusterPolicy.objects.get(cluster=cluster).last_detection_outcome
+    outcome = ClusterPolicy.objects.get(cluster=orders_cluster).last_detection_outcome
     assert outcome.startswith("nothing proposed: the placement of the plan's partitions changed")
 
 
 @pytest.mark.django_db
-def test_a_recheck_finding_a_sync_running_looks_again_shortly(cluster, monkeypatch):
+def test_a_recheck_finding_a_sync_running_looks_again_shortly(orders_cluster, monkeypatch):
     from datetime import timedelta
 
     from django.utils import timezone
@@ -88,9 +86,9 @@ def test_a_recheck_finding_a_sync_running_looks_again_shortly(cluster, monkeypat
         detection_module, "recheck_schedule", lambda cluster_id, at: scheduled.append(at)
     )
     before = timezone.now()
-    with round_lease(cluster=cluster, kind=ClusterRound.SYNC) as lease:
+    with round_lease(cluster=orders_cluster, kind=ClusterRound.SYNC) as lease:
         assert lease is not None
-        assert cluster_recheck(cluster=cluster) is None
+        assert cluster_recheck(cluster=orders_cluster) is None
 
     [at] = scheduled
     assert before + timedelta(seconds=5) <= at <= timezone.now() + timedelta(seconds=5)

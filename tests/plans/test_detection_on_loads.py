@@ -3,6 +3,7 @@
 from datetime import timedelta
 
 import pytest
+from devkit.partition_loads import partition_load_write
 from django.utils import timezone
 
 from apps.metrics.services.runs import aggregation_run_start
@@ -11,7 +12,7 @@ from apps.plans.models import Plan
 from apps.plans.services import cluster_detect
 from apps.plans.services import detection as detection_module
 from spark_jobs.partition_loads import AggregationResult
-from tests.support.partition_loads import partition_load_write
+from tests.support.factories import cluster_apply
 
 pytestmark = pytest.mark.django_db
 
@@ -38,52 +39,52 @@ def one_window(start_ms: int) -> AggregationResult:
 
 
 def test_it_enqueues_a_detection_once_stored_loads_commit(
-    cluster, monkeypatch, django_capture_on_commit_callbacks
+    orders_cluster, monkeypatch, django_capture_on_commit_callbacks
 ):
     enqueued = []
     monkeypatch.setattr(
         "apps.plans.receivers.cluster_detect_task.delay", lambda pk: enqueued.append(pk)
     )
-    run = aggregation_run_start(cluster=cluster)
+    run = aggregation_run_start(cluster=orders_cluster)
 
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
         aggregation_results_store(
-            cluster=cluster, run=run, topic="m", result=one_window(1_763_784_000_000)
+            cluster=orders_cluster, run=run, topic="m", result=one_window(1_763_784_000_000)
         )
     assert enqueued == []  # not before the rows are visible
     for callback in callbacks:
         callback()
 
-    assert enqueued == [cluster.pk]
+    assert enqueued == [orders_cluster.pk]
 
 
 def test_it_enqueues_nothing_when_a_run_stored_no_window(
-    cluster, monkeypatch, django_capture_on_commit_callbacks
+    orders_cluster, monkeypatch, django_capture_on_commit_callbacks
 ):
     enqueued = []
     monkeypatch.setattr(
         "apps.plans.receivers.cluster_detect_task.delay", lambda pk: enqueued.append(pk)
     )
-    run = aggregation_run_start(cluster=cluster)
+    run = aggregation_run_start(cluster=orders_cluster)
 
     with django_capture_on_commit_callbacks(execute=True):
         aggregation_results_store(
-            cluster=cluster, run=run, topic="m", result=AggregationResult(input_rows=3)
+            cluster=orders_cluster, run=run, topic="m", result=AggregationResult(input_rows=3)
         )
 
     assert enqueued == []
 
 
 def test_it_drops_a_proposal_when_newer_loads_were_stored_while_planning(
-    cluster, apply_state, monkeypatch
+    orders_cluster, monkeypatch
 ):
-    apply_state(cluster, SKEWED)
+    cluster_apply(orders_cluster, SKEWED)
     real_planner = detection_module.planner_run
 
     def planner_while_a_window_lands(**kwargs):
         now = timezone.now()
         partition_load_write(
-            cluster=cluster,
+            cluster=orders_cluster,
             topic="orders",
             partition=0,
             window_start=now - timedelta(seconds=60),
@@ -97,8 +98,8 @@ def test_it_drops_a_proposal_when_newer_loads_were_stored_while_planning(
 
     monkeypatch.setattr(detection_module, "planner_run", planner_while_a_window_lands)
 
-    assert cluster_detect(cluster=cluster) is None
+    assert cluster_detect(cluster=orders_cluster) is None
     assert not Plan.objects.exists()
     # The detection the new window starts proposes from it.
     monkeypatch.setattr(detection_module, "planner_run", real_planner)
-    assert cluster_detect(cluster=cluster) is not None
+    assert cluster_detect(cluster=orders_cluster) is not None

@@ -12,8 +12,9 @@ metrics topic's placement is restored at the end (other tests share the cluster)
 """
 
 import pytest
+from devkit import live
+from devkit.polling import wait_until
 from django.conf import settings
-from support.polling import wait_until
 
 from apps.clusters.services import cluster_sync
 from apps.kafka_layer.metrics_topic import metrics_topic_ensure
@@ -21,8 +22,6 @@ from apps.plans.executor import execution_run
 from apps.plans.kafka_ops import LiveKafka
 from apps.plans.models import BrokerDrain, Plan, PlanMode, PlanState
 from apps.plans.services import broker_undrain, cluster_detect, plan_approve, plan_request
-
-from . import live
 
 pytestmark = [pytest.mark.django_db, pytest.mark.integration]
 

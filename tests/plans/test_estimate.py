@@ -4,6 +4,7 @@ approval, and set beside what was really copied once the plan completed."""
 from datetime import timedelta
 
 import pytest
+from devkit.partition_loads import partition_load_write
 from django.urls import reverse
 from django.utils import timezone
 
@@ -13,13 +14,12 @@ from apps.plans.executor import execution_step
 from apps.plans.models import Plan, PlanMove, PlanState
 from apps.plans.selectors import plan_estimate_check
 from apps.plans.services import estimate as estimate_module
-from apps.plans.services import plan_approve, plan_request, policy_get, policy_update
+from apps.plans.services import plan_approve, plan_request
 from apps.plans.services import sizes as sizes_module
 from spark_jobs.partition_loads import AggregationResult
-from tests.support.partition_loads import partition_load_write
-
-from .conftest import SKEWED
-from .fakes import FakeKafka
+from tests.plans.conftest import SKEWED
+from tests.plans.fakes import FakeKafka, run_to_end
+from tests.support.factories import cluster_apply, policy_set
 
 pytestmark = pytest.mark.django_db
 
@@ -42,16 +42,8 @@ def copied_partitions(plan: Plan) -> int:
     return sum(len(m.added) for m in plan.moves.all())
 
 
-def run_to_end(plan: Plan, kafka: FakeKafka) -> None:
-    for _ in range(100):
-        if execution_step(plan=plan, kafka=kafka):
-            plan.refresh_from_db()
-            return
-    raise AssertionError("plan did not finish")
-
-
-def test_it_estimates_bytes_from_the_replicas_logs_at_proposal(cluster, admin_member, kafka):
-    plan = plan_request(cluster=cluster, user=admin_member, mode="add-brokers", brokers=[3])
+def test_it_estimates_bytes_from_the_replicas_logs_at_proposal(orders_cluster, admin_member, kafka):
+    plan = plan_request(cluster=orders_cluster, user=admin_member, mode="add-brokers", brokers=[3])
 
     assert copied_partitions(plan) > 0
     assert plan.bytes_to_move == copied_partitions(plan) * SIZE
@@ -60,9 +52,9 @@ def test_it_estimates_bytes_from_the_replicas_logs_at_proposal(cluster, admin_me
 
 
 def test_it_re_estimates_when_the_executor_starts_at_the_chosen_throttle(
-    cluster, admin_member, kafka
+    orders_cluster, admin_member, kafka
 ):
-    plan = plan_request(cluster=cluster, user=admin_member, mode="add-brokers", brokers=[3])
+    plan = plan_request(cluster=orders_cluster, user=admin_member, mode="add-brokers", brokers=[3])
     proposed_at = plan.bytes_estimated_at
     kafka.sizes = dict.fromkeys(SKEWED, 3 * SIZE)  # the logs grew since
     kafka.fail_next = 1  # the approval's request does not read Kafka: this stays unspent
@@ -84,9 +76,9 @@ def test_it_re_estimates_when_the_executor_starts_at_the_chosen_throttle(
 
 
 def test_it_keeps_the_estimate_when_the_logs_cannot_be_read_at_approval(
-    cluster, admin_member, kafka
+    orders_cluster, admin_member, kafka
 ):
-    plan = plan_request(cluster=cluster, user=admin_member, mode="add-brokers", brokers=[3])
+    plan = plan_request(cluster=orders_cluster, user=admin_member, mode="add-brokers", brokers=[3])
     before = plan.bytes_to_move
     kafka.fail_next = 10**6
 
@@ -97,9 +89,9 @@ def test_it_keeps_the_estimate_when_the_logs_cannot_be_read_at_approval(
 
 
 def test_it_shows_what_was_copied_and_how_far_off_the_estimate_was(
-    cluster, admin_member, kafka, client
+    orders_cluster, admin_member, kafka, client
 ):
-    plan = plan_request(cluster=cluster, user=admin_member, mode="add-brokers", brokers=[3])
+    plan = plan_request(cluster=orders_cluster, user=admin_member, mode="add-brokers", brokers=[3])
     plan_approve(plan=plan, user=admin_member)
     execution_step(plan=plan, kafka=kafka)  # started: estimated from the logs
     kafka.sizes = {k: SIZE * 11 // 10 for k in SKEWED}  # 10 % written while it ran
@@ -114,7 +106,9 @@ def test_it_shows_what_was_copied_and_how_far_off_the_estimate_was(
     assert check.duration_actual is not None
 
     client.force_login(admin_member)
-    page = client.get(reverse("dashboard:plan", args=[cluster.name, plan.pk])).content.decode()
+    page = client.get(
+        reverse("dashboard:plan", args=[orders_cluster.name, plan.pk])
+    ).content.decode()
     assert 'id="plan-bytes-copied"' in page and "estimate off by -9.1 %" in page
     detail = client.get(reverse("api:plan", args=[plan.pk])).json()
     assert detail["estimate"]["bytes_copied"] == check.bytes_copied
@@ -123,50 +117,46 @@ def test_it_shows_what_was_copied_and_how_far_off_the_estimate_was(
 
 @pytest.mark.parametrize("throttle", [0, 1_000_000])
 def test_it_times_the_next_plan_by_how_the_last_one_went(
-    cluster, admin_member, kafka, apply_state, throttle
+    orders_cluster, admin_member, kafka, throttle
 ):
     # Unthrottled: at the last run's pace; throttled: at the throttle plus the last
     # run's overhead. The same plan again after a 40 s run is timed at 40 s either way.
-    policy_update(
-        policy=policy_get(cluster=cluster),
-        actor=admin_member,
-        changes={"throttle_bytes_per_sec": throttle},
-    )
-    first = plan_request(cluster=cluster, user=admin_member, mode="add-brokers", brokers=[3])
+    policy_set(orders_cluster, admin_member, throttle_bytes_per_sec=throttle)
+    first = plan_request(cluster=orders_cluster, user=admin_member, mode="add-brokers", brokers=[3])
     plan_approve(plan=first, user=admin_member)
     run_to_end(first, kafka)
     Plan.objects.filter(pk=first.pk).update(finished_at=first.started_at + timedelta(seconds=40))
     kafka.assignment = {k: list(v) for k, v in SKEWED.items()}
-    apply_state(cluster, SKEWED)
+    cluster_apply(orders_cluster, SKEWED)
 
-    again = plan_request(cluster=cluster, user=admin_member, mode="add-brokers", brokers=[3])
+    again = plan_request(cluster=orders_cluster, user=admin_member, mode="add-brokers", brokers=[3])
 
     assert again.bytes_to_move == first.bytes_to_move
     assert again.duration_estimate_seconds == pytest.approx(40)
 
 
-def test_it_has_no_copy_time_for_a_first_unthrottled_run(cluster, admin_member, kafka):
-    policy_update(
-        policy=policy_get(cluster=cluster),
-        actor=admin_member,
-        changes={"throttle_bytes_per_sec": 0},
-    )
-    plan = plan_request(cluster=cluster, user=admin_member, mode="add-brokers", brokers=[3])
+def test_it_has_no_copy_time_for_a_first_unthrottled_run(orders_cluster, admin_member, kafka):
+    policy_set(orders_cluster, admin_member, throttle_bytes_per_sec=0)
+    plan = plan_request(cluster=orders_cluster, user=admin_member, mode="add-brokers", brokers=[3])
 
     assert plan.bytes_to_move > 0 and plan.duration_estimate_seconds is None
 
 
-def test_it_says_the_logs_were_not_read_when_kafka_cannot_tell(cluster, admin_member, client):
+def test_it_says_the_logs_were_not_read_when_kafka_cannot_tell(
+    orders_cluster, admin_member, client
+):
     # No `kafka` fixture: the unit-test cluster's logs can't be read.
-    plan = plan_request(cluster=cluster, user=admin_member, mode="add-brokers", brokers=[3])
+    plan = plan_request(cluster=orders_cluster, user=admin_member, mode="add-brokers", brokers=[3])
 
     assert plan.bytes_estimated_at is None and not plan.report["sizes_known"]
     client.force_login(admin_member)
-    page = client.get(reverse("dashboard:plan", args=[cluster.name, plan.pk])).content.decode()
+    page = client.get(
+        reverse("dashboard:plan", args=[orders_cluster.name, plan.pk])
+    ).content.decode()
     assert "not read from the logs yet" in page
 
 
-def test_it_takes_the_logs_over_an_older_window_of_loads(cluster, admin_member, kafka):
+def test_it_takes_the_logs_over_an_older_window_of_loads(orders_cluster, admin_member, kafka):
     # The window measured 1.0 MB per partition; the logs hold 1.4 MB now (issue 11).
     now_ms = int(timezone.now().timestamp() * 1000) // 60_000 * 60_000
     loads = [
@@ -188,14 +178,14 @@ def test_it_takes_the_logs_over_an_older_window_of_loads(cluster, admin_member, 
         for (t, p), replicas in SKEWED.items()
     ]
     aggregation_results_store(
-        cluster=cluster,
-        run=aggregation_run_start(cluster=cluster),
+        cluster=orders_cluster,
+        run=aggregation_run_start(cluster=orders_cluster),
         topic="orders",
         result=AggregationResult(input_rows=7, partition_loads=loads, finalized_until_ms=now_ms),
     )
     kafka.sizes = dict.fromkeys(SKEWED, SIZE * 14 // 10)
 
-    plan = plan_request(cluster=cluster, user=admin_member, mode="add-brokers", brokers=[3])
+    plan = plan_request(cluster=orders_cluster, user=admin_member, mode="add-brokers", brokers=[3])
 
     assert plan.report["loads_window"] is not None  # planned on the window's loads
     # The logs now, and the window's 10 B/s written to each while the copy runs.
@@ -229,16 +219,16 @@ def _written(cluster, rate: float) -> None:
     ],
 )
 def test_it_times_a_throttled_copy_by_what_the_writes_leave_of_the_throttle(
-    cluster, written, seconds
+    orders_cluster, written, seconds
 ):
     if written is not None:
-        _written(cluster, written)
+        _written(orders_cluster, written)
     move = PlanMove(
         topic="orders", partition=0, replicas_before=[1, 2], replicas_after=[1, 3], bytes=3_000_000
     )
 
     estimate = estimate_module.duration_estimate(
-        cluster=cluster, moves=[move], throttle_rate=1_000_000
+        cluster=orders_cluster, moves=[move], throttle_rate=1_000_000
     )
 
     if seconds is None:
@@ -251,18 +241,24 @@ def test_it_times_a_throttled_copy_by_what_the_writes_leave_of_the_throttle(
         assert estimate.seconds == pytest.approx(seconds) and estimate.note == ""
 
 
-def test_it_counts_what_is_written_while_the_new_replicas_copy(cluster, admin_member, kafka):
+def test_it_counts_what_is_written_while_the_new_replicas_copy(orders_cluster, admin_member, kafka):
     # 3 MB now and 250 kB/s written for the 6 s the copy takes: the new replica copies 4.5 MB.
-    _written(cluster, 250_000.0)
+    _written(orders_cluster, 250_000.0)
     move = PlanMove(
         topic="orders", partition=0, replicas_before=[1, 2], replicas_after=[1, 3], bytes=3_000_000
     )
-    assert estimate_module.bytes_forecast(cluster=cluster, moves=[move], seconds=6.0) == 4_500_000
-    assert estimate_module.bytes_forecast(cluster=cluster, moves=[move], seconds=None) == 3_000_000
+    assert (
+        estimate_module.bytes_forecast(cluster=orders_cluster, moves=[move], seconds=6.0)
+        == 4_500_000
+    )
+    assert (
+        estimate_module.bytes_forecast(cluster=orders_cluster, moves=[move], seconds=None)
+        == 3_000_000
+    )
 
     # The executor's start stores the forecast: the logs now plus the writes over the
     # copy time at the throttle chosen at approval.
-    plan = plan_request(cluster=cluster, user=admin_member, mode="add-brokers", brokers=[3])
+    plan = plan_request(cluster=orders_cluster, user=admin_member, mode="add-brokers", brokers=[3])
     plan_approve(plan=plan, user=admin_member, throttle_rate=1_000_000)
     execution_step(plan=plan, kafka=kafka)
     plan.refresh_from_db()
@@ -271,10 +267,12 @@ def test_it_counts_what_is_written_while_the_new_replicas_copy(cluster, admin_me
     assert plan.bytes_to_move == copied_partitions(plan) * SIZE + int(written)
 
 
-def test_progress_never_goes_back_when_retention_shrinks_the_replicas(cluster, admin_member, kafka):
+def test_progress_never_goes_back_when_retention_shrinks_the_replicas(
+    orders_cluster, admin_member, kafka
+):
     from apps.plans.selectors import plan_progress
 
-    plan = plan_request(cluster=cluster, user=admin_member, mode="add-brokers", brokers=[3])
+    plan = plan_request(cluster=orders_cluster, user=admin_member, mode="add-brokers", brokers=[3])
     plan_approve(plan=plan, user=admin_member)
     seen = []
     for n in range(100):
@@ -293,16 +291,12 @@ def test_progress_never_goes_back_when_retention_shrinks_the_replicas(cluster, a
     assert plan_estimate_check(plan=plan).bytes_copied == seen[-1]
 
 
-def test_a_new_throttle_re_estimates_the_rest_of_the_copy(cluster, admin_member, kafka):
+def test_a_new_throttle_re_estimates_the_rest_of_the_copy(orders_cluster, admin_member, kafka):
     from apps.audit.models import AuditEvent
     from apps.plans.services import execution_tune
 
-    policy_update(
-        policy=policy_get(cluster=cluster),
-        actor=admin_member,
-        changes={"throttle_bytes_per_sec": 1_000_000},
-    )
-    plan = plan_request(cluster=cluster, user=admin_member, mode="add-brokers", brokers=[3])
+    policy_set(orders_cluster, admin_member, throttle_bytes_per_sec=1_000_000)
+    plan = plan_request(cluster=orders_cluster, user=admin_member, mode="add-brokers", brokers=[3])
     plan_approve(plan=plan, user=admin_member)
     execution_step(plan=plan, kafka=kafka)  # started at 1 MB/s
     plan.refresh_from_db()
@@ -321,32 +315,26 @@ def test_a_new_throttle_re_estimates_the_rest_of_the_copy(cluster, admin_member,
 
 
 def test_a_copy_the_writes_outpace_says_it_stalls_instead_of_a_made_up_time(
-    cluster, admin_member, kafka, client
+    orders_cluster, admin_member, kafka, client
 ):
-    policy_update(
-        policy=policy_get(cluster=cluster),
-        actor=admin_member,
-        changes={"throttle_bytes_per_sec": 1_000_000},
-    )
-    _written(cluster, 2_000_000.0)
-    plan = plan_request(cluster=cluster, user=admin_member, mode="add-brokers", brokers=[3])
+    policy_set(orders_cluster, admin_member, throttle_bytes_per_sec=1_000_000)
+    _written(orders_cluster, 2_000_000.0)
+    plan = plan_request(cluster=orders_cluster, user=admin_member, mode="add-brokers", brokers=[3])
 
     assert plan.duration_estimate_seconds is None
     assert plan.estimate_note.startswith("stalls at this throttle: broker ")
     # The bytes are the logs' only: no forecast of writes over a made-up duration.
     assert plan.bytes_to_move == copied_partitions(plan) * SIZE
     client.force_login(admin_member)
-    page = client.get(reverse("dashboard:plan", args=[cluster.name, plan.pk])).content.decode()
+    page = client.get(
+        reverse("dashboard:plan", args=[orders_cluster.name, plan.pk])
+    ).content.decode()
     assert "stalls at this throttle" in page
 
 
-def test_an_unthrottled_plan_is_not_timed_by_a_throttled_run(cluster, admin_member, kafka):
-    policy_update(
-        policy=policy_get(cluster=cluster),
-        actor=admin_member,
-        changes={"throttle_bytes_per_sec": 1_000_000},
-    )
-    plan = plan_request(cluster=cluster, user=admin_member, mode="add-brokers", brokers=[3])
+def test_an_unthrottled_plan_is_not_timed_by_a_throttled_run(orders_cluster, admin_member, kafka):
+    policy_set(orders_cluster, admin_member, throttle_bytes_per_sec=1_000_000)
+    plan = plan_request(cluster=orders_cluster, user=admin_member, mode="add-brokers", brokers=[3])
     plan_approve(plan=plan, user=admin_member)
     run_to_end(plan, kafka)
     assert plan.state == PlanState.COMPLETED
@@ -354,9 +342,11 @@ def test_an_unthrottled_plan_is_not_timed_by_a_throttled_run(cluster, admin_memb
     move = PlanMove(
         topic="orders", partition=0, replicas_before=[1, 2], replicas_after=[1, 3], bytes=SIZE
     )
-    unthrottled = estimate_module.duration_estimate(cluster=cluster, moves=[move], throttle_rate=0)
+    unthrottled = estimate_module.duration_estimate(
+        cluster=orders_cluster, moves=[move], throttle_rate=0
+    )
     throttled = estimate_module.duration_estimate(
-        cluster=cluster, moves=[move], throttle_rate=1_000_000
+        cluster=orders_cluster, moves=[move], throttle_rate=1_000_000
     )
 
     assert unthrottled.seconds is None  # no earlier unthrottled run to take the pace from

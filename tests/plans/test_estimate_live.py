@@ -5,6 +5,7 @@ replicas really hold once the plan completed (and the copy time against the ETA)
 import os
 
 import pytest
+from devkit import live
 
 from apps.clusters.services import cluster_sync
 from apps.kafka_layer.kafka_python_adapter import replica_sizes_describe
@@ -12,8 +13,6 @@ from apps.plans.executor import execution_run
 from apps.plans.models import PlanState
 from apps.plans.selectors import plan_estimate_check
 from apps.plans.services import plan_approve, plan_request, plan_rollback_request
-
-from . import live
 
 pytestmark = [pytest.mark.django_db, pytest.mark.integration]
 

@@ -7,18 +7,18 @@ import pytest
 from apps.audit.models import AuditEvent
 from apps.plans.errors import PlanPermissionDenied, PlanRequestInvalid, PlanStateError
 from apps.plans.executor import execution_step
-from apps.plans.models import Execution, MoveState, PlanMode, PlanOrigin, PlanState
+from apps.plans.models import Execution, MoveState, PlanState
 from apps.plans.selectors import plan_actions_get, plan_progress
 from apps.plans.services import (
     execution_pause,
     execution_resume,
     execution_tune,
     plan_approve,
-    plan_create,
 )
-
-from . import test_executor as executor_tests
-from .test_executor import AFTER, BEFORE, run_to_end
+from tests.plans import test_executor as executor_tests
+from tests.plans.fakes import run_to_end
+from tests.plans.test_executor import AFTER, BEFORE
+from tests.support.factories import cluster_apply, plan_from_assignment
 
 pytestmark = pytest.mark.django_db
 
@@ -107,22 +107,9 @@ def test_it_removes_the_throttle_when_tuned_to_none(plan, kafka, operator):
     assert kafka.assignment == AFTER and not kafka.throttles_left()
 
 
-def test_it_throttles_at_the_rate_chosen_at_approval(cluster, admin_member, apply_state, kafka):
-    apply_state(cluster, BEFORE)
-    proposed = plan_create(
-        cluster=cluster,
-        origin=PlanOrigin.OPERATOR,
-        mode=PlanMode.FULL,
-        reassignment={
-            "version": 1,
-            "partitions": [
-                {"topic": t, "partition": p, "replicas": r} for (t, p), r in AFTER.items()
-            ],
-        },
-        assignment_before=BEFORE,
-        report={},
-        actor=admin_member,
-    )
+def test_it_throttles_at_the_rate_chosen_at_approval(orders_cluster, admin_member, kafka):
+    cluster_apply(orders_cluster, BEFORE)
+    proposed = plan_from_assignment(orders_cluster, AFTER, BEFORE, actor=admin_member)
     plan_approve(plan=proposed, user=admin_member, throttle_rate=3_000_000)
     execution_step(plan=proposed, kafka=kafka)
     assert kafka.broker_configs[3][RATE_KEY] == "3000000"

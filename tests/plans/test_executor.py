@@ -9,9 +9,9 @@ from apps.plans.executor import execution_run, execution_step, executions_resume
 from apps.plans.executor.lease import execution_lease_take
 from apps.plans.kafka_ops import KafkaOpError, KafkaOpNotAuthorized
 from apps.plans.models import Execution, MoveState, Plan, PlanMode, PlanOrigin, PlanState
-from apps.plans.services import plan_approve, plan_cancel, plan_create, policy_get, policy_update
-
-from .fakes import FakeKafka
+from apps.plans.services import plan_approve, plan_cancel
+from tests.plans.fakes import FakeKafka, run_to_end
+from tests.support.factories import cluster_apply, plan_from_assignment, policy_set
 
 pytestmark = pytest.mark.django_db
 
@@ -30,40 +30,18 @@ def kafka() -> FakeKafka:
 
 
 @pytest.fixture
-def plan(cluster, admin_member, apply_state) -> Plan:
-    apply_state(cluster, BEFORE)
-    policy_update(
-        policy=policy_get(cluster=cluster),
-        actor=admin_member,
-        changes={
-            "max_moves_per_broker": 5,
-            "max_moves_cluster": 8,
-            "throttle_bytes_per_sec": 1_000_000,
-        },
+def plan(orders_cluster, admin_member) -> Plan:
+    cluster_apply(orders_cluster, BEFORE)
+    policy_set(
+        orders_cluster,
+        admin_member,
+        max_moves_per_broker=5,
+        max_moves_cluster=8,
+        throttle_bytes_per_sec=1_000_000,
     )
-    plan = plan_create(
-        cluster=cluster,
-        origin=PlanOrigin.OPERATOR,
-        mode=PlanMode.FULL,
-        reassignment={
-            "version": 1,
-            "partitions": [
-                {"topic": t, "partition": p, "replicas": r} for (t, p), r in AFTER.items()
-            ],
-        },
-        assignment_before=BEFORE,
-        report={},
-        actor=admin_member,
-    )
+    plan = plan_from_assignment(orders_cluster, AFTER, BEFORE, actor=admin_member)
     plan_approve(plan=plan, user=admin_member)
     return plan
-
-
-def run_to_end(plan: Plan, kafka: FakeKafka, limit: int = 100) -> int:
-    for step in range(1, limit):
-        if execution_step(plan=plan, kafka=kafka):
-            return step
-    raise AssertionError("plan did not finish")
 
 
 def test_it_runs_a_plan_in_capped_batches_with_throttles_and_leader_election(plan, kafka):
@@ -113,11 +91,7 @@ def test_it_runs_a_plan_in_capped_batches_with_throttles_and_leader_election(pla
 
 
 def test_it_honours_the_cluster_wide_cap(plan, kafka, admin_member):
-    policy_update(
-        policy=policy_get(cluster=plan.cluster),
-        actor=admin_member,
-        changes={"max_moves_cluster": 2},
-    )
+    policy_set(plan.cluster, admin_member, max_moves_cluster=2)
     run_to_end(plan, kafka)
     assert kafka.max_in_flight_seen <= 2
     assert all(len(call) <= 2 for call in kafka.alter_calls)
@@ -338,22 +312,15 @@ def test_it_resumes_plans_whose_worker_is_gone(
     assert sent == [plan.pk]
 
 
-def test_it_elects_an_unclean_leader_only_for_confirmed_data_loss(
-    cluster, admin_member, apply_state
-):
-    apply_state(cluster, {("t", 0): [1, 2], ("t", 1): [1, 2]}, alive=(3, 4))
+def test_it_elects_an_unclean_leader_only_for_confirmed_data_loss(orders_cluster, admin_member):
+    cluster_apply(orders_cluster, {("t", 0): [1, 2], ("t", 1): [1, 2]}, alive=(3, 4))
     kafka = FakeKafka(assignment={("t", 0): [1, 2], ("t", 1): [1, 2]}, alive={3, 4})
-    plan = plan_create(
-        cluster=cluster,
-        origin=PlanOrigin.OPERATOR,
-        mode=PlanMode.FIX_OFFLINE,
-        reassignment={
-            "version": 1,
-            "partitions": [{"topic": "t", "partition": 0, "replicas": [3, 4]}],
-        },
-        assignment_before={("t", 0): [1, 2]},
-        report={},
+    plan = plan_from_assignment(
+        orders_cluster,
+        {("t", 0): [3, 4]},
+        {("t", 0): [1, 2]},
         actor=admin_member,
+        mode=PlanMode.FIX_OFFLINE,
         data_loss_partitions=["t-0"],
     )
     plan_approve(plan=plan, user=admin_member, confirm_data_loss=True)
@@ -370,10 +337,10 @@ def test_it_elects_an_unclean_leader_only_for_confirmed_data_loss(
     assert plan.state == PlanState.COMPLETED
 
 
-def test_it_refuses_to_step_a_plan_that_is_not_approved(cluster, operator, kafka):
+def test_it_refuses_to_step_a_plan_that_is_not_approved(orders_cluster, operator, kafka):
     from apps.plans.services import plan_request
 
-    plan = plan_request(cluster=cluster, user=operator, mode="full")
+    plan = plan_request(cluster=orders_cluster, user=operator, mode="full")
     assert execution_step(plan=plan, kafka=kafka) is True
     plan.refresh_from_db()
     assert plan.state == PlanState.PROPOSED and not kafka.alter_calls

@@ -2,14 +2,13 @@
 SIGKILLed mid-execution is a case of the fault matrix, tests/faults)."""
 
 import pytest
-from support.polling import wait_until
+from devkit import live
+from devkit.polling import wait_until
 
 from apps.clusters.services import cluster_sync
 from apps.plans.executor import execution_run, execution_step
 from apps.plans.models import Execution, MoveState, PlanState
 from apps.plans.services import plan_approve, plan_cancel, plan_request, plan_rollback_request
-
-from . import live
 
 pytestmark = [pytest.mark.django_db, pytest.mark.integration]
 
@@ -34,14 +33,12 @@ def test_it_runs_a_throttled_plan_to_the_end_and_rolls_it_back(
     )
     plan = plan_request(cluster=cluster, user=admin_user, mode="add-brokers", brokers=[3])
     plan_approve(plan=plan, user=admin_user)
-    targets = {(e["topic"], e["partition"]): e["replicas"] for e in plan.reassignment["partitions"]}
+    targets = live.plan_targets(plan)
     assert targets and all(3 in r for r in targets.values())
 
     execution_step(plan=plan)  # starts, sets throttles, sends the first batch
     # Dynamic configs reach the brokers asynchronously.
-    throttles = wait_until(
-        lambda: live.throttles_found(admin, [1, 2, 3], [topic]), 10, what="throttles set"
-    )
+    throttles = live.throttles_set(admin, [topic])
     assert throttles.get("3:follower.replication.throttled.rate") == "20000000"
     assert f"{topic}:follower.replication.throttled.replicas" in throttles
 
@@ -84,11 +81,11 @@ def test_it_cancels_mid_way_and_leaves_the_cluster_consistent(
     before = {k: v[0] for k, v in live.placement(admin, [topic]).items()}
     plan = plan_request(cluster=cluster, user=admin_user, mode="add-brokers", brokers=[3])
     plan_approve(plan=plan, user=admin_user)
-    targets = {(e["topic"], e["partition"]): e["replicas"] for e in plan.reassignment["partitions"]}
+    targets = live.plan_targets(plan)
 
     execution_step(plan=plan)
     assert live.in_flight(kafka_cluster.bootstrap_servers, [topic])
-    wait_until(lambda: live.throttles_found(admin, [1, 2, 3], [topic]), 10, what="throttles set")
+    live.throttles_set(admin, [topic])
     plan.refresh_from_db()
     plan_cancel(plan=plan, user=admin_user, reason="peak traffic")
     assert execution_step(plan=plan) is True

@@ -6,13 +6,12 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from support.polling import wait_until
+from devkit import live
+from devkit.polling import wait_until
 
 from apps.plans.selectors import plan_export_json
 from apps.plans.services import plan_request
-
-from . import live
-from .test_executor_live import ON_ONE_AND_TWO
+from tests.plans.test_executor_live import ON_ONE_AND_TWO
 
 pytestmark = [pytest.mark.django_db, pytest.mark.integration]
 
@@ -38,7 +37,7 @@ def test_it_applies_an_exported_plan_with_kafka_reassign_partitions(
     live.fill(bootstrap, topic, 6, 64 * 1024)
     cluster = live.cluster_registered(bootstrap, admin_user, [topic])
     plan = plan_request(cluster=cluster, user=admin_user, mode="add-brokers", brokers=[3])
-    targets = {(e["topic"], e["partition"]): e["replicas"] for e in plan.reassignment["partitions"]}
+    targets = live.plan_targets(plan)
     assert targets and all(3 in r for r in targets.values())
     exported = tmp_path / "plan.json"
     exported.write_text(plan_export_json(plan=plan))

@@ -14,15 +14,14 @@ from apps.plans.selectors import assignment_fingerprint, plan_export_json
 from apps.plans.services import (
     plan_approve,
     plan_cancel,
-    plan_create,
     plan_reject,
     plan_request,
     plan_rollback_request,
     policy_get,
     policy_update,
 )
-
-from .conftest import SKEWED
+from tests.plans.conftest import SKEWED
+from tests.support.factories import cluster_apply, plan_from_assignment, policy_set
 
 pytestmark = pytest.mark.django_db
 
@@ -48,8 +47,8 @@ def test_it_creates_the_four_groups_with_their_permissions():
     assert "approve_data_loss" in perms["admin"] and "approve_data_loss" not in perms["approver"]
 
 
-def test_it_proposes_a_plan_by_hand_with_moves_fingerprint_and_rollback(cluster, operator):
-    plan = plan_request(cluster=cluster, user=operator, mode="full", reason="even out")
+def test_it_proposes_a_plan_by_hand_with_moves_fingerprint_and_rollback(orders_cluster, operator):
+    plan = plan_request(cluster=orders_cluster, user=operator, mode="full", reason="even out")
 
     assert plan.state == PlanState.PROPOSED and plan.origin == PlanOrigin.OPERATOR
     assert plan.requested_by == operator and plan.request_reason == "even out"
@@ -87,19 +86,23 @@ def test_it_proposes_a_plan_by_hand_with_moves_fingerprint_and_rollback(cluster,
         ({"mode": "leaders", "allow_data_loss": True}, "data loss"),
     ],
 )
-def test_it_refuses_a_malformed_request_and_changes_nothing(cluster, operator, kwargs, message):
+def test_it_refuses_a_malformed_request_and_changes_nothing(
+    orders_cluster, operator, kwargs, message
+):
     events = AuditEvent.objects.count()
     with pytest.raises(PlanRequestInvalid, match=message):
-        plan_request(cluster=cluster, user=operator, **kwargs)
+        plan_request(cluster=orders_cluster, user=operator, **kwargs)
     assert Plan.objects.count() == 0 and AuditEvent.objects.count() == events
 
 
-def test_it_refuses_requests_and_decisions_without_permission(cluster, viewer, approver, operator):
+def test_it_refuses_requests_and_decisions_without_permission(
+    orders_cluster, viewer, approver, operator
+):
     with pytest.raises(PlanPermissionDenied):
-        plan_request(cluster=cluster, user=viewer, mode="full")
+        plan_request(cluster=orders_cluster, user=viewer, mode="full")
     with pytest.raises(PlanPermissionDenied):
-        plan_request(cluster=cluster, user=approver, mode="full")
-    plan = plan_request(cluster=cluster, user=operator, mode="full")
+        plan_request(cluster=orders_cluster, user=approver, mode="full")
+    plan = plan_request(cluster=orders_cluster, user=operator, mode="full")
     for user in (viewer, operator):
         with pytest.raises(PlanPermissionDenied):
             plan_approve(plan=plan, user=user)
@@ -109,25 +112,25 @@ def test_it_refuses_requests_and_decisions_without_permission(cluster, viewer, a
     assert plan.state == PlanState.PROPOSED and actions(plan) == ["plan.proposed"]
 
 
-def test_it_says_when_there_is_nothing_to_change(cluster, operator, apply_state):
+def test_it_says_when_there_is_nothing_to_change(orders_cluster, operator):
     balanced = {("orders", i): [[1, 2], [2, 3], [3, 1]][i % 3] for i in range(6)}
-    apply_state(cluster, balanced)
+    cluster_apply(orders_cluster, balanced)
     with pytest.raises(PlanRequestInvalid, match="nothing to change"):
-        plan_request(cluster=cluster, user=operator, mode="leaders")
+        plan_request(cluster=orders_cluster, user=operator, mode="leaders")
 
 
-def test_it_keeps_one_open_proposal_per_cluster(cluster, operator):
-    first = plan_request(cluster=cluster, user=operator, mode="full")
-    second = plan_request(cluster=cluster, user=operator, mode="add-brokers", brokers=[3])
+def test_it_keeps_one_open_proposal_per_cluster(orders_cluster, operator):
+    first = plan_request(cluster=orders_cluster, user=operator, mode="full")
+    second = plan_request(cluster=orders_cluster, user=operator, mode="add-brokers", brokers=[3])
 
     first.refresh_from_db()
     assert first.state == PlanState.SUPERSEDED and first.superseded_by_id == second.pk
-    assert Plan.objects.filter(cluster=cluster, state=PlanState.PROPOSED).get() == second
+    assert Plan.objects.filter(cluster=orders_cluster, state=PlanState.PROPOSED).get() == second
     assert actions(first) == ["plan.proposed", "plan.superseded"]
 
 
 def test_it_keeps_an_approval_made_while_the_task_queue_is_down_and_says_who_starts_it(
-    cluster, operator, approver, monkeypatch, caplog, django_capture_on_commit_callbacks
+    orders_cluster, operator, approver, monkeypatch, caplog, django_capture_on_commit_callbacks
 ):
     from celery import current_app
     from kombu.exceptions import OperationalError
@@ -139,7 +142,7 @@ def test_it_keeps_an_approval_made_while_the_task_queue_is_down_and_says_who_sta
         raise OperationalError("Error 111 connecting to 127.0.0.1:6379. Connection refused.")
 
     monkeypatch.setattr(current_app.tasks[PLAN_EXECUTE_TASK], "delay", queue_down)
-    plan = plan_request(cluster=cluster, user=operator, mode="full")
+    plan = plan_request(cluster=orders_cluster, user=operator, mode="full")
 
     with django_capture_on_commit_callbacks(execute=True):
         plan_approve(plan=plan, user=approver)
@@ -151,8 +154,8 @@ def test_it_keeps_an_approval_made_while_the_task_queue_is_down_and_says_who_sta
     assert executions_resume() == [plan.pk]  # the sweep's next round enqueues it
 
 
-def test_it_approves_and_records_who_why_and_from_where(cluster, operator, approver):
-    plan = plan_request(cluster=cluster, user=operator, mode="full")
+def test_it_approves_and_records_who_why_and_from_where(orders_cluster, operator, approver):
+    plan = plan_request(cluster=orders_cluster, user=operator, mode="full")
     plan_approve(plan=plan, user=approver, reason="looks right", client_address="10.9.8.7")
 
     plan.refresh_from_db()
@@ -163,8 +166,8 @@ def test_it_approves_and_records_who_why_and_from_where(cluster, operator, appro
     assert event.before["state"] == "proposed" and event.after["state"] == "approved"
 
 
-def test_it_refuses_illegal_transitions(cluster, operator, approver):
-    plan = plan_request(cluster=cluster, user=operator, mode="full")
+def test_it_refuses_illegal_transitions(orders_cluster, operator, approver):
+    plan = plan_request(cluster=orders_cluster, user=operator, mode="full")
     plan_reject(plan=plan, user=approver, reason="not now")
     with pytest.raises(PlanStateError):
         plan_approve(plan=plan, user=approver)
@@ -178,19 +181,17 @@ def test_it_refuses_illegal_transitions(cluster, operator, approver):
     assert plan.state == PlanState.REJECTED and plan.decision_reason == "not now"
 
 
-def test_it_needs_a_reason_to_reject(cluster, operator, approver):
-    plan = plan_request(cluster=cluster, user=operator, mode="full")
+def test_it_needs_a_reason_to_reject(orders_cluster, operator, approver):
+    plan = plan_request(cluster=orders_cluster, user=operator, mode="full")
     with pytest.raises(PlanRequestInvalid, match="reason"):
         plan_reject(plan=plan, user=approver, reason="   ")
     plan.refresh_from_db()
     assert plan.state == PlanState.PROPOSED
 
 
-def test_it_applies_the_four_eyes_rule_when_enabled(cluster, admin_member, approver):
-    plan = plan_request(cluster=cluster, user=admin_member, mode="full")
-    policy_update(
-        policy=policy_get(cluster=cluster), actor=admin_member, changes={"four_eyes": True}
-    )
+def test_it_applies_the_four_eyes_rule_when_enabled(orders_cluster, admin_member, approver):
+    plan = plan_request(cluster=orders_cluster, user=admin_member, mode="full")
+    policy_set(orders_cluster, admin_member, four_eyes=True)
 
     with pytest.raises(PlanPermissionDenied, match="four-eyes"):
         plan_approve(plan=plan, user=admin_member)
@@ -200,18 +201,18 @@ def test_it_applies_the_four_eyes_rule_when_enabled(cluster, admin_member, appro
     assert plan.state == PlanState.APPROVED
 
 
-def test_it_lets_the_requester_approve_without_four_eyes(cluster, admin_member):
-    plan = plan_request(cluster=cluster, user=admin_member, mode="full")
+def test_it_lets_the_requester_approve_without_four_eyes(orders_cluster, admin_member):
+    plan = plan_request(cluster=orders_cluster, user=admin_member, mode="full")
     plan_approve(plan=plan, user=admin_member)
     assert plan.state == PlanState.APPROVED
 
 
-def test_it_turns_a_plan_stale_when_the_cluster_moved_on(cluster, operator, approver, apply_state):
-    plan = plan_request(cluster=cluster, user=operator, mode="full")
+def test_it_turns_a_plan_stale_when_the_cluster_moved_on(orders_cluster, operator, approver):
+    plan = plan_request(cluster=orders_cluster, user=operator, mode="full")
     moved = dict(SKEWED)
     key = (plan.moves.first().topic, plan.moves.first().partition)
     moved[key] = list(reversed(SKEWED[key]))
-    apply_state(cluster, moved)
+    cluster_apply(orders_cluster, moved)
 
     with pytest.raises(PlanStale):
         plan_approve(plan=plan, user=approver)
@@ -222,26 +223,21 @@ def test_it_turns_a_plan_stale_when_the_cluster_moved_on(cluster, operator, appr
 
 
 def _lossy_plan(cluster: Cluster, user) -> Plan:
-    return plan_create(
-        cluster=cluster,
-        origin=PlanOrigin.OPERATOR,
-        mode=PlanMode.FIX_OFFLINE,
-        reassignment={
-            "version": 1,
-            "partitions": [{"topic": "orders", "partition": 0, "replicas": [3, 1]}],
-        },
-        assignment_before={("orders", 0): [1, 2]},
-        report={},
+    return plan_from_assignment(
+        cluster,
+        {("orders", 0): [3, 1]},
+        {("orders", 0): [1, 2]},
         actor=user,
+        mode=PlanMode.FIX_OFFLINE,
         data_loss_partitions=["orders-0"],
         requested_by=user,
     )
 
 
 def test_it_needs_a_separate_confirmation_and_permission_to_lose_data(
-    cluster, admin_member, approver
+    orders_cluster, admin_member, approver
 ):
-    plan = _lossy_plan(cluster, admin_member)
+    plan = _lossy_plan(orders_cluster, admin_member)
     with pytest.raises(PlanPermissionDenied):
         plan_approve(plan=plan, user=approver, confirm_data_loss=True)
     with pytest.raises(PlanRequestInvalid, match="confirm"):
@@ -254,80 +250,52 @@ def test_it_needs_a_separate_confirmation_and_permission_to_lose_data(
     assert "plan.data_loss_confirmed" in actions(plan)
 
 
-def test_it_never_auto_approves_data_loss(cluster, admin_member):
-    policy_update(
-        policy=policy_get(cluster=cluster),
-        actor=admin_member,
-        changes={"auto_approve_self_healing": True, "auto_approve_max_bytes": 10**12},
+def _detected_move(cluster: Cluster, index: int, before, after, *, sizes_known, size=None):
+    """A detector's plan moving orders-`index` from `before` to `after`."""
+    key = ("orders", index)
+    return plan_from_assignment(
+        cluster,
+        {key: after},
+        {key: before},
+        actor=None,
+        origin=PlanOrigin.DETECTOR,
+        report={"sizes_known": sizes_known},
+        **({} if size is None else {"sizes": {key: size}}),
     )
-    plan = _lossy_plan(cluster, admin_member)
+
+
+def test_it_never_auto_approves_data_loss(orders_cluster, admin_member):
+    policy_set(
+        orders_cluster,
+        admin_member,
+        auto_approve_self_healing=True,
+        auto_approve_max_bytes=10**12,
+    )
+    plan = _lossy_plan(orders_cluster, admin_member)
     assert plan.state == PlanState.PROPOSED
 
 
-def test_it_auto_approves_small_plans_as_the_policy(cluster, admin_member):
-    policy_update(
-        policy=policy_get(cluster=cluster),
-        actor=admin_member,
-        changes={"auto_approve_max_bytes": 1000},
-    )
-    plan = plan_create(
-        cluster=cluster,
-        origin=PlanOrigin.DETECTOR,
-        mode=PlanMode.FULL,
-        reassignment={
-            "version": 1,
-            "partitions": [{"topic": "orders", "partition": 0, "replicas": [3, 2]}],
-        },
-        assignment_before={("orders", 0): [1, 2]},
-        report={"sizes_known": True},
-        actor=None,
-        sizes={("orders", 0): 500},
-    )
+def test_it_auto_approves_small_plans_as_the_policy(orders_cluster, admin_member):
+    policy_set(orders_cluster, admin_member, auto_approve_max_bytes=1000)
+    plan = _detected_move(orders_cluster, 0, [1, 2], [3, 2], sizes_known=True, size=500)
     plan.refresh_from_db()
     assert plan.state == PlanState.APPROVED and plan.decided_by_policy
     event = AuditEvent.objects.get(action="plan.approved")
     assert event.actor_kind == "policy" and event.actor == "policy:prod"
     assert "500 bytes" in event.reason
 
-    big = plan_create(
-        cluster=cluster,
-        origin=PlanOrigin.DETECTOR,
-        mode=PlanMode.FULL,
-        reassignment={
-            "version": 1,
-            "partitions": [{"topic": "orders", "partition": 1, "replicas": [3, 1]}],
-        },
-        assignment_before={("orders", 1): [2, 1]},
-        report={"sizes_known": True},
-        actor=None,
-        sizes={("orders", 1): 5000},
-    )
+    big = _detected_move(orders_cluster, 1, [2, 1], [3, 1], sizes_known=True, size=5000)
     assert big.state == PlanState.PROPOSED
 
 
-def test_it_does_not_trust_unknown_sizes_for_auto_approval(cluster, admin_member):
-    policy_update(
-        policy=policy_get(cluster=cluster),
-        actor=admin_member,
-        changes={"auto_approve_max_bytes": 1000},
-    )
-    plan = plan_create(
-        cluster=cluster,
-        origin=PlanOrigin.DETECTOR,
-        mode=PlanMode.FULL,
-        reassignment={
-            "version": 1,
-            "partitions": [{"topic": "orders", "partition": 0, "replicas": [3, 2]}],
-        },
-        assignment_before={("orders", 0): [1, 2]},
-        report={"sizes_known": False},
-        actor=None,
-    )
+def test_it_does_not_trust_unknown_sizes_for_auto_approval(orders_cluster, admin_member):
+    policy_set(orders_cluster, admin_member, auto_approve_max_bytes=1000)
+    plan = _detected_move(orders_cluster, 0, [1, 2], [3, 2], sizes_known=False)
     assert plan.state == PlanState.PROPOSED
 
 
-def test_it_cancels_an_approved_plan_before_it_starts(cluster, operator, approver):
-    plan = plan_request(cluster=cluster, user=operator, mode="full")
+def test_it_cancels_an_approved_plan_before_it_starts(orders_cluster, operator, approver):
+    plan = plan_request(cluster=orders_cluster, user=operator, mode="full")
     plan_approve(plan=plan, user=approver)
     plan_cancel(plan=plan, user=operator, reason="maintenance window over")
     plan.refresh_from_db()
@@ -335,14 +303,14 @@ def test_it_cancels_an_approved_plan_before_it_starts(cluster, operator, approve
     assert actions(plan)[-1] == "plan.cancelled"
 
 
-def test_it_proposes_a_rollback_of_a_completed_plan(cluster, operator, approver, apply_state):
-    plan = plan_request(cluster=cluster, user=operator, mode="full")
+def test_it_proposes_a_rollback_of_a_completed_plan(orders_cluster, operator, approver):
+    plan = plan_request(cluster=orders_cluster, user=operator, mode="full")
     Plan.objects.filter(pk=plan.pk).update(state=PlanState.COMPLETED)
     plan.refresh_from_db()
     after = dict(SKEWED)
     for e in plan.reassignment["partitions"]:
         after[(e["topic"], e["partition"])] = e["replicas"]
-    apply_state(cluster, after)
+    cluster_apply(orders_cluster, after)
 
     rollback = plan_rollback_request(plan=plan, user=operator, reason="latency went up")
 
@@ -356,17 +324,17 @@ def test_it_proposes_a_rollback_of_a_completed_plan(cluster, operator, approver,
     assert rollback.state == PlanState.APPROVED
 
 
-def test_it_refuses_a_rollback_onto_a_dead_broker(cluster, operator, apply_state):
-    plan = plan_request(cluster=cluster, user=operator, mode="full")
+def test_it_refuses_a_rollback_onto_a_dead_broker(orders_cluster, operator):
+    plan = plan_request(cluster=orders_cluster, user=operator, mode="full")
     Plan.objects.filter(pk=plan.pk).update(state=PlanState.COMPLETED)
     plan.refresh_from_db()
-    apply_state(cluster, SKEWED, alive=(2, 3))
+    cluster_apply(orders_cluster, SKEWED, alive=(2, 3))
     with pytest.raises(PlanRequestInvalid, match="not alive"):
         plan_rollback_request(plan=plan, user=operator)
 
 
-def test_it_audits_policy_changes_and_refuses_bad_values(cluster, admin_member, operator):
-    policy = policy_get(cluster=cluster)
+def test_it_audits_policy_changes_and_refuses_bad_values(orders_cluster, admin_member, operator):
+    policy = policy_get(cluster=orders_cluster)
     with pytest.raises(PlanPermissionDenied):
         policy_update(policy=policy, actor=operator, changes={"four_eyes": True})
     for bad in (
@@ -385,35 +353,35 @@ def test_it_audits_policy_changes_and_refuses_bad_values(cluster, admin_member, 
     )
     event = AuditEvent.objects.get(action="policy.changed")
     assert event.before == {"dead_broker_grace": 60} and event.after == {"dead_broker_grace": 5}
-    assert ClusterPolicy.objects.get(cluster=cluster).dead_broker_grace == 5
+    assert ClusterPolicy.objects.get(cluster=orders_cluster).dead_broker_grace == 5
 
 
-def test_it_drains_brokers_before_decommission(cluster, operator, apply_state):
+def test_it_drains_brokers_before_decommission(orders_cluster, operator):
     balanced = {("orders", i): [[1, 2], [2, 3], [3, 1]][i % 3] for i in range(6)}
-    apply_state(cluster, balanced)
-    plan = plan_request(cluster=cluster, user=operator, mode="remove-brokers", brokers=[1])
+    cluster_apply(orders_cluster, balanced)
+    plan = plan_request(cluster=orders_cluster, user=operator, mode="remove-brokers", brokers=[1])
     after = {(m.topic, m.partition): m.replicas_after for m in plan.moves.all()}
     for key, replicas in balanced.items():
         assert 1 not in after.get(key, replicas)
     assert plan.brokers == [1] and plan.mode == PlanMode.REMOVE_BROKERS
 
 
-def test_it_plans_leadership_only_without_copying_data(cluster, operator, apply_state):
-    apply_state(cluster, {("orders", i): [1, 2] for i in range(6)})
-    plan = plan_request(cluster=cluster, user=operator, mode="leaders")
+def test_it_plans_leadership_only_without_copying_data(orders_cluster, operator):
+    cluster_apply(orders_cluster, {("orders", i): [1, 2] for i in range(6)})
+    plan = plan_request(cluster=orders_cluster, user=operator, mode="leaders")
     moves = list(plan.moves.all())
     assert moves and all(m.leader_only for m in moves)
     assert plan.bytes_to_move == 0
 
 
 def test_it_enqueues_the_execution_once_approved(
-    cluster, operator, approver, django_capture_on_commit_callbacks, monkeypatch
+    orders_cluster, operator, approver, django_capture_on_commit_callbacks, monkeypatch
 ):
     from apps.plans import tasks
 
     sent = []
     monkeypatch.setattr(tasks.plan_execute_task, "delay", lambda plan_id: sent.append(plan_id))
-    plan = plan_request(cluster=cluster, user=operator, mode="full")
+    plan = plan_request(cluster=orders_cluster, user=operator, mode="full")
     with django_capture_on_commit_callbacks(execute=True):
         pass
     assert sent == []  # proposing runs nothing
@@ -422,7 +390,7 @@ def test_it_enqueues_the_execution_once_approved(
     assert sent == [plan.pk]
 
 
-def test_the_command_requests_a_plan_and_refuses_bad_input(cluster, operator, viewer):
+def test_the_command_requests_a_plan_and_refuses_bad_input(orders_cluster, operator, viewer):
     import io
 
     from django.core.management import CommandError, call_command

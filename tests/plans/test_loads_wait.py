@@ -5,11 +5,12 @@ its first window, judges their traffic instead of counting replicas."""
 from datetime import timedelta
 
 import pytest
+from devkit.partition_loads import partition_load_write
 from django.utils import timezone
 
 from apps.plans.models import Plan
 from apps.plans.services import cluster_detect
-from tests.support.partition_loads import partition_load_write
+from tests.support.factories import cluster_apply
 
 pytestmark = pytest.mark.django_db
 
@@ -22,24 +23,24 @@ def loads_wait(settings):
     settings.PLAN_LOADS_WAIT_SECONDS = 60
 
 
-def test_it_waits_for_a_first_window_then_plans_on_counts(cluster, apply_state):
-    apply_state(cluster, SKEWED_COUNTS)
+def test_it_waits_for_a_first_window_then_plans_on_counts(orders_cluster):
+    cluster_apply(orders_cluster, SKEWED_COUNTS)
     now = timezone.now()
 
-    assert cluster_detect(cluster=cluster, now=now) is None
-    assert cluster_detect(cluster=cluster, now=now + timedelta(seconds=30)) is None
+    assert cluster_detect(cluster=orders_cluster, now=now) is None
+    assert cluster_detect(cluster=orders_cluster, now=now + timedelta(seconds=30)) is None
     assert not Plan.objects.exists()
 
-    apply_state(cluster, SKEWED_COUNTS, now=now + timedelta(seconds=60))
-    plan = cluster_detect(cluster=cluster, now=now + timedelta(seconds=61))
+    cluster_apply(orders_cluster, SKEWED_COUNTS, now=now + timedelta(seconds=60))
+    plan = cluster_detect(cluster=orders_cluster, now=now + timedelta(seconds=61))
     assert plan is not None and "no load window yet: counts only" in plan.trigger
 
 
-def test_it_plans_on_traffic_once_the_new_partitions_are_measured(cluster, apply_state):
+def test_it_plans_on_traffic_once_the_new_partitions_are_measured(orders_cluster):
     # "orders" measured and even; the new topic "clicks" all on broker 1, not measured.
     placement = {("orders", i): [1 + i % 3] for i in range(6)}
     placement.update({("clicks", i): [1] for i in range(6)})
-    apply_state(cluster, placement)
+    cluster_apply(orders_cluster, placement)
     start = timezone.now().replace(microsecond=0) - timedelta(minutes=2)
 
     def window(n: int, *, clicks: bool) -> None:
@@ -47,7 +48,7 @@ def test_it_plans_on_traffic_once_the_new_partitions_are_measured(cluster, apply
             if topic == "clicks" and not clicks:
                 continue
             partition_load_write(
-                cluster=cluster,
+                cluster=orders_cluster,
                 topic=topic,
                 partition=index,
                 window_start=start + timedelta(seconds=10 * n),
@@ -60,9 +61,9 @@ def test_it_plans_on_traffic_once_the_new_partitions_are_measured(cluster, apply
             )
 
     window(0, clicks=False)
-    assert cluster_detect(cluster=cluster) is None  # counts violated, clicks unmeasured
+    assert cluster_detect(cluster=orders_cluster) is None  # counts violated, clicks unmeasured
     window(1, clicks=True)
-    plan = cluster_detect(cluster=cluster)  # counts violated too: no slide to confirm
+    plan = cluster_detect(cluster=orders_cluster)  # counts violated too: no slide to confirm
 
     assert plan is not None
     assert "network-in-distribution" in plan.trigger

@@ -8,9 +8,9 @@ import uuid
 from collections.abc import Iterator
 
 import pytest
+from devkit.loop_scenario import loop_run, topic_delete
 
 from apps.clusters.models import Cluster
-from tests.support.loop_scenario import loop_run, topic_delete
 
 pytestmark = [
     # Serialized rollback like every transactional test here: a plain flush re-creates

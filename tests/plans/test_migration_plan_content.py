@@ -6,6 +6,7 @@ from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
 from apps.clusters.models import Cluster
+from tests.support.migrations import migrated_back_to
 
 BEFORE = [("plans", "0007_plan_estimate_and_bytes_copied")]
 AFTER = [("plans", "0008_plan_content_table_and_partition_count")]
@@ -13,13 +14,7 @@ AFTER = [("plans", "0008_plan_content_table_and_partition_count")]
 
 @pytest.fixture
 def migrated_back(transactional_db, django_db_serialized_rollback):
-    # As tests/clusters/test_migration.py: serialized rollback keeps content type ids.
-    executor = MigrationExecutor(connection)
-    executor.migrate(BEFORE)
-    yield
-    executor = MigrationExecutor(connection)
-    executor.loader.build_graph()
-    executor.migrate(executor.loader.graph.leaf_nodes())
+    yield from migrated_back_to(BEFORE)
 
 
 def test_it_moves_existing_plans_large_parts_to_their_own_row(migrated_back):

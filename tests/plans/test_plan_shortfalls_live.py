@@ -7,13 +7,12 @@ the API and on the plan page.
 """
 
 import pytest
-from support.polling import wait_until
+from devkit import live
+from devkit.polling import wait_until
 
 from apps.clusters.services import cluster_sync
 from apps.plans.selectors import plan_shortfalls_get
 from apps.plans.services import plan_request
-
-from . import live
 
 pytestmark = [pytest.mark.django_db, pytest.mark.integration]
 

@@ -6,8 +6,8 @@ plan to review instead, and an episode of proposals is announced once."""
 from datetime import timedelta
 
 import pytest
+from devkit.users import user_make
 from django.test import Client
-from django.utils import timezone
 from rest_framework.test import APIClient
 
 from apps.audit.models import AuditEvent
@@ -16,51 +16,22 @@ from apps.plans.errors import PlanReplaced
 from apps.plans.models import ClusterPolicy, Plan, PlanMode, PlanOrigin, PlanState
 from apps.plans.services import cluster_detect, plan_approve, plan_request, policy_get
 from tests.plans.conftest import SKEWED
-from tests.support.partition_loads import partition_load_write
-from tests.support.users import user_make
+from tests.plans.windows import PLACEMENT, slid_windows
+from tests.support.factories import cluster_apply
 
 pytestmark = pytest.mark.django_db
 
-SLIDE = 10
-# Even counts: 12 partitions, RF 1, four per broker.
-PLACEMENT = {("orders", i): [1 + i % 3] for i in range(12)}
-
-
-def store_window(cluster, start, *, hot_broker: int = 0, hot: frozenset = frozenset()) -> None:
-    """A window in which the partitions led by `hot_broker`, or those in `hot`, write
-    30 % more."""
-    for (topic, index), replicas in PLACEMENT.items():
-        partition_load_write(
-            cluster=cluster,
-            topic=topic,
-            partition=index,
-            window_start=start,
-            window_end=start + timedelta(seconds=60),
-            samples=6,
-            leader=replicas[0],
-            replicas=replicas,
-            bytes_in=(
-                1300.0 + index
-                if replicas[0] == hot_broker or (topic, index) in hot
-                else 1000.0 + index
-            ),
-            bytes_out=0.0,
-            size=1000,
-        )
-
 
 @pytest.fixture
-def windows(settings, cluster, apply_state):
-    """window(n, hot_broker=b): store the n-th window (one slide apart), then detect."""
-    settings.METRICS_WINDOW_SLIDE_SECONDS = SLIDE
-    apply_state(cluster, PLACEMENT)
-    start = timezone.now().replace(microsecond=0) - timedelta(minutes=5)
+def windows(settings, orders_cluster):
+    """window(n, hot_broker=b, hot=partitions): the n-th window, then detection."""
 
-    def window(n: int, *, hot_broker: int = 0, hot: frozenset = frozenset()):
-        store_window(cluster, start + timedelta(seconds=SLIDE * n), hot_broker=hot_broker, hot=hot)
-        return cluster_detect(cluster=cluster)
+    def bytes_in(index: int, replicas: list[int], *, hot_broker: int = 0, hot=frozenset()):
+        # The partitions led by `hot_broker`, or those in `hot`, write 30 % more.
+        hotter = replicas[0] == hot_broker or ("orders", index) in hot
+        return (1300.0 if hotter else 1000.0) + index
 
-    return window
+    return slid_windows(settings, orders_cluster, bytes_in)
 
 
 def aged(plan: Plan, seconds: float) -> None:
@@ -89,7 +60,7 @@ def proposed_with_broker_1_hot(windows) -> Plan:
 
 
 def test_it_keeps_the_open_proposal_while_new_windows_would_plan_otherwise(
-    windows, cluster, settings
+    windows, orders_cluster, settings
 ):
     settings.PLAN_PROPOSAL_HOLD_SECONDS = 600
     first = proposed_with_broker_1_hot(windows)
@@ -102,13 +73,15 @@ def test_it_keeps_the_open_proposal_while_new_windows_would_plan_otherwise(
 
     first.refresh_from_db()
     assert first.state == PlanState.PROPOSED
-    assert Plan.objects.filter(cluster=cluster).count() == 1
-    outcome = ClusterPolicy.objects.get(cluster=cluster).last_detection_outcome
+    assert Plan.objects.filter(cluster=orders_cluster).count() == 1
+    outcome = ClusterPolicy.objects.get(cluster=orders_cluster).last_detection_outcome
     assert outcome.startswith(f"kept plan #{first.pk}: open ")
     assert "held 600 s while the cluster is unchanged" in outcome
 
 
-def test_it_replaces_it_after_the_hold_by_a_better_plan_and_says_why(windows, cluster, settings):
+def test_it_replaces_it_after_the_hold_by_a_better_plan_and_says_why(
+    windows, orders_cluster, settings
+):
     settings.PLAN_PROPOSAL_HOLD_SECONDS = 60
     first = proposed_with_broker_1_hot(windows)
     aged(first, 61)
@@ -125,7 +98,9 @@ def test_it_replaces_it_after_the_hold_by_a_better_plan_and_says_why(windows, cl
     assert "network-in-distribution violation" in reason
 
 
-def test_it_keeps_it_after_the_hold_when_the_new_plan_is_no_better(windows, cluster, settings):
+def test_it_keeps_it_after_the_hold_when_the_new_plan_is_no_better(
+    windows, orders_cluster, settings
+):
     settings.PLAN_PROPOSAL_HOLD_SECONDS = 60
     first = proposed_with_broker_1_hot(windows)
 
@@ -134,35 +109,33 @@ def test_it_keeps_it_after_the_hold_when_the_new_plan_is_no_better(windows, clus
     windows(2, hot_broker=1)
     assert windows(3, hot_broker=1) == first
 
-    outcome = ClusterPolicy.objects.get(cluster=cluster).last_detection_outcome
+    outcome = ClusterPolicy.objects.get(cluster=orders_cluster).last_detection_outcome
     assert outcome == f"kept plan #{first.pk}: a new plan is not better by 10% on today's loads"
 
 
-def test_it_keeps_it_while_a_broker_restarts_within_its_grace(
-    windows, cluster, apply_state, settings
-):
+def test_it_keeps_it_while_a_broker_restarts_within_its_grace(windows, orders_cluster, settings):
     settings.PLAN_PROPOSAL_HOLD_SECONDS = 600
     first = proposed_with_broker_1_hot(windows)
 
-    apply_state(cluster, PLACEMENT, alive=(1, 2))  # broker 3 stops: 60 s of grace
-    assert cluster_detect(cluster=cluster) == first
-    apply_state(cluster, PLACEMENT)  # and is back
-    assert cluster_detect(cluster=cluster) == first
+    cluster_apply(orders_cluster, PLACEMENT, alive=(1, 2))  # broker 3 stops: 60 s of grace
+    assert cluster_detect(cluster=orders_cluster) == first
+    cluster_apply(orders_cluster, PLACEMENT)  # and is back
+    assert cluster_detect(cluster=orders_cluster) == first
 
     first.refresh_from_db()
     assert first.state == PlanState.PROPOSED
-    assert Plan.objects.filter(cluster=cluster).count() == 1
+    assert Plan.objects.filter(cluster=orders_cluster).count() == 1
 
 
-def test_it_replaces_it_at_once_when_a_broker_dies_and_the_grace_ends(cluster, apply_state):
+def test_it_replaces_it_at_once_when_a_broker_dies_and_the_grace_ends(orders_cluster):
     # The `cluster` fixture: 6 partitions of RF 2 on brokers 1 and 2; broker 3 is empty.
-    policy = policy_get(cluster=cluster)
+    policy = policy_get(cluster=orders_cluster)
     ClusterPolicy.objects.filter(pk=policy.pk).update(dead_broker_grace=0)
-    first = cluster_detect(cluster=cluster)
+    first = cluster_detect(cluster=orders_cluster)
     assert first is not None and first.mode == PlanMode.ADD_BROKERS
 
-    apply_state(cluster, SKEWED, alive=(1, 3))
-    healing = cluster_detect(cluster=cluster)
+    cluster_apply(orders_cluster, SKEWED, alive=(1, 3))
+    healing = cluster_detect(cluster=orders_cluster)
 
     assert healing is not None and healing.mode == PlanMode.FIX_OFFLINE
     first.refresh_from_db()
@@ -174,13 +147,13 @@ def test_it_replaces_it_at_once_when_a_broker_dies_and_the_grace_ends(cluster, a
     )
 
 
-def test_it_marks_it_stale_when_the_policy_changed_and_nothing_is_needed(windows, cluster):
+def test_it_marks_it_stale_when_the_policy_changed_and_nothing_is_needed(windows, orders_cluster):
     first = proposed_with_broker_1_hot(windows)
-    policy = policy_get(cluster=cluster)
+    policy = policy_get(cluster=orders_cluster)
     policy.balance_threshold = 2.0
     policy.save()
 
-    assert cluster_detect(cluster=cluster) is None
+    assert cluster_detect(cluster=orders_cluster) is None
 
     first.refresh_from_db()
     assert first.state == PlanState.STALE
@@ -188,20 +161,22 @@ def test_it_marks_it_stale_when_the_policy_changed_and_nothing_is_needed(windows
     assert reason == "the cluster changed since it was proposed: the cluster policy changed"
 
 
-def test_it_leaves_a_plan_an_operator_requested_to_the_operator(windows, cluster, settings):
+def test_it_leaves_a_plan_an_operator_requested_to_the_operator(windows, orders_cluster, settings):
     settings.PLAN_PROPOSAL_HOLD_SECONDS = 0
     windows(0, hot_broker=2)
-    requested = plan_request(cluster=cluster, user=user_make("olga", "operator"), mode="full")
+    requested = plan_request(
+        cluster=orders_cluster, user=user_make("olga", "operator"), mode="full"
+    )
     assert requested.origin == PlanOrigin.OPERATOR
 
     assert windows(1, hot_broker=2) == requested
 
-    assert Plan.objects.filter(cluster=cluster).count() == 1
-    outcome = ClusterPolicy.objects.get(cluster=cluster).last_detection_outcome
+    assert Plan.objects.filter(cluster=orders_cluster).count() == 1
+    outcome = ClusterPolicy.objects.get(cluster=orders_cluster).last_detection_outcome
     assert outcome == f"kept plan #{requested.pk}: an operator requested it"
 
 
-def test_a_refused_approval_names_the_plan_that_replaced_it(windows, cluster, settings):
+def test_a_refused_approval_names_the_plan_that_replaced_it(windows, orders_cluster, settings):
     settings.PLAN_PROPOSAL_HOLD_SECONDS = 60
     first = proposed_with_broker_1_hot(windows)
     aged(first, 61)
@@ -227,18 +202,18 @@ def test_a_refused_approval_names_the_plan_that_replaced_it(windows, cluster, se
 
     page = Client()
     page.force_login(anna)
-    html = page.get(f"/clusters/{cluster.name}/plans/{first.pk}/").content.decode()
+    html = page.get(f"/clusters/{orders_cluster.name}/plans/{first.pk}/").content.decode()
     assert 'id="plan-replaced"' in html
-    assert f'href="/clusters/{cluster.name}/plans/{second.pk}/"' in html
+    assert f'href="/clusters/{orders_cluster.name}/plans/{second.pk}/"' in html
 
     # The cluster page lists the open proposal, not the one it replaced, and says why.
-    html = page.get(f"/clusters/{cluster.name}/").content.decode()
+    html = page.get(f"/clusters/{orders_cluster.name}/").content.decode()
     assert f'data-plan="{second.pk}"' in html and f'data-plan="{first.pk}"' not in html
     assert "1 superseded proposal not listed" in html
     assert f"proposed plan #{second.pk} (a better plan than #{first.pk}" in html
 
 
-def test_an_episode_of_proposals_is_announced_once(windows, cluster, settings):
+def test_an_episode_of_proposals_is_announced_once(windows, orders_cluster, settings):
     settings.PLAN_PROPOSAL_HOLD_SECONDS = 60
     first = proposed_with_broker_1_hot(windows)
     aged(first, 61)

@@ -15,18 +15,17 @@ import time
 from datetime import timedelta
 
 import pytest
+from devkit import live
+from devkit.partition_loads import partition_loads_write
+from devkit.polling import wait_until
 from django.test import Client
 from django.utils import timezone
-from support.polling import wait_until
 
 from apps.clusters.services import cluster_sync
 from apps.plans.executor import execution_run
 from apps.plans.models import Plan, PlanMode, PlanState
 from apps.plans.selectors import snapshot_build
 from apps.plans.services import cluster_detect, planner_run, policy_get
-from tests.support.partition_loads import partition_loads_write
-
-from . import live
 
 pytestmark = [pytest.mark.django_db, pytest.mark.integration]
 

@@ -1,7 +1,6 @@
 """Reads of plans: cluster health, loads before / after, actions by role, moves."""
 
 import pytest
-from dashboard.factories import SKEWED, cluster_apply, cluster_make, plan_make
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
@@ -19,14 +18,9 @@ from apps.plans.selectors import (
 )
 from apps.plans.services.actors import DETECTOR
 from apps.plans.services.transitions import plan_transition
+from tests.support.factories import SKEWED, cluster_apply, plan_make
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def cluster(db):
-    # The dashboard's cluster (orders and audit-log), not this folder's orders-only one.
-    return cluster_make()
 
 
 def test_it_reports_health_and_balance(cluster):

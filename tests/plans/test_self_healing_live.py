@@ -15,16 +15,16 @@ import time
 
 import pytest
 from celery import current_app
+from devkit import live
+from devkit.polling import wait_until
+from devkit.producer import AckedProducer
 from django.utils import timezone
-from support.polling import wait_until
 
 from apps.clusters.services import cluster_sync
 from apps.plans.executor import execution_run
 from apps.plans.models import PlanMode, PlanState
 from apps.plans.queue import CLUSTER_RECHECK_TASK
 from apps.plans.services import cluster_detect, cluster_recheck, plan_approve
-
-from . import live
 
 pytestmark = [pytest.mark.django_db, pytest.mark.integration]
 
@@ -78,7 +78,7 @@ def test_it_heals_a_failed_broker_without_losing_acked_records_and_moves_load_ba
         throttle_bytes_per_sec=50_000_000,
         dead_broker_grace=GRACE,
     )
-    producer = live.AckedProducer(
+    producer = AckedProducer(
         bootstrap=kafka_cluster.bootstrap_servers,
         topic=topic,
         partitions=16,

@@ -12,15 +12,15 @@ Broker bytes-in follow BALANCING.md's load model.
 import time
 
 import pytest
+from devkit import live
+from devkit.partition_loads import partition_loads_write
+from devkit.polling import wait_until
+from devkit.producer import AckedProducer
 from django.utils import timezone
-from support.polling import wait_until
 
 from apps.plans.executor import execution_run
 from apps.plans.models import PlanMode, PlanState
 from apps.plans.services import cluster_detect, plan_approve
-from tests.support.partition_loads import partition_loads_write
-
-from . import live
 
 pytestmark = [pytest.mark.django_db, pytest.mark.integration]
 
@@ -81,7 +81,7 @@ def test_it_rebalances_skewed_traffic_to_within_ten_percent_of_the_mean(
     live.topic_create(admin, hot, assignment=[[1, 2], [2, 1]] * 4)
     live.topic_create(admin, cold, assignment=[[3, 1], [3, 2]] * 4)
     producers = [
-        live.AckedProducer(
+        AckedProducer(
             bootstrap=kafka_cluster.bootstrap_servers,
             topic=name,
             partitions=8,

@@ -3,7 +3,6 @@ the cluster page after a sync, and by the sampler (which reads no replica sizes 
 Describe on the cluster, rather than zeros)."""
 
 import pytest
-from clusters.pki import Pki
 from dev_cluster.secure import NO_ALTER_USER, NOBODY
 from django.urls import reverse
 
@@ -12,8 +11,8 @@ from apps.clusters.services import cluster_sync
 from apps.kafka_layer.authorization import KafkaNotAuthorized
 from apps.metrics.services import metrics_sample
 from apps.metrics.services.sampling import replica_sizes_read
-
-from .conftest import cluster_register_secured
+from tests.clusters.pki import Pki
+from tests.secure.conftest import cluster_register_secured
 
 pytestmark = [pytest.mark.django_db, pytest.mark.integration]
 

@@ -8,9 +8,10 @@ import uuid
 from pathlib import Path
 
 import pytest
-from confluent_kafka.admin import NewTopic
-from devcluster.test_leaders_and_heap import ASSIGNMENT, leaders
-from support.polling import wait_until
+from devkit import live
+from devkit.polling import wait_until
+
+from tests.devcluster.test_leaders_and_heap import ASSIGNMENT, leaders
 
 pytestmark = pytest.mark.integration
 
@@ -62,9 +63,8 @@ def test_it_keeps_keys_and_passwords_readable_by_the_user_only(secure_cluster):
 def test_it_gives_leadership_back_to_a_broker_restarted_by_up(secure_cluster, super_admin):
     # ACLs are on: the election must run as a principal that sees the topics.
     topic = f"it-secure-leaders-{uuid.uuid4().hex[:8]}"
-    super_admin.create_topics(
-        [NewTopic(topic, num_partitions=len(ASSIGNMENT), replica_assignment=ASSIGNMENT)]
-    )[topic].result(30)
+    config = secure_cluster.admin_config()
+    live.topic_create(super_admin, topic, assignment=ASSIGNMENT, config=config)
     preferred = {p: replicas[0] for p, replicas in enumerate(ASSIGNMENT)}
     try:
         wait_until(lambda: leaders(super_admin, topic) == preferred, 30, 0.2, what="preferred")

@@ -6,16 +6,14 @@ import uuid
 
 import pytest
 from confluent_kafka import Producer
-from confluent_kafka.admin import NewTopic
-from plans import live
-from support.polling import wait_until
+from devkit import live
 
 from apps.clusters.services import cluster_sync
 from apps.plans.executor import execution_run, execution_step
 from apps.plans.models import PlanState
-from apps.plans.services import plan_approve, plan_request, policy_get, policy_update
-
-from .conftest import cluster_register_secured, leftovers_clean
+from apps.plans.services import plan_approve, plan_request
+from tests.secure.conftest import cluster_register_secured, leftovers_clean
+from tests.support.factories import policy_set
 
 pytestmark = [pytest.mark.django_db, pytest.mark.integration]
 
@@ -26,19 +24,8 @@ ON_ONE_AND_TWO = [[1, 2], [2, 1]] * 3
 @pytest.fixture
 def topic(secure_cluster, super_admin):
     name = f"it-secure-exec-{uuid.uuid4().hex[:8]}"
-    super_admin.create_topics(
-        [NewTopic(name, num_partitions=len(ON_ONE_AND_TWO), replica_assignment=ON_ONE_AND_TWO)]
-    )[name].result(30)
-    wait_until(
-        lambda: all(
-            p.leader >= 0
-            for p in super_admin.list_topics(topic=name, timeout=10)
-            .topics[name]
-            .partitions.values()
-        ),
-        30,
-        what=f"{name} has leaders",
-    )
+    config = secure_cluster.admin_config()
+    live.topic_create(super_admin, name, assignment=ON_ONE_AND_TWO, config=config)
     producer = Producer({**secure_cluster.admin_config(), "linger.ms": 20})
     for p in range(len(ON_ONE_AND_TWO)):
         for _ in range(128):
@@ -51,11 +38,7 @@ def topic(secure_cluster, super_admin):
 
 def plan_approved(cluster, user, topic):
     assert cluster_sync(cluster=cluster), cluster.last_sync_error
-    policy_update(
-        policy=policy_get(cluster=cluster),
-        actor=user,
-        changes={"topics_include": [topic], "throttle_bytes_per_sec": 20_000_000},
-    )
+    policy_set(cluster, user, topics_include=[topic], throttle_bytes_per_sec=20_000_000)
     plan = plan_request(cluster=cluster, user=user, mode="add-brokers", brokers=[3])
     plan_approve(plan=plan, user=user)
     return plan
@@ -65,13 +48,11 @@ def test_it_executes_a_throttled_plan_and_elects_the_preferred_leaders(
     secured, super_admin, topic, admin_user
 ):
     plan = plan_approved(secured, admin_user, topic)
-    targets = {(e["topic"], e["partition"]): e["replicas"] for e in plan.reassignment["partitions"]}
+    targets = live.plan_targets(plan)
     assert targets and all(3 in r for r in targets.values())
 
     execution_step(plan=plan)  # starts, sets throttles, sends the first batch
-    throttles = wait_until(
-        lambda: live.throttles_found(super_admin, [1, 2, 3], [topic]), 10, what="throttles set"
-    )
+    throttles = live.throttles_set(super_admin, [topic])
     assert throttles.get("3:follower.replication.throttled.rate") == "20000000"
 
     plan = execution_run(plan=plan, poll_interval=0.5, max_seconds=120)

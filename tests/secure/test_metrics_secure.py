@@ -7,12 +7,12 @@ import uuid
 
 import pytest
 from confluent_kafka import Producer
-from confluent_kafka.admin import NewTopic
-from support.polling import wait_until
+from devkit import live
+from devkit.partition_loads import partition_loads_read
+from devkit.polling import wait_until
 
 from apps.metrics.models import AggregationRun
 from apps.metrics.services import aggregation_run, metrics_sample
-from tests.support.partition_loads import partition_loads_read
 
 pytestmark = [pytest.mark.django_db, pytest.mark.integration, pytest.mark.spark]
 
@@ -23,9 +23,8 @@ SAMPLE_EVERY_S = 1.0
 @pytest.fixture
 def traffic_topic(secure_cluster, super_admin):
     name = f"it-secure-metrics-{uuid.uuid4().hex[:8]}"
-    super_admin.create_topics([NewTopic(name, num_partitions=3, replication_factor=2)])[
-        name
-    ].result(30)
+    config = secure_cluster.admin_config()
+    live.topic_create(super_admin, name, partitions=3, rf=2, config=config)
     yield name
     super_admin.delete_topics([name])[name].result(30)
 

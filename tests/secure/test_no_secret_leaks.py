@@ -11,7 +11,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from confluent_kafka.admin import NewTopic
+from devkit import live
 from django.core.management import call_command
 
 from apps.audit.models import AuditEvent
@@ -20,9 +20,9 @@ from apps.clusters.services import cluster_sync
 from apps.metrics.services import metrics_sample
 from apps.plans.executor import execution_run
 from apps.plans.models import Plan, PlanState
-from apps.plans.services import plan_approve, plan_request, policy_get, policy_update
-
-from .conftest import leftovers_clean
+from apps.plans.services import plan_approve, plan_request
+from tests.secure.conftest import leftovers_clean
+from tests.support.factories import policy_set
 
 pytestmark = [pytest.mark.django_db, pytest.mark.integration]
 
@@ -80,8 +80,8 @@ def run_log(tmp_path):
 @pytest.fixture
 def topic(secure_cluster, super_admin):
     name = f"it-secure-leaks-{uuid.uuid4().hex[:8]}"
-    new = NewTopic(name, num_partitions=len(ON_ONE_AND_TWO), replica_assignment=ON_ONE_AND_TWO)
-    super_admin.create_topics([new])[name].result(30)
+    config = secure_cluster.admin_config()
+    live.topic_create(super_admin, name, assignment=ON_ONE_AND_TWO, config=config)
     yield name
     leftovers_clean(secure_cluster, [name])
     super_admin.delete_topics([name])[name].result(30)
@@ -97,9 +97,7 @@ def broker_log_offsets(secure_cluster) -> dict[Path, int]:
 
 def plan_run(cluster, user, topic) -> Plan:
     assert cluster_sync(cluster=cluster), cluster.last_sync_error
-    policy_update(
-        policy=policy_get(cluster=cluster), actor=user, changes={"topics_include": [topic]}
-    )
+    policy_set(cluster, user, topics_include=[topic])
     plan = plan_request(cluster=cluster, user=user, mode="add-brokers", brokers=[3])
     plan_approve(plan=plan, user=user)
     return execution_run(plan=plan, poll_interval=0.5, max_seconds=120)

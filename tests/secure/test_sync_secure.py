@@ -3,7 +3,7 @@
 import uuid
 
 import pytest
-from confluent_kafka.admin import NewTopic
+from devkit import live
 
 from apps.clusters.models import Partition
 from apps.clusters.services import cluster_sync
@@ -13,11 +13,10 @@ from apps.plans.kafka_ops import LiveKafka
 pytestmark = [pytest.mark.django_db, pytest.mark.integration]
 
 
-def test_it_syncs_and_lists_reassignments_and_log_dirs(secured, super_admin):
+def test_it_syncs_and_lists_reassignments_and_log_dirs(secure_cluster, secured, super_admin):
     topic = f"it-secure-{uuid.uuid4().hex[:8]}"
-    super_admin.create_topics([NewTopic(topic, num_partitions=2, replication_factor=2)])[
-        topic
-    ].result(30)
+    config = secure_cluster.admin_config()
+    live.topic_create(super_admin, topic, partitions=2, rf=2, config=config)
     try:
         assert cluster_sync(cluster=secured), secured.last_sync_error
         assert Partition.objects.filter(topic__name=topic).count() == 2

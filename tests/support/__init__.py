@@ -1,4 +1,5 @@
-"""Helpers shared by every test package: users in role groups and polling.
+"""Helpers shared by every test package (polling, users, partition loads, guards).
 
-Importable as `support` because tests/ (no __init__.py) is on sys.path under pytest.
+Imported as `tests.support.<module>`: tests/ is a package and the repository root is on
+sys.path (pyproject's pytest `pythonpath`), so each module loads under one name only.
 """

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import uuid
 
-from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
+from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
-
-from support.polling import wait_until
+from devkit import live
+from devkit.polling import wait_until
 
 
 def round_trip(bootstrap: str, *, records: int = 20, partitions: int = 3) -> list[str]:
@@ -18,12 +18,7 @@ def round_trip(bootstrap: str, *, records: int = 20, partitions: int = 3) -> lis
     admin = AdminClient({"bootstrap.servers": bootstrap})
     new = NewTopic(topic, num_partitions=partitions, replication_factor=3)
     admin.create_topics([new])[topic].result(60)
-
-    def led() -> bool:
-        meta = admin.list_topics(topic=topic, timeout=10).topics.get(topic)
-        return bool(meta and all(p.leader >= 0 for p in meta.partitions.values()))
-
-    wait_until(led, 60, 0.2, what=f"topic {topic} has leaders", retry_on=(KafkaException,))
+    live.topics_created_wait(admin, [topic], partitions)
     producer = Producer({"bootstrap.servers": bootstrap, "acks": "all"})
     failed: list[str] = []
     for i in range(records):

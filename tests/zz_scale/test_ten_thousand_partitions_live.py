@@ -22,7 +22,8 @@ from datetime import UTC, datetime
 import pytest
 from confluent_kafka.admin import AdminClient, NewTopic
 from dev_cluster import DevCluster
-from support.polling import wait_until
+from devkit.partition_loads import partition_loads_read
+from devkit.polling import wait_until
 
 from apps.clusters.models import Cluster, ClusterRound, Partition
 from apps.clusters.services import cluster_register, cluster_sync
@@ -31,7 +32,7 @@ from apps.metrics.models import AggregationRun
 from apps.metrics.services import aggregation_run, metrics_sample_round
 from apps.plans.models import PlanMode
 from apps.plans.services import cluster_detect, policy_get, policy_update
-from tests.support.partition_loads import partition_loads_read
+from tests.support.factories import policy_set
 
 pytestmark = [
     pytest.mark.django_db,
@@ -192,9 +193,7 @@ def test_it_syncs_samples_and_detects_at_ten_thousand_partitions(
     assert cluster_detect(cluster=cluster) is None
     timed("detection, 9k partitions in scope, nothing to do", started)
 
-    policy_update(
-        policy=policy_get(cluster=cluster), actor=admin_user, changes={"topics_include": ours}
-    )
+    policy_set(cluster, admin_user, topics_include=ours)
     assert cluster_sync(cluster=cluster), cluster.last_sync_error
     started = time.monotonic()
     plan = cluster_detect(cluster=cluster)

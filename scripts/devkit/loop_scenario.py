@@ -37,6 +37,8 @@ from typing import Any
 from django.conf import settings
 from django.db import connection
 
+from devkit.producer import AckedProducer
+
 PARTITIONS = 6
 BASE_PARTITIONS = 150
 RECORD_BYTES = 1_000
@@ -77,46 +79,6 @@ class Timeline:
             ("execution complete", self.executed),
             ("bytes-in within tolerance of the mean (window stored)", self.balanced),
         ]
-
-
-class Producer:
-    """~rate bytes/s of RECORD_BYTES records, spread evenly over the partitions."""
-
-    def __init__(self, *, bootstrap: str, topic: str, rate: float) -> None:
-        from confluent_kafka import Producer as KafkaProducer
-
-        self.topic, self.rate = topic, rate
-        self.producer = KafkaProducer({"bootstrap.servers": bootstrap, "linger.ms": 20})
-        self.sent = 0
-        self.started: float | None = None
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-
-    def _run(self) -> None:
-        value = b"x" * RECORD_BYTES
-        per_second = self.rate / RECORD_BYTES
-        self.started = time.time()
-        n = 0
-        while not self._stop.is_set():
-            due = int((time.time() - self.started) * per_second)
-            while n < due:
-                try:
-                    self.producer.produce(self.topic, value=value, partition=n % PARTITIONS)
-                    n += 1
-                except BufferError:
-                    self.producer.poll(0.05)
-            self.producer.poll(0)
-            self.sent = n
-            time.sleep(0.01)
-        self.producer.flush(10)
-
-    def start(self) -> None:
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._stop.set()
-        if self._thread.is_alive():
-            self._thread.join(30)
 
 
 class Beat:
@@ -199,7 +161,7 @@ def _spread(per_broker: dict[int, float]) -> float:
 
 def _window_spread(*, cluster, topic: str, window_start, brokers: list[int]) -> float | None:
     """Bytes-in spread of the topic across brokers in one window (by its replicas)."""
-    from tests.support.partition_loads import partition_loads_read
+    from devkit.partition_loads import partition_loads_read
 
     rows = partition_loads_read(cluster=cluster, topic=topic, window_start=window_start)
     per_broker = dict.fromkeys(brokers, 0.0)
@@ -216,11 +178,11 @@ def _window_spread(*, cluster, topic: str, window_start, brokers: list[int]) -> 
 
 
 def topic_create(*, bootstrap: str, topic: str, assignment: list[list[int]]) -> None:
-    from confluent_kafka.admin import AdminClient, NewTopic
+    from confluent_kafka.admin import AdminClient
 
-    admin = AdminClient({"bootstrap.servers": bootstrap})
-    new = NewTopic(topic, num_partitions=len(assignment), replica_assignment=assignment)
-    admin.create_topics([new])[topic].result(30)
+    from devkit import live
+
+    live.topic_create(AdminClient({"bootstrap.servers": bootstrap}), topic, assignment=assignment)
 
 
 def _brokers(bootstrap: str) -> list[dict]:
@@ -314,7 +276,15 @@ def loop_run(
     beat = Beat(
         cluster_id=cluster.pk, every=sample_every, threaded=threaded_beat, on_round=on_round
     )
-    producer = Producer(bootstrap=bootstrap, topic=topic, rate=rate)
+    producer = AckedProducer.at_bytes_rate(
+        bootstrap=bootstrap,
+        topic=topic,
+        partitions=PARTITIONS,
+        bytes_per_second=rate,
+        record_size=RECORD_BYTES,
+        linger_ms=20,
+        keys_kept=False,
+    )
     try:
         # Warm up: a synced model, a cursor and a warm Spark session before the skew.
         from apps.clusters.services import cluster_sync
@@ -328,10 +298,7 @@ def loop_run(
         aggregation_run(cluster=cluster, spark=spark)
         topic_create(bootstrap=bootstrap, topic=topic, assignment=[[1]] * PARTITIONS)
         beat.start()
-        producer.start()
-        while producer.started is None:
-            time.sleep(0.01)
-        t0 = producer.started
+        t0 = producer.start().started_wait()
         t0_dt = datetime.fromtimestamp(t0, tz=UTC)
         timeline = Timeline(skew_started=t0)
         seen_windows: set[Any] = set()

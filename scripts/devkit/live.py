@@ -1,16 +1,15 @@
-"""Helpers for the plan tests on the real dev cluster: topics with a chosen
-placement, a registered cluster, an acks=all producer that remembers every acked
-key, a consumer that reads everything back, partition rates, and checks for leftovers."""
+"""Helpers for the tests and benchmarks on the real dev cluster: topics with a chosen
+placement, a registered cluster, a consumer that reads everything back, placements,
+and checks for leftovers (the acks=all producer is devkit.producer's)."""
 
-import threading
 import time
 import uuid
 from collections import defaultdict
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, ConfigResource, ConfigSource, NewTopic, OffsetSpec
-from support.polling import wait_until
 
 from apps.clusters.models import Cluster
 from apps.clusters.services import cluster_register, cluster_sync
@@ -18,6 +17,7 @@ from apps.kafka_layer.clients import client_config_build
 from apps.kafka_layer.kafka_python_adapter import reassignments_list
 from apps.plans.kafka_ops import BROKER_THROTTLE_KEYS, TOPIC_THROTTLE_KEYS
 from apps.plans.services import policy_get, policy_update
+from devkit.polling import wait_until
 
 Key = tuple[str, int]
 
@@ -26,23 +26,100 @@ def topic_name(kind: str) -> str:
     return f"it-plans-{kind}-{uuid.uuid4().hex[:8]}"
 
 
-def topic_create(admin: AdminClient, name: str, *, assignment=None, partitions=0, rf=2) -> None:
+def topic_create(
+    admin: AdminClient, name: str, *, assignment=None, partitions=0, rf=2, config=None
+) -> None:
+    """Create the topic and wait until every broker's metadata shows it with leaders."""
     if assignment is not None:
         new = NewTopic(name, num_partitions=len(assignment), replica_assignment=assignment)
     else:
         new = NewTopic(name, num_partitions=partitions, replication_factor=rf)
     admin.create_topics([new])[name].result(30)
     count = len(assignment) if assignment is not None else partitions
+    topics_created_wait(admin, [name], count, config=config)
 
-    def led() -> bool:
-        meta = admin.list_topics(topic=name, timeout=10).topics.get(name)
-        return bool(
-            meta
-            and len(meta.partitions) == count
-            and all(p.leader >= 0 for p in meta.partitions.values())
+
+def _broker_admins(admin: AdminClient, config: Mapping[str, Any] | None) -> list[AdminClient]:
+    """A fresh client per broker the cluster lists, bootstrapped on that broker alone, so
+    that its metadata requests are answered by that broker."""
+    brokers = admin.list_topics(timeout=10).brokers.values()
+    return [
+        AdminClient(
+            {
+                **(config or {}),
+                "bootstrap.servers": f"{b.host}:{b.port}",
+                "socket.connection.setup.timeout.ms": 2000,
+            }
         )
+        for b in brokers
+    ]
 
-    wait_until(led, 30, 0.2, what=f"topic {name} has leaders")
+
+def topics_created_wait(
+    admin: AdminClient,
+    names: Iterable[str],
+    partitions: int | Mapping[str, int],
+    *,
+    config: Mapping[str, Any] | None = None,
+    timeout: float = 60,
+) -> None:
+    """Wait until every broker's metadata shows each topic with `partitions` partitions
+    (one count for all, or a count per name), each with a leader.
+
+    After `create_topics()` (or `create_partitions()`) returns, only the controller is
+    sure to know the change; a broker whose metadata lags answers a client as if the
+    topic did not exist yet. `config`: client settings beside the bootstrap servers
+    (e.g. a secured cluster's)."""
+    names = list(names)
+    want = partitions if isinstance(partitions, Mapping) else dict.fromkeys(names, partitions)
+
+    def everywhere() -> bool:
+        for client in _broker_admins(admin, config):
+            topics = client.list_topics(timeout=10).topics
+            for name in names:
+                meta = topics.get(name)
+                if (
+                    meta is None
+                    or meta.error is not None
+                    or len(meta.partitions) != want[name]
+                    or any(p.leader < 0 for p in meta.partitions.values())
+                ):
+                    return False
+        return True
+
+    wait_until(
+        everywhere,
+        timeout,
+        0.2,
+        what=f"every broker's metadata shows {names} with leaders",
+        retry_on=(KafkaException,),
+    )
+
+
+def topics_deleted_wait(
+    admin: AdminClient,
+    names: Iterable[str],
+    *,
+    config: Mapping[str, Any] | None = None,
+    timeout: float = 60,
+) -> None:
+    """Wait until no broker's metadata lists any of the topics any more."""
+    names = list(names)
+
+    def nowhere() -> bool:
+        for client in _broker_admins(admin, config):
+            topics = client.list_topics(timeout=10).topics
+            if any(name in topics for name in names):
+                return False
+        return True
+
+    wait_until(
+        nowhere,
+        timeout,
+        0.2,
+        what=f"no broker's metadata lists {names}",
+        retry_on=(KafkaException,),
+    )
 
 
 def cluster_registered(bootstrap: str, user, topics: list[str], **policy) -> Cluster:
@@ -83,71 +160,6 @@ def fill(bootstrap: str, topic: str, partitions: int, per_partition_bytes: int) 
                     producer.poll(0.05)
         producer.poll(0)
     assert producer.flush(60) == 0
-
-
-@dataclass
-class AckedProducer:
-    """Produces numbered records with acks=all in a thread; remembers acked keys."""
-
-    bootstrap: str
-    topic: str
-    partitions: int
-    rate_per_partition: dict[int, float]
-    record_size: int = 1024
-    acked: dict[int, set[str]] = field(default_factory=lambda: defaultdict(set))
-    failed: list[str] = field(default_factory=list)
-    sent: int = 0
-    _stop: threading.Event = field(default_factory=threading.Event)
-    _thread: threading.Thread | None = None
-
-    def start(self) -> "AckedProducer":
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._stop.set()
-        assert self._thread is not None
-        self._thread.join(120)
-
-    @property
-    def acked_count(self) -> int:
-        return sum(len(keys) for keys in self.acked.values())
-
-    def _run(self) -> None:
-        config = client_config_build(bootstrap_servers=self.bootstrap)
-        config.update({"acks": "all", "enable.idempotence": True, "linger.ms": 10})
-        producer = Producer(config)
-        payload = b"v" * self.record_size
-
-        def delivered(err, msg) -> None:
-            if err is None:
-                self.acked[msg.partition()].add(msg.key().decode())
-            else:
-                self.failed.append(str(err))
-
-        started = time.monotonic()
-        done = defaultdict(int)
-        # Deterministic rates: each partition gets exactly its due records every tick.
-        while not self._stop.is_set():
-            elapsed = time.monotonic() - started
-            for p, rate in self.rate_per_partition.items():
-                due = int(rate * elapsed) - done[p]
-                for _ in range(max(due, 0)):
-                    key = f"{p}-{done[p]}".encode()
-                    while True:
-                        try:
-                            producer.produce(
-                                self.topic, payload, key=key, partition=p, on_delivery=delivered
-                            )
-                            break
-                        except BufferError:
-                            producer.poll(0.05)
-                    done[p] += 1
-                    self.sent += 1
-            producer.poll(0)
-            time.sleep(0.02)  # the producer's tick: records go out at the rate, not at once
-        producer.flush(60)
 
 
 def consume_all(bootstrap: str, topic: str, partitions: int) -> dict[int, dict[int, str]]:
@@ -244,6 +256,19 @@ def throttles_found(admin: AdminClient, brokers: list[int], topics: list[str]) -
             if dynamic and entry.value:
                 found[f"{resource.name}:{key}"] = entry.value
     return found
+
+
+def throttles_set(admin: AdminClient, topics: list[str], timeout: float = 10) -> dict:
+    """The throttles found once the brokers show some (dynamic configs arrive
+    asynchronously)."""
+    return wait_until(
+        lambda: throttles_found(admin, [1, 2, 3], topics), timeout, what="throttles set"
+    )
+
+
+def plan_targets(plan) -> dict[Key, list[int]]:
+    """Where the plan moves each partition it moves."""
+    return {(e["topic"], e["partition"]): e["replicas"] for e in plan.reassignment["partitions"]}
 
 
 def in_flight(bootstrap: str, topics: list[str]) -> dict:

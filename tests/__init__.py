@@ -1,0 +1,1 @@
+"""The test suite: one package, imported as `tests.<package>.<module>` everywhere."""
