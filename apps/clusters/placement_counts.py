@@ -29,7 +29,7 @@ def topic_placements_apply(*, topics: list[tuple[int, Iterable[LeaderReplicas]]]
     params = []
     for topic_id, partitions in topics:
         pairs = list(partitions)
-        # Counter's C loop over flat iterables; keys in the order first met, as before.
+        # Counter's C loop over flat iterables; keys in the order first met.
         replicas = Counter(chain.from_iterable(r for _, r in pairs))
         leaders = Counter(leader for leader, _ in pairs if leader is not None and leader >= 0)
         params.append(

@@ -19,7 +19,7 @@ from apps.clusters.models import Cluster
 from ..models import BrokerLoad, TopicLoad
 from ..window_packing import loads_columns_unpack
 
-# A partition load as the API gives it (and as PartitionLoad rows had it).
+# A partition load as the API gives it.
 PARTITION_LOAD_FIELDS = (
     "samples",
     "leader",
