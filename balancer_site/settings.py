@@ -164,7 +164,7 @@ CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", False)
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
 CELERY_TIMEZONE = TIME_ZONE
-# A Spark aggregation holds its worker for 30 s or more: it gets a queue (and a worker)
+# A Spark aggregation holds its worker for long: it gets a queue (and a worker)
 # of its own so syncs, samples and executions never wait behind it. Cluster I/O (syncs,
 # samples) has its own queue too, so a slow cluster never delays a plan's execution;
 # everything else (plans, detection, notifications) stays on the default `celery` queue.
@@ -215,9 +215,9 @@ METRICS_AGGREGATE_INTERVAL = env.float("METRICS_AGGREGATE_INTERVAL", 10.0)
 # Also aggregate as soon as a sample round is flushed: the window it completed is stored
 # one Spark run after the round instead of up to one interval later (docs/metrics.md).
 METRICS_AGGREGATE_AFTER_SAMPLE = env.bool("METRICS_AGGREGATE_AFTER_SAMPLE", True)
-# The aggregation worker keeps one SparkSession warm (~1.3 GB) instead of paying a
-# JVM start and JIT warm-up every minute with spark-submit: ~14 s against ~30 s for
-# 600,000 samples (bench/README.md). Off: a fresh spark-submit per run.
+# The aggregation worker keeps one SparkSession warm (memory it holds) instead of paying a
+# JVM start and JIT warm-up every minute with spark-submit: a run takes about half
+# the time (bench/README.md). Off: a fresh spark-submit per run.
 METRICS_AGGREGATION_IN_PROCESS = env.bool("METRICS_AGGREGATION_IN_PROCESS", True)
 # In that warm session, keep the samples parsed by earlier runs (persisted) and read from
 # Kafka only the records since the last run; off: every run re-reads one window length.

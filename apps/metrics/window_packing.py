@@ -24,7 +24,7 @@ sorted by index and R replicas in all:
 Readers get None for every null, as they did from the partition rows. Per-broker
 traffic (`brokers_pack`): int32 n, int32 broker[n] sorted, float64 in[n], float64 out[n].
 
-Unpacking gives plain tuples, not named tuples or dicts: at 200k partitions an object
+Unpacking gives plain tuples, not named tuples or dicts: on a large cluster an object
 per partition costs a good part of the snapshot's time.
 """
 

@@ -60,7 +60,7 @@ class WindowLoads:
 
 def partition_loads_latest(*, cluster: Cluster, fields: Sequence[str]) -> WindowLoads:
     """Plain tuples, not model instances or dicts per partition (built by zip, not a
-    Python loop): at 200k partitions objects cost seconds."""
+    Python loop): on a large cluster an object per partition is slow."""
     start = latest_window_start(cluster=cluster)
     if start is None:
         return WindowLoads(start=None, end=None, loads={})
