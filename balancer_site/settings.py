@@ -108,8 +108,8 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # Web, worker and beat share one SQLite file: wait for locks instead of failing.
     # IMMEDIATE: a transaction takes the write lock when it begins, so it waits (up to
     # the timeout) for another writer; begun as a reader, its first write would fail at
-    # once with "database is locked" while another holds the lock (an aggregation's
-    # first windows were lost that way, behind a sync, in a fresh `make run`).
+    # once with "database is locked" while another holds the lock (an aggregation
+    # behind a running sync would lose its windows that way).
     DATABASES["default"].setdefault("OPTIONS", {}).update(timeout=20, transaction_mode="IMMEDIATE")
 
 AUTH_PASSWORD_VALIDATORS = [

@@ -41,6 +41,6 @@ def topic_placements_apply(*, topics: list[tuple[int, Iterable[LeaderReplicas]]]
                 sum(leaders.values()),
             )
         )
-    # bulk_create's batches were 199 rows on SQLite (its 999-parameter limit): 17
-    # statements for the 3,300 topics a 5 %-leaders-moved round changes at 200k.
+    # Not bulk_create: its batches on SQLite are bounded by the 999-parameter limit, so
+    # a round that changes many topics would take many statements.
     rows_upsert(model=TopicPlacement, key_field=_FIELDS[0], fields=_FIELDS[1:], rows=params)

@@ -87,7 +87,7 @@ def log_offsets_list(
                 answer = future.result(_timeout())
             except KafkaException as exc:
                 # The request failed as a whole (its leader just went): its partitions
-                # are skipped this round, logged at debug as a partition's error was.
+                # are skipped this round, logged at debug like one partition's error.
                 logger.debug("list_offsets failed for one leader's partitions: %s", exc)
                 continue
             before = len(offsets)
