@@ -1,9 +1,9 @@
 """One topic's partition loads of one window packed into one compact value, kept on its
 TopicLoad row, and the topic's per-broker traffic packed likewise. No Django.
 
-A window of a 200k-partition cluster is then 8,000 rows of a few kilobytes rather than
-200k rows with a JSON column, which is what made storing a window cost seconds and
-the database grow by 33 MiB a window (BALANCING.md §1 for the loads' meaning).
+A window is then one row of a few kilobytes per topic rather than a row per partition
+with a JSON column, which would make storing a window slow and grow the database by
+much more a window (BALANCING.md §1 for the loads' meaning).
 
 Partition loads (`loads_pack`), little-endian, columns one after the other, n partitions
 sorted by index and R replicas in all:
