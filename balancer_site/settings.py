@@ -110,8 +110,8 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # Web, worker and beat share one SQLite file: wait for locks instead of failing.
     # IMMEDIATE: a transaction takes the write lock when it begins, so it waits (up to
     # the timeout) for another writer; begun as a reader, its first write would fail at
-    # once with "database is locked" while another holds the lock (an aggregation's
-    # first windows were lost that way, behind a sync, in a fresh `make run`).
+    # once with "database is locked" while another holds the lock (an aggregation
+    # behind a running sync would lose its windows that way).
     # WAL: readers never wait for the writer, nor the writer for readers (one writer at
     # a time still); the journal mode is the file's, set on every connection in case a
     # copy of the file comes without it.
@@ -174,7 +174,7 @@ CELERY_BEAT_SCHEDULER = "balancer_site.beat:LeaderDatabaseScheduler"
 # within this many seconds of its death (it renews the lock at least every 5 s).
 BEAT_LEADER_LOCK_SECONDS = env.float("BEAT_LEADER_LOCK_SECONDS", 15.0)
 CELERY_TIMEZONE = TIME_ZONE
-# A Spark aggregation holds its worker for 30 s or more: it gets a queue (and a worker)
+# A Spark aggregation holds its worker for long: it gets a queue (and a worker)
 # of its own so syncs, samples and executions never wait behind it. Cluster I/O (syncs,
 # samples) has its own queue too, so a slow cluster never delays a plan's execution;
 # everything else (plans, detection, notifications) stays on the default `celery` queue.
@@ -225,9 +225,9 @@ METRICS_AGGREGATE_INTERVAL = env.float("METRICS_AGGREGATE_INTERVAL", 10.0)
 # Also aggregate as soon as a sample round is flushed: the window it completed is stored
 # one Spark run after the round instead of up to one interval later (docs/metrics.md).
 METRICS_AGGREGATE_AFTER_SAMPLE = env.bool("METRICS_AGGREGATE_AFTER_SAMPLE", True)
-# The aggregation worker keeps one SparkSession warm (~1.3 GB) instead of paying a
-# JVM start and JIT warm-up every minute with spark-submit: ~14 s against ~30 s for
-# 600,000 samples (bench/results/2026-11-24.md). Off: a fresh spark-submit per run.
+# The aggregation worker keeps one SparkSession warm (memory it holds) instead of paying a
+# JVM start and JIT warm-up every minute with spark-submit: a run takes about half
+# the time (bench/results/2026-11-24.md). Off: a fresh spark-submit per run.
 METRICS_AGGREGATION_IN_PROCESS = env.bool("METRICS_AGGREGATION_IN_PROCESS", True)
 # In that warm session, keep the samples parsed by earlier runs (persisted) and read from
 # Kafka only the records since the last run; off: every run re-reads one window length.

@@ -425,8 +425,8 @@ def broker_loads_compute(partition_loads: DataFrame) -> DataFrame:
         F.explode("replicas").alias("broker"),
     )
     is_leader = F.col("broker") == F.col("leader")
-    # One aggregation: the per-topic replica counts it also collected (a map of every
-    # topic per broker) were never read, and no longer stored.
+    # One aggregation of per-broker totals: no per-topic replica counts (a map of every
+    # topic per broker), as nothing reads them.
     return r.groupBy("window_start", "window_end", "broker").agg(
         F.sum("bi").alias("network_in"),
         F.sum(

@@ -34,7 +34,7 @@ class PackedPartition(NamedTuple):
 
 def placement_pack(*, partitions: Iterable) -> bytes:
     """Anything with index, leader, replicas and isr (a PartitionState), packed."""
-    # A list turned into the array at once: a third faster than appending to the array.
+    # A list turned into the array at once: faster than appending to the array.
     flat: list[int] = []
     append, extend = flat.append, flat.extend
     for p in sorted(partitions, key=_by_index):
@@ -65,7 +65,7 @@ def _ints(packed: bytes) -> array:
 
 def placement_unpack(*, packed: bytes) -> Iterator[Unpacked]:
     """(index, leader, replicas, isr) per partition: plain tuples, since a named tuple
-    per partition cost a third of the snapshot's time at 200k partitions."""
+    per partition costs a good part of the snapshot's time on a large cluster."""
     flat = _ints(packed)
     i, end = 0, len(flat)
     while i < end:
@@ -92,8 +92,8 @@ class PlacementDiff(NamedTuple):
 
 def placement_diff(*, stored: bytes, packed: bytes) -> PlacementDiff:
     """What differs between two packed placements, record by record as packed: no
-    list or tuple is built per partition (the sync's diff of a changed topic took
-    three times as long unpacking both)."""
+    list or tuple is built per partition (unpacking both makes the sync's diff of a
+    changed topic several times as slow)."""
     old, new = _ints(stored), _ints(packed)
     updated: list[int] = []
     added: list[int] = []

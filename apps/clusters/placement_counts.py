@@ -29,7 +29,7 @@ def topic_placements_apply(*, topics: list[tuple[int, Iterable[LeaderReplicas]]]
     params = []
     for topic_id, partitions in topics:
         pairs = list(partitions)
-        # Counter's C loop over flat iterables; keys in the order first met, as before.
+        # Counter's C loop over flat iterables; keys in the order first met.
         replicas = Counter(chain.from_iterable(r for _, r in pairs))
         leaders = Counter(leader for leader, _ in pairs if leader is not None and leader >= 0)
         params.append(
@@ -41,6 +41,6 @@ def topic_placements_apply(*, topics: list[tuple[int, Iterable[LeaderReplicas]]]
                 sum(leaders.values()),
             )
         )
-    # bulk_create's batches were 199 rows on SQLite (its 999-parameter limit): 17
-    # statements for the 3,300 topics a 5 %-leaders-moved round changes at 200k.
+    # Not bulk_create: its batches on SQLite are bounded by the 999-parameter limit, so
+    # a round that changes many topics would take many statements.
     rows_upsert(model=TopicPlacement, key_field=_FIELDS[0], fields=_FIELDS[1:], rows=params)

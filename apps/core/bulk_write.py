@@ -3,11 +3,11 @@ server work: on PostgreSQL the rows are COPYed into a temporary table and applie
 one `UPDATE … FROM` / `INSERT … SELECT … ON CONFLICT`; elsewhere one prepared
 statement executed for every row (what SQLite is fast at).
 
-On PostgreSQL an `executemany` runs one statement per row: at 200k partitions a round
-that moves 5 % of the leaders spent ~1 s of server CPU in them (10k partition rows,
-3,335 topics and their counts). A `VALUES` list of the same rows cost more on the
-client (every value formatted into the statement) than it saved on the server; COPY
-sends each row as a cheap line."""
+On PostgreSQL an `executemany` runs one statement per row: on a large cluster a round
+in which leaders move spends much server CPU in them (a row per changed partition,
+topic and count). A `VALUES` list of the same rows costs more on the client (every
+value formatted into the statement) than it saves on the server; COPY sends each row
+as a cheap line."""
 
 from __future__ import annotations
 

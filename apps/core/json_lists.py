@@ -2,7 +2,7 @@
 
 Django's `__contains` on a JSONField is PostgreSQL's binary containment and does not
 exist on SQLite; reading every row's list into Python instead, then naming the matches
-in an IN list, costs seconds at 100k+ rows (a plan's moves, a cluster's partitions).
+in an IN list, is slow on large tables (a plan's moves, a cluster's partitions).
 """
 
 from django.db import connection

@@ -210,8 +210,8 @@ def log_sizes_describe(
     offline is left out too: its replicas are unknown, not empty. A broker that
     refuses the request (CLUSTER_AUTHORIZATION_FAILED) raises its error: no sizes are
     known then, not zero. Keyed by broker, as the answers come: merging them into a
-    dict per partition cost 0.4 s more of the 1.4 s this took at 200k partitions on
-    270 brokers (bench/bench_sample_round.py).
+    dict per partition adds a large share to this call's time on a large cluster
+    (bench/bench_sample_round.py).
     """
     with admin_client_open(connection=connection, bootstrap_servers=bootstrap_servers) as client:
         answers = client._manager.run(_log_sizes_of_every_broker, client)

@@ -1,7 +1,7 @@
 """DescribeLogDirs answers decoded from the wire straight into replica sizes.
 
-kafka-python decodes an answer into one object per log dir, topic and partition: at
-200k partitions on 270 brokers that is 1.1M objects, 0.85 s of a sample round's CPU
+kafka-python decodes an answer into one object per log dir, topic and partition: on a
+large cluster that is millions of objects and a large share of a sample round's CPU
 (bench/bench_sample_round.py). A round keeps one number per replica, so this reads
 the bytes once into {(topic, partition): size}, with no object in between.
 

@@ -20,12 +20,10 @@ def _timeout() -> float:
     return settings.KAFKA_REQUEST_TIMEOUT
 
 
-# librdkafka's ListOffsets costs more than linearly in the partitions of one request
-# (on the dev cluster, 1,000 partitions of one leader: 24 ms of CPU in one request,
-# 16 ms in requests of 500, 13 ms of 250), so a round sends one request per leader
-# and at most this many partitions each. Both specs at 20k partitions (RF 2, topics
-# of 25), this process's CPU: 0.26 s at 500, 0.22 at 200, 0.20 at 100, 0.24 at 50
-# (bench/bench_sample_round_live.py; docs/metrics.md).
+# librdkafka's ListOffsets costs more than linearly in the partitions of one request,
+# so a round sends one request per leader and at most this many partitions each: the
+# size at which this process's CPU for both specs is lowest; smaller requests cost
+# more again (bench/bench_sample_round_live.py; docs/metrics.md).
 OFFSETS_REQUEST_PARTITIONS = 100
 
 
@@ -36,7 +34,7 @@ def _offsets_request_send(*, admin: AdminClient, request: list[TopicPartition]) 
     librdkafka call (one ListOffsets request per leader broker, each partition's
     `offset` field the spec: OFFSET_BEGINNING / OFFSET_END). The layer on top makes,
     sets running and completes one Future per partition and wants one `.result()`
-    each, two thirds of a round's own time at 200k partitions (docs/metrics.md), so a
+    each, most of a round's own time on a large cluster (docs/metrics.md), so a
     round reads the request's one answer instead. Relies on confluent-kafka's
     `_AdminClientImpl.list_offsets(partitions, future, **kwargs)`, stable since 2.3
     (the version is pinned in requirements.txt; tests/metrics live tests read it).
@@ -89,7 +87,7 @@ def log_offsets_list(
                 answer = future.result(_timeout())
             except KafkaException as exc:
                 # The request failed as a whole (its leader just went): its partitions
-                # are skipped this round, logged at debug as a partition's error was.
+                # are skipped this round, logged at debug like one partition's error.
                 logger.debug("list_offsets failed for one leader's partitions: %s", exc)
                 continue
             before = len(offsets)

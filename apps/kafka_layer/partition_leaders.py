@@ -7,7 +7,7 @@ from django.conf import settings
 
 
 class PartitionLeader(NamedTuple):
-    """One per partition and round: a tuple, as a frozen dataclass costs 4x to create."""
+    """One per partition and round: a tuple, as a frozen dataclass costs far more to create."""
 
     topic: str
     partition: int

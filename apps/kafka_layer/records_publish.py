@@ -14,9 +14,8 @@ def _timeout() -> float:
     return settings.KAFKA_REQUEST_TIMEOUT
 
 
-# Records handed to librdkafka per produce_batch call: one call per record cost 0.2 s
-# of CPU at 200k partitions, batches of 10k 0.12-0.13 s, their dicts included
-# (bench/bench_sample_round.py).
+# Records handed to librdkafka per produce_batch call: batches, as one call per record
+# costs clearly more CPU, their dicts included (bench/bench_sample_round.py).
 PRODUCE_BATCH = 10_000
 
 
@@ -35,8 +34,8 @@ def records_publish(
             "linger.ms": 20,
             "compression.type": "lz4",
             "queue.buffering.max.messages": 1_000_000,
-            # Only failures call back into Python: a callback per delivered record was
-            # ~0.5 us each of the round's CPU (0.1 s at 200k partitions).
+            # Only failures call back into Python: a callback per delivered record
+            # adds to the round's CPU for every partition (bench/bench_sample_round.py).
             "delivery.report.only.error": True,
         },
     )

@@ -1,9 +1,9 @@
 """One topic's partition loads of one window packed into one compact value, kept on its
 TopicLoad row, and the topic's per-broker traffic packed likewise. No Django.
 
-A window of a 200k-partition cluster is then 8,000 rows of a few kilobytes rather than
-200k rows with a JSON column, which is what made storing a window cost seconds and
-the database grow by 33 MiB a window (BALANCING.md §1 for the loads' meaning).
+A window is then one row of a few kilobytes per topic rather than a row per partition
+with a JSON column, which would make storing a window slow and grow the database by
+much more a window (BALANCING.md §1 for the loads' meaning).
 
 Partition loads (`loads_pack`), little-endian, columns one after the other, n partitions
 sorted by index and R replicas in all:
@@ -24,7 +24,7 @@ sorted by index and R replicas in all:
 Readers get None for every null, as they did from the partition rows. Per-broker
 traffic (`brokers_pack`): int32 n, int32 broker[n] sorted, float64 in[n], float64 out[n].
 
-Unpacking gives plain tuples, not named tuples or dicts: at 200k partitions an object
+Unpacking gives plain tuples, not named tuples or dicts: on a large cluster an object
 per partition costs a good part of the snapshot's time.
 """
 

@@ -6,7 +6,7 @@ at once, not one beat interval (10 s) after beat's start.
 The aggregation worker warms its SparkSession when it starts, not at its first run.
 
 A session's first build (the JVM, the Kafka source's jars) and first job (class
-loading, code generation) took 54 s on this 2-core machine under load, all of it
+loading, code generation) is slow on a small, loaded machine, and all of it comes
 before the first traffic window of a fresh `make run`. Started with the worker, it
 overlaps the cluster's start and the first sample rounds instead.
 

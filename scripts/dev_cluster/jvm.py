@@ -19,10 +19,10 @@ JVM_FLAGS = [
 CONTROLLER_HEAP = "-Xmx256m"
 TOOL_HEAP = "-Xmx128m"
 
-# A broker's heap cap grows with the partition replicas it holds (~45 KB live each was
-# measured at 10k partitions). -Xmx is only a cap: with SerialGC and -Xms64m the heap
-# grows as needed, so an idle 3-broker cluster still uses ~100-150 MB per broker while
-# one that is given 10k partitions after `up` has room for them (384 MB did not).
+# A broker's heap cap grows with the partition replicas it holds (each keeps live heap).
+# -Xmx is only a cap: with SerialGC and -Xms64m the heap grows as needed, so an idle
+# 3-broker cluster still uses little per broker while one that is given many
+# partitions after `up` has room for them.
 BROKER_HEAP_MIN_MB = 1024
 BROKER_HEAP_BASE_MB = 512
 BROKER_HEAP_PER_REPLICA_KB = 64

@@ -17,7 +17,7 @@ from pathlib import Path
 from .errors import DevClusterError
 
 # SIGTERM starts a controlled shutdown, which hands over every leadership first: with
-# thousands of partitions that takes well over 30 s, and a SIGKILL then would leave
+# thousands of partitions that takes long, and a SIGKILL then would leave
 # unclean logs that take minutes to recover on the next start.
 STOP_TIMEOUT_S = 120.0
 

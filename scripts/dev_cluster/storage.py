@@ -34,7 +34,7 @@ def storage_format(
     configs: dict[int, Path],
     extra_args: list[str],
 ) -> None:
-    """Format the storage of nodes never formatted before (in parallel: ~1 s each)."""
+    """Format the storage of nodes never formatted before (in parallel: each is a JVM start)."""
     todo = {
         node_id: config
         for node_id, config in configs.items()

@@ -39,8 +39,8 @@ def iec_bytes(value: float | int | None) -> str:
 def skew(value: float | None) -> str:
     """A broker's deviation from the mean (percent, None for a dead broker), flagged
     beyond ±10 % (warn) and ±25 % (bad). A filter rather than an include: the broker
-    table shows it twice per broker, and 540 includes were a fifth of the page's time
-    at 270 brokers."""
+    table shows it twice per broker, and an include each time is a large share of the
+    page's time on a large cluster."""
     if value is None:
         return "—"
     flag = " bad" if abs(value) > 25 else " warn" if abs(value) > 10 else ""

@@ -19,7 +19,7 @@ from apps.clusters.models import Cluster
 from ..models import BrokerLoad, TopicLoad
 from ..window_packing import loads_columns_unpack
 
-# A partition load as the API gives it (and as PartitionLoad rows had it).
+# A partition load as the API gives it.
 PARTITION_LOAD_FIELDS = (
     "samples",
     "leader",
@@ -60,7 +60,7 @@ class WindowLoads:
 
 def partition_loads_latest(*, cluster: Cluster, fields: Sequence[str]) -> WindowLoads:
     """Plain tuples, not model instances or dicts per partition (built by zip, not a
-    Python loop): at 200k partitions objects cost seconds."""
+    Python loop): on a large cluster an object per partition is slow."""
     start = latest_window_start(cluster=cluster)
     if start is None:
         return WindowLoads(start=None, end=None, loads={})

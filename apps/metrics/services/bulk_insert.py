@@ -2,8 +2,7 @@
 loads): their bounds prepared once per window, and which windows are already stored.
 The rows themselves go through core.bulk_write.rows_insert (PostgreSQL's COPY,
 elsewhere one prepared INSERT for every row): building a model instance per row and
-bulk_create's per-value preparation took most of the time of a window stored at 200k
-partitions (when it was a row per partition)."""
+bulk_create's per-value preparation would be most of the time of storing a window."""
 
 from __future__ import annotations
 

@@ -25,8 +25,9 @@ def aggregation_dispatch(*, cluster: Cluster) -> AggregationRun:
 
     By default (METRICS_AGGREGATION_IN_PROCESS on) the worker keeps one SparkSession
     warm and runs the job in it: no JVM start, no JIT or query compilation per run,
-    about twice as fast (bench/results/2026-11-24.md), at ~1.3 GB resident. Off, each run is a
-    fresh spark-submit: isolated and its memory given back, but slower.
+    much faster (bench/results/2026-11-24.md), at the cost of the session's resident
+    memory. Off, each run is a fresh spark-submit: isolated and its memory given back,
+    but slower.
 
     In-process, the run's lock is taken before the session is built (a run that
     finds it taken costs no Spark resources), and a session on a shared Spark

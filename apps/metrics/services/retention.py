@@ -3,8 +3,8 @@ partition loads of only the last METRICS_PARTITION_WINDOWS_KEPT of them, and
 METRICS_RUNS_KEPT_DAYS days of finished runs; older rows are deleted.
 
 Per-partition loads are what grows with the cluster; they are kept packed, one value
-per topic and window on its TopicLoad row (about 72 bytes a partition: 60 windows of
-433k partitions would be 1.9 GB, 26M rows unpacked), and the planner and the pages read
+per topic and window on its TopicLoad row (a few dozen bytes a partition, where a row
+per partition and window would be gigabytes on a large cluster), and the planner and the pages read
 only the newest window of them. Older windows keep their per-broker totals (traffic,
 disk, counts, leader messages in), which is what the charts read.
 """

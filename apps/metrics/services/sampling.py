@@ -46,7 +46,7 @@ def garbage_collection_paused() -> Iterator[None]:
     A round makes a few objects per partition (metadata, offsets, sizes, records),
     none in a cycle, so reference counting frees them all; but each of Python's full
     collections walks every live object, and a round's allocations trigger many:
-    at 200k partitions they took 7 of a round's 11 s of CPU (bench_sample_round.py).
+    on a large cluster they take most of a round's CPU (bench/bench_sample_round.py).
     Whatever cycles are left are collected once the collector is back on.
     """
     was_enabled = gc.isenabled()

@@ -24,7 +24,7 @@ def _one_per_window(loads: list[dict[str, Any]]) -> list[dict[str, Any]]:
     splits one partition's samples over two Kafka partitions.
     """
     if len({(r["topic"], r["partition"], r["window_start"]) for r in loads}) == len(loads):
-        return loads  # the usual case, checked at a third of the cost of the loop below
+        return loads  # the usual case, checked for less than the loop below costs
     best: dict[tuple[str, int, int], dict[str, Any]] = {}
     for r in loads:
         key = (r["topic"], r["partition"], r["window_start"])

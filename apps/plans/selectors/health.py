@@ -43,8 +43,8 @@ class ClusterHealth:
 
 
 def cluster_health_get(*, cluster: Cluster) -> ClusterHealth:
-    # Replicas and leaders as the sync counted them (reading every partition here took
-    # seconds at 200k partitions), in one query with the brokers' state.
+    # Replicas and leaders as the sync counted them (reading every partition here is
+    # slow on a large cluster), in one query with the brokers' state.
     replicas, leaders, alive_ids = {}, {}, set()
     for node_id, is_alive, n_replicas, n_leaders in cluster.brokers.values_list(
         "node_id", "alive", "replicas_count", "leaders_count"

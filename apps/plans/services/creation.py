@@ -197,7 +197,7 @@ def _proposal_record(
 @dataclass(slots=True)
 class _MoveDraft:
     """A move about to be stored: what the estimate reads, without a model instance
-    per move (28k PlanMove instances took ~0.4 s of CPU)."""
+    per move (model instances cost far more CPU at tens of thousands of moves)."""
 
     topic: str
     partition: int

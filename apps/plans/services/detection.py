@@ -152,7 +152,8 @@ def _cluster_detect_locked(
     wanted = _proposal_wanted(cluster=cluster, policy=policy, scoped=scoped, now=now)
     if wanted is _SKIP or (wanted is None and open_plan is None):
         return open_plan
-    # A sort of every managed partition (~0.2 s at 200k): only when a plan is at stake.
+    # A sort of every managed partition (bench_control_plane's detection round): only
+    # when a plan is at stake.
     basis = proposal_basis(snapshot=scoped.snapshot, policy=policy)
     changes = []
     if open_plan is not None and "basis" in open_plan.report:
