@@ -68,6 +68,7 @@ class PlanCycle(threading.Thread):
         self.api = {"Authorization": f"Token {token}"}
         self.stopped = threading.Event()
         self.ended: dict[str, int] = {}
+        self.counted: set[int] = set()
         self.current: int | None = None
         self.drain: int | None = None
 
@@ -104,7 +105,9 @@ class PlanCycle(threading.Thread):
             try:
                 state = self._state(self.current) if self.current else "none"
                 if state in ("completed", "failed", "cancelled", "stale", "rejected"):
-                    self.ended[state] = self.ended.get(state, 0) + 1
+                    if self.current not in self.counted:  # once, however many retries
+                        self.counted.add(self.current)
+                        self.ended[state] = self.ended.get(state, 0) + 1
                     if state != "completed":
                         self.drain = None  # drain again rather than roll back a failure
                     self.start_next()
