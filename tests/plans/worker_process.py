@@ -25,9 +25,9 @@ from django.core.management import call_command  # noqa: E402
 
 from apps.audit.models import AuditEvent  # noqa: E402
 from apps.clusters.services import cluster_register, cluster_sync  # noqa: E402
+from apps.plans.executor import executions_resume  # noqa: E402
 from apps.plans.models import Execution, Plan, PlanMode, PlanOrigin  # noqa: E402
 from apps.plans.services import (  # noqa: E402
-    executions_resume,
     plan_approve,
     plan_create,
     policy_get,
