@@ -45,7 +45,7 @@ def master_apps_settled(ui_url: str, *, timeout: float = 60.0) -> list[dict]:
 
 def main() -> int:
     bootstrap, ui_url = sys.argv[1:3]
-    sys.path.insert(0, str(REPO))
+    sys.path[:0] = [str(REPO), str(REPO / "scripts")]  # as pyproject's pythonpath: devkit
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "balancer_site.settings")
     import django
 
