@@ -152,7 +152,7 @@ class ClusterModel:
         self.slack = np.full((B, N_MEASURES), np.inf)
 
     def _init_place_target(self) -> None:
-        """Whole-cluster targets used to place replicas that must move anyway."""
+        """The whole-cluster targets by which replicas that must move anyway are placed."""
         totals = self.fvec.sum(axis=0) + self.lvec.sum(axis=0)
         norm = self.norm
         usable_norm = norm[self.usable].sum(axis=0) if self.n_usable else np.ones(N_MEASURES)
