@@ -24,3 +24,14 @@ def beat_heartbeat_age() -> float | None:
     """Seconds since the last heartbeat; None when there is none."""
     stamp = _client().get(KEY)
     return None if stamp is None else max(0.0, time.time() - float(stamp))
+
+
+def beat_heartbeat_problem() -> str | None:
+    """What is wrong with beat's heartbeat ("no beat heartbeat within 45 s (last …)"),
+    None while one ran within three intervals."""
+    limit = 3 * settings.MONITORING_HEARTBEAT_INTERVAL
+    age = beat_heartbeat_age()
+    if age is not None and age <= limit:
+        return None
+    seen = "never" if age is None else f"{age:.0f} s ago"
+    return f"no beat heartbeat within {limit:.0f} s (last {seen})"
