@@ -49,6 +49,7 @@ INSTALLED_APPS = [
     "apps.metrics",
     "apps.balancer",
     "apps.audit",
+    "apps.access",
     "apps.plans",
     "apps.notifications",
     "rest_framework",
@@ -90,6 +91,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "apps.dashboard.perms.granted",
             ],
         },
     },
@@ -128,7 +130,9 @@ AUTH_PASSWORD_VALIDATORS = [
 # a success resets the count. Failures and lockouts are audited.
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",
-    "django.contrib.auth.backends.ModelBackend",
+    # Passwords sign in; permissions come from per-cluster grants only (apps/access).
+    "apps.access.backends.PasswordBackend",
+    "apps.access.backends.GrantBackend",
 ]
 AXES_FAILURE_LIMIT = env.int("SIGNIN_FAILURE_LIMIT", 5)
 AXES_COOLOFF_TIME = timedelta(minutes=env.float("SIGNIN_LOCKOUT_MINUTES", 15.0))

@@ -3,11 +3,13 @@
 from rest_framework.permissions import BasePermission
 from rest_framework.request import Request
 
+from apps.access.selectors import user_holds_anywhere
 from apps.clusters.selectors import user_may_see_clusters
 
 
 class CanViewClusters(BasePermission):
-    """Every endpoint: a signed-in, active user holding clusters.view_cluster (any role)."""
+    """Every endpoint: a signed-in, active user with a grant on some cluster (any role);
+    each view narrows to the clusters granted."""
 
     message = "You may not see clusters (no viewer, operator, approver or admin role)."
 
@@ -15,8 +17,11 @@ class CanViewClusters(BasePermission):
         return user_may_see_clusters(user=request.user)
 
 
+AUDIT_VIEW = "audit.view_auditevent"
+
+
 class CanViewAudit(BasePermission):
     message = "You may not read the audit trail."
 
     def has_permission(self, request: Request, view) -> bool:
-        return bool(request.user and request.user.has_perm("audit.view_auditevent"))
+        return user_holds_anywhere(user=request.user, perm=AUDIT_VIEW)

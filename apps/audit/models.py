@@ -49,6 +49,10 @@ class AuditEvent(models.Model):
     after = models.JSONField(null=True, blank=True, editable=False)
     reason = models.TextField(blank=True, editable=False)
     client_address = models.GenericIPAddressField(null=True, blank=True, editable=False)
+    # The cluster the event is about (a plain id: the trail outlives clusters). Empty for
+    # events about no cluster (accounts, sign-ins, grants on all clusters): only those
+    # who see every cluster read them.
+    cluster_id = models.IntegerField(null=True, blank=True, db_index=True, editable=False)
 
     objects = AuditEventQuerySet.as_manager()
 

@@ -60,11 +60,17 @@ def audit_events_filter(
 
 
 def audit_events_explore(
-    *, about: Iterable[QuerySet] | None = None, **filters: Any
+    *,
+    about: Iterable[QuerySet] | None = None,
+    cluster_ids: set[int] | None = None,
+    **filters: Any,
 ) -> QuerySet[AuditEvent]:
     """`audit_events_filter`, narrowed to the events about any row of the `about`
-    querysets (e.g. everything of one cluster) when given."""
+    querysets (e.g. everything of one cluster) when given, and to the events of these
+    clusters (None: every event, those of no cluster included)."""
     events = audit_events_filter(**filters)
+    if cluster_ids is not None:
+        events = events.filter(cluster_id__in=cluster_ids)
     if about is None:
         return events
     subjects = Q(pk__in=[])  # about nothing: no event

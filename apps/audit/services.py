@@ -58,6 +58,17 @@ def _actor_fields(actor: Actor) -> dict[str, Any]:
     }
 
 
+def object_cluster_id(obj: models.Model) -> int | None:
+    """The cluster an object belongs to: the cluster itself, its `cluster_id`, or its
+    plan's (executions, moves); None for objects of no cluster."""
+    if obj._meta.label_lower == "clusters.cluster":
+        return obj.pk
+    if getattr(obj, "cluster_id", None) is not None:
+        return obj.cluster_id
+    plan = getattr(obj, "plan", None) if hasattr(obj, "plan_id") else None
+    return getattr(plan, "cluster_id", None)
+
+
 def audit_record(
     *,
     actor: Actor,
@@ -70,14 +81,17 @@ def audit_record(
     object_type: str = "",
     object_id: str = "",
     object_repr: str = "",
+    cluster_id: int | None = None,
 ) -> AuditEvent:
-    """Append one event. `obj` fills the object columns; the explicit ones win when given."""
+    """Append one event. `obj` fills the object columns and the cluster; the explicit
+    ones win when given."""
     if not action:
         raise ValueError("an audit event needs an action")
     if obj is not None:
         object_type = object_type or obj._meta.label_lower
         object_id = object_id or str(obj.pk)
         object_repr = object_repr or str(obj)
+        cluster_id = cluster_id if cluster_id is not None else object_cluster_id(obj)
     return AuditEvent.objects.create(
         **_actor_fields(actor),
         action=action,
@@ -88,4 +102,5 @@ def audit_record(
         after=_json_safe(after),
         reason=reason or "",
         client_address=client_address or None,
+        cluster_id=cluster_id,
     )

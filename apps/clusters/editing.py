@@ -43,8 +43,10 @@ class ClusterRemovalRefused(Exception):
     """Removing the cluster now would lose something; the message says what."""
 
 
-def _permission_require(user: AbstractBaseUser, action: str) -> None:
-    if not user.is_authenticated or not user.has_perm(f"clusters.{action}_cluster"):
+def _permission_require(user: AbstractBaseUser, action: str, cluster: Cluster | None) -> None:
+    """Adding a cluster takes the permission on every cluster; changing or removing
+    one, on that cluster."""
+    if not user.is_authenticated or not user.has_perm(f"clusters.{action}_cluster", cluster):
         raise PermissionDenied(f"you are not allowed to {action} clusters")
 
 
@@ -61,7 +63,7 @@ def cluster_save(
     a replaced secret as REDACTED on both sides.
     """
     adding = cluster.pk is None
-    _permission_require(actor, "add" if adding else "change")
+    _permission_require(actor, "add" if adding else "change", None if adding else cluster)
     cluster.full_clean()
     with transaction.atomic():
         before = {} if adding else cluster_audited(cluster=Cluster.objects.get(pk=cluster.pk))
@@ -90,7 +92,7 @@ def cluster_delete(
     The audit trail stays: events refer to objects by type and id, not by foreign key,
     and this removal is one more event, with the settings it had (secrets redacted).
     """
-    _permission_require(actor, "delete")
+    _permission_require(actor, "delete", cluster)
     with transaction.atomic():
         # Raises ClusterRemovalRefused when another app says no.
         cluster_removing.send(sender=Cluster, cluster=cluster)

@@ -8,31 +8,43 @@ from django.contrib.auth.models import AnonymousUser
 from django.core.paginator import Page, Paginator
 from django.db.models import Count, QuerySet
 
+from apps.access.selectors import ALL_CLUSTERS, cluster_ids_with_perm, user_holds_anywhere
 from apps.core.json_lists import json_list_has
 
 from .models import Broker, Cluster, ClusterRound, Partition, Topic
 
 User = AbstractBaseUser | AnonymousUser
 
-# Seeing a cluster (its pages, websockets and API) takes this permission, which the
-# viewer / operator / approver / admin groups all grant. It is global: every role
-# sees every cluster; this is the one place to narrow that to per-cluster grants.
+# Seeing a cluster (its pages, websockets and API) takes this permission, which every
+# role carries on the clusters it is granted on (apps/access).
 VIEW_CLUSTER_PERMISSION = "clusters.view_cluster"
 
 
 def user_may_see_clusters(*, user: User) -> bool:
-    return bool(user.is_authenticated and user.is_active and user.has_perm(VIEW_CLUSTER_PERMISSION))
+    """Whether the user sees any cluster at all (the dashboard's and the API's door)."""
+    return user_holds_anywhere(user=user, perm=VIEW_CLUSTER_PERMISSION)
+
+
+def cluster_ids_with(*, user: User, perm: str) -> set[int] | None:
+    """The ids of the clusters where the user holds `perm`; None: every cluster."""
+    return cluster_ids_with_perm(user=user, perm=perm)
+
+
+def clusters_with(*, user: User, perm: str) -> QuerySet[Cluster]:
+    """The clusters where the user holds `perm`, by name."""
+    ids = cluster_ids_with_perm(user=user, perm=perm)
+    clusters = Cluster.objects.order_by("name")
+    return clusters if ids is ALL_CLUSTERS else clusters.filter(pk__in=ids)
 
 
 def clusters_visible_list(*, user: User) -> QuerySet[Cluster]:
-    """The clusters this user may see, by name."""
-    if not user_may_see_clusters(user=user):
-        return Cluster.objects.none()
-    return Cluster.objects.order_by("name")
+    """The clusters this user may see, by name: those they hold a grant on."""
+    return clusters_with(user=user, perm=VIEW_CLUSTER_PERMISSION)
 
 
 def cluster_visible_get(*, user: User, name: str) -> Cluster | None:
-    """The named cluster, or None when it does not exist or the user may not see it."""
+    """The named cluster, or None when it does not exist or the user may not see it
+    (the two read the same: no trace of a cluster without a grant)."""
     return clusters_visible_list(user=user).filter(name=name).first()
 
 

@@ -1,6 +1,13 @@
 from django.urls import path, re_path
 
-from . import views, views_clusters, views_drains, views_live, views_notifications
+from . import (
+    views,
+    views_access,
+    views_clusters,
+    views_drains,
+    views_live,
+    views_notifications,
+)
 
 app_name = "dashboard"
 
@@ -22,6 +29,8 @@ urlpatterns = [
     path("clusters/<slug:name>/what-if/", views.whatif_page, name="what-if"),
     path("audit/", views.audit_page, name="audit"),
     re_path(r"^audit/export\.(?P<fmt>csv|json)$", views.audit_export, name="audit-export"),
+    path("access/", views_access.access_page, name="access"),
+    path("access/<int:grant_id>/revoke/", views_access.access_revoke, name="access-revoke"),
     path("notifications/", views_notifications.notifications_page, name="notifications"),
     path(
         "notifications/<int:channel_id>/test/",

@@ -8,7 +8,6 @@ API (heatmap, charts) or the page itself (tables, see static/dashboard/live.js).
 from dataclasses import asdict
 from enum import StrEnum
 
-from django.contrib.auth.decorators import login_required, permission_required
 from django.core.paginator import Paginator
 from django.db.models import QuerySet
 from django.http import (
@@ -23,6 +22,7 @@ from django.shortcuts import render
 from django.utils import timezone
 from django.views.decorators.http import require_GET
 
+from apps.access.actions import GrantAction
 from apps.audit.actions import AccountAction, AuthAction
 from apps.audit.selectors import (
     audit_events_csv_lines,
@@ -34,6 +34,7 @@ from apps.clusters.models import Cluster
 from apps.clusters.selectors import (
     VIEW_CLUSTER_PERMISSION,
     broker_rows_list,
+    cluster_ids_with,
     cluster_rounds_list,
     cluster_visible_get,
     clusters_visible_list,
@@ -63,6 +64,8 @@ from apps.plans.selectors import (
 from apps.plans.services import REQUESTABLE_MODES
 
 from .forms import AuditExploreForm
+from .grants_required import grant_required
+from .perms import perms_on_cluster
 
 # What the trail records, offered as suggestions in the explorer's action filter: each
 # kind's prefix, then its actions. The filter takes any prefix.
@@ -74,6 +77,7 @@ AUDIT_ACTION_KINDS: tuple[tuple[str, type[StrEnum]], ...] = (
     ("cluster.", ClusterAction),
     ("notification_channel.", ChannelAction),
     ("auth.", AuthAction),
+    ("grant.", GrantAction),
     ("", AccountAction),
 )
 AUDIT_ACTIONS = tuple(
@@ -90,16 +94,14 @@ def _cluster_or_404(request: HttpRequest, name: str) -> Cluster:
     return cluster
 
 
-@login_required
-@permission_required(VIEW_CLUSTER_PERMISSION, raise_exception=True)
+@grant_required(VIEW_CLUSTER_PERMISSION)
 def clusters_page(request: HttpRequest) -> HttpResponse:
     return render(
         request, "dashboard/clusters.html", {"healths": cluster_health_list(user=request.user)}
     )
 
 
-@login_required
-@permission_required(VIEW_CLUSTER_PERMISSION, raise_exception=True)
+@grant_required(VIEW_CLUSTER_PERMISSION)
 def cluster_page(request: HttpRequest, name: str) -> HttpResponse:
     cluster = _cluster_or_404(request, name)
     context = {
@@ -114,9 +116,10 @@ def cluster_page(request: HttpRequest, name: str) -> HttpResponse:
         ),
         "metrics": HEATMAP_METRICS,
         "board": plans_board_get(cluster=cluster)
-        if request.user.has_perm("plans.view_plan")
+        if request.user.has_perm("plans.view_plan", cluster)
         else None,
         "modes": [(m.value, m.label) for m in REQUESTABLE_MODES],
+        "cluster_perms": perms_on_cluster(user=request.user, cluster=cluster),
         "now": timezone.now(),
         "rounds": cluster_rounds_list(cluster=cluster),
         # What this page shows, stamped: live updates with the same stamp change nothing.
@@ -125,9 +128,8 @@ def cluster_page(request: HttpRequest, name: str) -> HttpResponse:
     return render(request, "dashboard/cluster.html", context)
 
 
-@login_required
-@permission_required(VIEW_CLUSTER_PERMISSION, raise_exception=True)
-@permission_required("plans.view_plan", raise_exception=True)
+@grant_required(VIEW_CLUSTER_PERMISSION)
+@grant_required("plans.view_plan")
 def plan_page(request: HttpRequest, name: str, plan_id: int) -> HttpResponse:
     cluster = _cluster_or_404(request, name)
     plan = plan_visible_get(user=request.user, plan_id=plan_id)
@@ -153,9 +155,8 @@ def plan_page(request: HttpRequest, name: str, plan_id: int) -> HttpResponse:
 
 
 @require_GET
-@login_required
-@permission_required(VIEW_CLUSTER_PERMISSION, raise_exception=True)
-@permission_required("plans.view_plan", raise_exception=True)
+@grant_required(VIEW_CLUSTER_PERMISSION)
+@grant_required("plans.view_plan")
 def plan_loads(request: HttpRequest, name: str, plan_id: int) -> JsonResponse:
     """The plan page's before / after bars, fetched after the page: {} when the cluster
     has nothing the planner can model."""
@@ -167,8 +168,7 @@ def plan_loads(request: HttpRequest, name: str, plan_id: int) -> JsonResponse:
     return JsonResponse(asdict(loads) if loads else {})
 
 
-@login_required
-@permission_required(VIEW_CLUSTER_PERMISSION, raise_exception=True)
+@grant_required(VIEW_CLUSTER_PERMISSION)
 def whatif_page(request: HttpRequest, name: str) -> HttpResponse:
     cluster = _cluster_or_404(request, name)
     context = {"cluster": cluster, "brokers": cluster.brokers.order_by("node_id")}
@@ -176,10 +176,15 @@ def whatif_page(request: HttpRequest, name: str) -> HttpResponse:
 
 
 AUDIT_PAGE_SIZE = 100
+AUDIT_VIEW = "audit.view_auditevent"
+AUDIT_EXPORT = "audit.export_auditevent"
 
 
-def _audit_filtered(request: HttpRequest) -> tuple[AuditExploreForm, QuerySet | None, str]:
-    """The form, the events it selects (None when invalid) and the error to show."""
+def _audit_filtered(
+    request: HttpRequest, perm: str
+) -> tuple[AuditExploreForm, QuerySet | None, str]:
+    """The form, the events it selects among those of the clusters where the user holds
+    `perm` (None when invalid) and the error to show."""
     form = AuditExploreForm(request.GET or None)
     if request.GET and not form.is_valid():
         errors = "; ".join(f"{f}: {' '.join(m)}" for f, m in form.errors.items())
@@ -191,14 +196,14 @@ def _audit_filtered(request: HttpRequest) -> tuple[AuditExploreForm, QuerySet | 
         if cluster is None:
             return form, None, "cluster: no such cluster"
         about = cluster_audited_objects(cluster=cluster)
-    return form, audit_events_explore(about=about, **filters), ""
+    visible = cluster_ids_with(user=request.user, perm=perm)
+    return form, audit_events_explore(about=about, cluster_ids=visible, **filters), ""
 
 
 @require_GET
-@login_required
-@permission_required("audit.view_auditevent", raise_exception=True)
+@grant_required(AUDIT_VIEW)
 def audit_page(request: HttpRequest) -> HttpResponse:
-    form, events, error = _audit_filtered(request)
+    form, events, error = _audit_filtered(request, AUDIT_VIEW)
     if events is None:
         return HttpResponseBadRequest(f"invalid filter: {error}\n", content_type="text/plain")
     page = Paginator(events, AUDIT_PAGE_SIZE).get_page(request.GET.get("page"))
@@ -222,10 +227,9 @@ def audit_page(request: HttpRequest) -> HttpResponse:
 
 
 @require_GET
-@login_required
-@permission_required("audit.export_auditevent", raise_exception=True)
+@grant_required(AUDIT_EXPORT)
 def audit_export(request: HttpRequest, fmt: str) -> HttpResponse:
-    _, events, error = _audit_filtered(request)
+    _, events, error = _audit_filtered(request, AUDIT_EXPORT)
     if events is None:
         return HttpResponseBadRequest(f"invalid filter: {error}\n", content_type="text/plain")
     rows = events.iterator()

@@ -2,8 +2,7 @@
 confirmation, and the cluster's balancing policy as a form. Thin: a form, one service."""
 
 from django.contrib import messages
-from django.contrib.auth.decorators import login_required, permission_required
-from django.core.exceptions import ValidationError
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
@@ -19,12 +18,16 @@ from apps.plans.forms import PolicyForm
 from apps.plans.services import policy_get, policy_update
 
 from .entered_secrets import entered_secrets_drop, entered_secrets_get, entered_secrets_put
+from .grants_required import grant_required
 
 
-def _cluster_or_404(request: HttpRequest, name: str) -> Cluster:
+def _cluster_or_404(request: HttpRequest, name: str, perm: str) -> Cluster:
+    """The named cluster when the user sees it (else 404) and holds `perm` there (else 403)."""
     cluster = cluster_visible_get(user=request.user, name=name)
     if cluster is None:
         raise Http404("no such cluster")
+    if not request.user.has_perm(perm, cluster):
+        raise PermissionDenied
     return cluster
 
 
@@ -69,24 +72,21 @@ def _cluster_form_page(request: HttpRequest, cluster: Cluster | None) -> HttpRes
 
 
 @require_http_methods(["GET", "POST"])
-@login_required
-@permission_required("clusters.add_cluster", raise_exception=True)
+@grant_required("clusters.add_cluster")
 def cluster_add(request: HttpRequest) -> HttpResponse:
     return _cluster_form_page(request, None)
 
 
 @require_http_methods(["GET", "POST"])
-@login_required
-@permission_required("clusters.change_cluster", raise_exception=True)
+@grant_required("clusters.change_cluster")
 def cluster_edit(request: HttpRequest, name: str) -> HttpResponse:
-    return _cluster_form_page(request, _cluster_or_404(request, name))
+    return _cluster_form_page(request, _cluster_or_404(request, name, "clusters.change_cluster"))
 
 
 @require_http_methods(["GET", "POST"])
-@login_required
-@permission_required("clusters.delete_cluster", raise_exception=True)
+@grant_required("clusters.delete_cluster")
 def cluster_remove(request: HttpRequest, name: str) -> HttpResponse:
-    cluster = _cluster_or_404(request, name)
+    cluster = _cluster_or_404(request, name, "clusters.delete_cluster")
     refused = ""
     if request.method == "POST" and request.POST.get("confirm") == cluster.name:
         try:
@@ -109,10 +109,9 @@ def cluster_remove(request: HttpRequest, name: str) -> HttpResponse:
 
 
 @require_http_methods(["GET", "POST"])
-@login_required
-@permission_required("plans.change_clusterpolicy", raise_exception=True)
+@grant_required("plans.change_clusterpolicy")
 def cluster_policy(request: HttpRequest, name: str) -> HttpResponse:
-    cluster = _cluster_or_404(request, name)
+    cluster = _cluster_or_404(request, name, "plans.change_clusterpolicy")
     policy = policy_get(cluster=cluster)
     form = PolicyForm(request.POST or None, instance=policy)
     if request.method == "POST" and form.is_valid():

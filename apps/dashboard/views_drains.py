@@ -1,7 +1,6 @@
 """Drained brokers on the cluster page: the operator's Undrain action (POST + CSRF)."""
 
 from django.contrib import messages
-from django.contrib.auth.decorators import login_required, permission_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.views.decorators.http import require_POST
@@ -11,11 +10,12 @@ from apps.clusters.selectors import VIEW_CLUSTER_PERMISSION, cluster_visible_get
 from apps.plans.errors import PlanServiceError
 from apps.plans.services import broker_undrain
 
+from .grants_required import grant_required
+
 
 @require_POST
-@login_required
-@permission_required(VIEW_CLUSTER_PERMISSION, raise_exception=True)
-@permission_required("plans.request_plan", raise_exception=True)
+@grant_required(VIEW_CLUSTER_PERMISSION)
+@grant_required("plans.request_plan")
 def broker_undrain_view(request: HttpRequest, name: str, node_id: int) -> HttpResponse:
     cluster = cluster_visible_get(user=request.user, name=name)
     if cluster is None:

@@ -8,7 +8,6 @@ only for `plans.view_plan`, the topic search and page it shows, and the state of
 cluster's plans, so no answer built for one viewer reaches another who may not see it.
 """
 
-from django.contrib.auth.decorators import login_required, permission_required
 from django.http import Http404, HttpRequest, JsonResponse
 from django.template.loader import render_to_string
 from django.utils import timezone
@@ -24,6 +23,8 @@ from apps.clusters.selectors import (
 from apps.metrics.selectors import stamped_answer_get
 from apps.plans.selectors import cluster_health_get, cluster_plans_stamp, plans_board_get
 
+from .grants_required import grant_required
+
 # Each live region of cluster.html (by element id) and its template.
 REGIONS = {
     "cluster-summary": "dashboard/_cluster_summary.html",
@@ -34,8 +35,7 @@ REGIONS = {
 
 
 @require_GET
-@login_required
-@permission_required(VIEW_CLUSTER_PERMISSION, raise_exception=True)
+@grant_required(VIEW_CLUSTER_PERMISSION)
 def cluster_live_regions(request: HttpRequest, name: str) -> JsonResponse:
     """{"stamp": {"model", "window"}, "regions": {id: html}} for `?stamp=<model>|<window>`
     (empty: the current state) and the page's own `topic` / `topics_page`."""
@@ -45,7 +45,7 @@ def cluster_live_regions(request: HttpRequest, name: str) -> JsonResponse:
     topic = request.GET.get("topic", "")[:249]  # as the topics region links it
     search = topic.strip()
     page = request.GET.get("topics_page", "")[:12]
-    sees_plans = request.user.has_perm("plans.view_plan")
+    sees_plans = request.user.has_perm("plans.view_plan", cluster)
 
     def build() -> dict[str, str]:
         context = {

@@ -35,10 +35,15 @@ def _events_text(channel: NotificationChannel) -> str:
     return ", ".join(labels.get(e, e) for e in channel.events) or "none"
 
 
-def channel_rows_list(*, cluster: Cluster | None = None) -> list[ChannelRow]:
+def channel_rows_list(
+    *, cluster: Cluster | None = None, cluster_ids: set[int] | None = None
+) -> list[ChannelRow]:
+    """The channels of `cluster`, or of these clusters (None: all)."""
     channels = NotificationChannel.objects.select_related("cluster")
     if cluster is not None:
         channels = channels.filter(cluster=cluster)
+    if cluster_ids is not None:
+        channels = channels.filter(cluster_id__in=cluster_ids)
     rows = []
     for c in channels:
         last = c.deliveries.order_by("-created_at", "-id").first()
@@ -59,14 +64,21 @@ def channel_rows_list(*, cluster: Cluster | None = None) -> list[ChannelRow]:
 
 
 def deliveries_recent(
-    *, cluster: Cluster | None = None, channel_id: int | None = None, limit: int = 50
+    *,
+    cluster: Cluster | None = None,
+    cluster_ids: set[int] | None = None,
+    channel_id: int | None = None,
+    limit: int = 50,
 ) -> list[Delivery]:
-    """Newest first, each with its attempts (`delivery.log.all()`) and channel."""
+    """Newest first, each with its attempts (`delivery.log.all()`) and channel; of
+    these clusters only when `cluster_ids` is given."""
     deliveries = Delivery.objects.select_related("channel__cluster").prefetch_related(
         Prefetch("log", queryset=DeliveryAttempt.objects.order_by("number"))
     )
     if cluster is not None:
         deliveries = deliveries.filter(channel__cluster=cluster)
+    if cluster_ids is not None:
+        deliveries = deliveries.filter(channel__cluster_id__in=cluster_ids)
     if channel_id is not None:
         deliveries = deliveries.filter(channel_id=channel_id)
     return list(deliveries[:limit])

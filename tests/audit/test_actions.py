@@ -8,13 +8,14 @@ import re
 from enum import StrEnum
 from pathlib import Path
 
+from apps.access import actions as access_actions
 from apps.audit import actions as audit_actions
 from apps.clusters import actions as cluster_actions
 from apps.notifications import actions as notification_actions
 from apps.plans import actions as plan_actions
 
 REPO = Path(__file__).resolve().parents[2]
-MODULES = (plan_actions, cluster_actions, audit_actions, notification_actions)
+MODULES = (plan_actions, cluster_actions, audit_actions, notification_actions, access_actions)
 
 
 def _enums() -> dict[str, type[StrEnum]]:

@@ -7,7 +7,7 @@ from datetime import timedelta
 
 import pytest
 from django.contrib.admin.sites import site as admin_site
-from django.contrib.auth.models import Permission
+from django.contrib.auth.models import Group
 from django.test import RequestFactory
 from django.utils import timezone
 
@@ -21,7 +21,7 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def viewer(django_user_model):
     user = django_user_model.objects.create_user("vera", password="pw-vera-123")
-    user.user_permissions.add(Permission.objects.get(codename="view_auditevent"))
+    user.groups.add(Group.objects.get(name="viewer"))  # a viewer on every cluster
     return user
 
 

@@ -7,11 +7,11 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from apps.audit.selectors import audit_events_explore
-from apps.clusters.selectors import cluster_visible_get
+from apps.clusters.selectors import cluster_ids_with, cluster_visible_get
 from apps.plans.selectors import cluster_audited_objects
 
 from ..common.views import query_validated
-from ..permissions import CanViewAudit, CanViewClusters
+from ..permissions import AUDIT_VIEW, CanViewAudit, CanViewClusters
 from .serializers import AuditEventSerializer, AuditQuerySerializer
 
 
@@ -33,4 +33,5 @@ class AuditEventListView(generics.ListAPIView):
             if cluster is None:
                 raise ValidationError({"cluster": "no such cluster"})
             about = cluster_audited_objects(cluster=cluster)
-        return audit_events_explore(about=about, **query)
+        visible = cluster_ids_with(user=self.request.user, perm=AUDIT_VIEW)
+        return audit_events_explore(about=about, cluster_ids=visible, **query)

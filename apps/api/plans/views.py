@@ -60,13 +60,14 @@ class PlanListView(ClusterScopedMixin, generics.ListAPIView):
     serializer_class = PlanSerializer
 
     def get_queryset(self):
-        if not self.request.user.has_perm("plans.view_plan"):
+        cluster = self.cluster_get()
+        if not self.request.user.has_perm("plans.view_plan", cluster):
             raise PermissionDenied("you may not see plans")
         states = self.request.query_params.getlist("state")
         unknown = [x for x in states if x not in PlanState.values]
         if unknown:
             raise ValidationError({"state": f"unknown state {unknown[0]!r}"})
-        return plans_list(cluster=self.cluster_get(), states=states)
+        return plans_list(cluster=cluster, states=states)
 
     @extend_schema(
         request=PlanRequestSerializer,

@@ -27,16 +27,16 @@ def plan_actions_get(*, user: User, plan: Plan) -> PlanActions:
     execution = Execution.objects.filter(plan=plan).first()
     controllable = (
         state in ACTIVE_STATES
-        and user.has_perm("plans.cancel_plan")
+        and user.has_perm("plans.cancel_plan", plan)
         and not (execution and execution.cancel_requested)
     )
     paused = bool(execution and execution.paused)
     return PlanActions(
-        approve=state == PlanState.PROPOSED and user.has_perm("plans.approve_plan"),
-        reject=state == PlanState.PROPOSED and user.has_perm("plans.reject_plan"),
-        execute=state == PlanState.APPROVED and user.has_perm("plans.approve_plan"),
-        cancel=state in ACTIVE_STATES and user.has_perm("plans.cancel_plan"),
-        rollback=state == PlanState.COMPLETED and user.has_perm("plans.request_plan"),
+        approve=state == PlanState.PROPOSED and user.has_perm("plans.approve_plan", plan),
+        reject=state == PlanState.PROPOSED and user.has_perm("plans.reject_plan", plan),
+        execute=state == PlanState.APPROVED and user.has_perm("plans.approve_plan", plan),
+        cancel=state in ACTIVE_STATES and user.has_perm("plans.cancel_plan", plan),
+        rollback=state == PlanState.COMPLETED and user.has_perm("plans.request_plan", plan),
         pause=controllable and not paused,
         resume=controllable and paused,
         tune=controllable,

@@ -9,7 +9,7 @@ from django.db import connection
 from django.db.models import QuerySet
 
 from apps.clusters.models import Cluster
-from apps.clusters.selectors import User, user_may_see_clusters
+from apps.clusters.selectors import User
 from apps.core.json_lists import json_list_has
 
 from ..models import ACTIVE_STATES, ClusterPolicy, Plan, PlanContent, PlanMove, PlanState
@@ -73,9 +73,10 @@ def plan_running_get(*, cluster: Cluster) -> Plan | None:
 def plan_visible_get(*, user: User, plan_id: int) -> Plan | None:
     """A plan of a cluster the user may see, if the user may see plans. Its report and
     reassignments (megabytes at 100k+ moves) load only if read."""
-    if not user_may_see_clusters(user=user) or not user.has_perm("plans.view_plan"):
+    plan = Plan.objects.select_related("cluster").filter(pk=plan_id).first()
+    if plan is None or not user.has_perm("plans.view_plan", plan):
         return None
-    return Plan.objects.select_related("cluster").filter(pk=plan_id).first()
+    return plan
 
 
 # The report's parts a plan page shows; its moves, one per partition, it does not.

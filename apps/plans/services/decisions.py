@@ -53,7 +53,9 @@ def plan_approve(
 ) -> Plan:
     """Approve and enqueue the execution; `throttle_rate` (bytes/s, 0: none) replaces
     the policy's throttle for this run."""
-    permission_require(user=user, perm="plans.approve_plan", what="approve plans")
+    permission_require(
+        user=user, perm="plans.approve_plan", what="approve plans", cluster=plan.cluster
+    )
     if throttle_rate is not None and throttle_rate < 0:
         raise PlanRequestInvalid("the throttle is a number of bytes per second, 0 or more")
     if plan.state != PlanState.PROPOSED:
@@ -66,7 +68,10 @@ def plan_approve(
         )
     if plan.data_loss_partitions:
         permission_require(
-            user=user, perm="plans.approve_data_loss", what="approve a plan that loses data"
+            user=user,
+            perm="plans.approve_data_loss",
+            what="approve a plan that loses data",
+            cluster=plan.cluster,
         )
         if not confirm_data_loss:
             raise PlanRequestInvalid(
@@ -182,7 +187,9 @@ def _sizes_known(plan: Plan) -> bool:
 def plan_reject(
     *, plan: Plan, user: AbstractBaseUser, reason: str, client_address: str | None = None
 ) -> Plan:
-    permission_require(user=user, perm="plans.reject_plan", what="reject plans")
+    permission_require(
+        user=user, perm="plans.reject_plan", what="reject plans", cluster=plan.cluster
+    )
     reason = (reason or "").strip()
     if not reason:
         raise PlanRequestInvalid("a rejection needs a reason")
@@ -202,7 +209,9 @@ def plan_cancel(
 ) -> Plan:
     """Approved: cancelled at once. Executing: the executor stops submitting, cancels
     what is in flight and removes the throttles on its next step."""
-    permission_require(user=user, perm="plans.cancel_plan", what="cancel plans")
+    permission_require(
+        user=user, perm="plans.cancel_plan", what="cancel plans", cluster=plan.cluster
+    )
     if plan.state == PlanState.APPROVED:
         return plan_transition(
             plan=plan,

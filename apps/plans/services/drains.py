@@ -46,6 +46,7 @@ def brokers_drained_record(*, plan: Plan, actor: Actor) -> list[BrokerDrain]:
             obj=brokers.get(node_id),
             object_type="" if node_id in brokers else "clusters.broker",
             object_repr="" if node_id in brokers else f"{plan.cluster.name}/broker-{node_id}",
+            cluster_id=plan.cluster_id,
             after={
                 "node_id": node_id,
                 "plan": plan.pk,
@@ -81,6 +82,7 @@ def drains_rolled_back(*, plan: Plan, actor: Actor) -> list[int]:
             object_repr=""
             if drain.node_id in brokers
             else f"{plan.cluster.name}/broker-{drain.node_id}",
+            cluster_id=plan.cluster_id,
             before={"node_id": drain.node_id, "plan": plan.rollback_of_id},
             after={"node_id": drain.node_id, "drained": False},
             reason=f"rollback plan #{plan.pk} (requested by {by}) of drain plan "
@@ -100,7 +102,9 @@ def broker_undrain(
     """Make a drained broker ordinary again: plans may place replicas on it and the
     periodic balancer fills it like a new broker. Needs the permission to request
     plans (the one a drain needs)."""
-    permission_require(user=user, perm="plans.request_plan", what="undrain brokers")
+    permission_require(
+        user=user, perm="plans.request_plan", what="undrain brokers", cluster=cluster
+    )
     if type(node_id) is not int:
         raise PlanRequestInvalid("the broker id must be an integer")
     with transaction.atomic():
@@ -128,6 +132,7 @@ def broker_undrain(
             obj=broker,
             object_type="" if broker is not None else "clusters.broker",
             object_repr="" if broker is not None else f"{cluster.name}/broker-{node_id}",
+            cluster_id=cluster.pk,
             before=before,
             after={"node_id": node_id, "drained": False},
             reason=reason,

@@ -46,7 +46,9 @@ def _paused_set(
     client_address: str | None,
 ) -> Plan:
     verb = "be paused" if paused else "be resumed"
-    permission_require(user=user, perm=CONTROL_PERMISSION, what="pause or resume executions")
+    permission_require(
+        user=user, perm=CONTROL_PERMISSION, what="pause or resume executions", cluster=plan.cluster
+    )
     with transaction.atomic():
         execution = _execution_locked(plan=plan, what=verb)
         if execution.paused == paused:
@@ -94,7 +96,9 @@ def execution_tune(
 ) -> Plan:
     """Change the replication throttle (bytes/s, 0: none) or the move caps of a running
     plan; values not given stay as they are."""
-    permission_require(user=user, perm=CONTROL_PERMISSION, what="change a running execution")
+    permission_require(
+        user=user, perm=CONTROL_PERMISSION, what="change a running execution", cluster=plan.cluster
+    )
     wanted = {
         "throttle_rate": throttle_rate,
         "max_moves_per_broker": max_moves_per_broker,

@@ -16,7 +16,7 @@ def plan_execution_start(
 ) -> Plan:
     """Approval already enqueues the execution; this only enqueues it again. The executor
     holds a lease per plan, so a duplicate run is harmless."""
-    if not (user.is_authenticated and user.has_perm("plans.approve_plan")):
+    if not (user.is_authenticated and user.has_perm("plans.approve_plan", plan)):
         raise PlanPermissionDenied("you are not allowed to start executions")
     if plan.state not in (PlanState.APPROVED, PlanState.EXECUTING):
         raise PlanStateError(f"plan #{plan.pk} is {plan.state}; only an approved plan executes")

@@ -38,7 +38,7 @@ def plan_request(
     """An operator asks for a plan: full rebalance, add / remove brokers, self-healing
     or leaders only. Refused with a clear message when invalid or when there is
     nothing to change."""
-    permission_require(user=user, perm="plans.request_plan", what="request plans")
+    permission_require(user=user, perm="plans.request_plan", what="request plans", cluster=cluster)
     if mode not in REQUESTABLE_MODES:
         known = ", ".join(REQUESTABLE_MODES)
         raise PlanRequestInvalid(f"unknown mode {mode!r} (known: {known})")

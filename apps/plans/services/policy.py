@@ -85,7 +85,10 @@ def policy_update(
     """Change some policy fields; audited with before/after of what changed."""
     if isinstance(actor, AbstractBaseUser):
         permission_require(
-            user=actor, perm="plans.change_clusterpolicy", what="change cluster policies"
+            user=actor,
+            perm="plans.change_clusterpolicy",
+            what="change cluster policies",
+            cluster=policy.cluster,
         )
     unknown = sorted(set(changes) - set(POLICY_FIELDS))
     if unknown:

@@ -17,7 +17,9 @@ def plan_rollback_request(
     *, plan: Plan, user: AbstractBaseUser, reason: str = "", client_address: str | None = None
 ) -> Plan:
     """A new proposal that puts a completed plan's partitions back where they started."""
-    permission_require(user=user, perm="plans.request_plan", what="request a rollback")
+    permission_require(
+        user=user, perm="plans.request_plan", what="request a rollback", cluster=plan.cluster
+    )
     if plan.state != PlanState.COMPLETED:
         raise PlanStateError(f"plan #{plan.pk} is {plan.state}; only a completed plan rolls back")
     targets = {
