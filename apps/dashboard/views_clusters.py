@@ -74,6 +74,9 @@ def _cluster_form_page(request: HttpRequest, cluster: Cluster | None) -> HttpRes
 @require_http_methods(["GET", "POST"])
 @grant_required("clusters.add_cluster")
 def cluster_add(request: HttpRequest) -> HttpResponse:
+    # A new cluster is on no one's list yet: adding one takes admin on every cluster.
+    if not request.user.has_perm("clusters.add_cluster"):
+        raise PermissionDenied
     return _cluster_form_page(request, None)
 
 

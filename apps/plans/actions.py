@@ -11,6 +11,7 @@ from .models import PlanState
 class PlanAction(StrEnum):
     PROPOSED = "plan.proposed"
     APPROVED = "plan.approved"
+    SELF_APPROVED = "plan.self_approved"
     REJECTED = "plan.rejected"
     CANCELLED = "plan.cancelled"
     CANCEL_REQUESTED = "plan.cancel_requested"

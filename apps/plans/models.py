@@ -81,7 +81,9 @@ class ClusterPolicy(models.Model):
         help_text="Approve plans that move fewer bytes than this. Empty: off.",
     )
     four_eyes = models.BooleanField(
-        default=False, help_text="Whoever requested a plan by hand may not approve it."
+        default=True,
+        help_text="Whoever requested a plan by hand may not approve it. Off: a single "
+        "operator approves their own plans, and each plan says it was self-approved.",
     )
     throttle_bytes_per_sec = models.BigIntegerField(
         default=_default_throttle, help_text="Replication throttle during execution; 0: none."
@@ -378,6 +380,13 @@ class Execution(models.Model):
     )
     max_moves_per_broker = models.PositiveIntegerField(null=True, blank=True)
     max_moves_cluster = models.PositiveIntegerField(null=True, blank=True)
+    # The bounds an approver set (at approval, or tuning later): an operator may go below
+    # them, not above, and may not remove the throttle. Empty: the policy's values.
+    approved_throttle_rate = models.BigIntegerField(null=True, blank=True, editable=False)
+    approved_max_moves_per_broker = models.PositiveIntegerField(
+        null=True, blank=True, editable=False
+    )
+    approved_max_moves_cluster = models.PositiveIntegerField(null=True, blank=True, editable=False)
     # What was throttled (rate, brokers, topics), so cleanup deletes exactly that.
     throttle = models.JSONField(default=dict, blank=True)
     throttle_applied = models.BooleanField(default=False)

@@ -42,6 +42,12 @@ def copied_partitions(plan: Plan) -> int:
     return sum(len(m.added) for m in plan.moves.all())
 
 
+@pytest.fixture(autouse=True)
+def _one_admin_requests_and_approves(orders_cluster, admin_member) -> None:
+    """These tests are about estimates: one admin requests and approves (four-eyes off)."""
+    policy_set(orders_cluster, admin_member, four_eyes=False)
+
+
 def test_it_estimates_bytes_from_the_replicas_logs_at_proposal(orders_cluster, admin_member, kafka):
     plan = plan_request(cluster=orders_cluster, user=admin_member, mode="add-brokers", brokers=[3])
 

@@ -63,12 +63,12 @@ def test_it_sends_no_new_batch_while_paused_and_carries_on_when_resumed(plan, ka
     assert paused.actor == operator.username and paused.reason == "peak traffic"
 
 
-def test_it_applies_a_new_throttle_and_caps_to_a_running_plan(plan, kafka, operator):
+def test_it_applies_a_new_throttle_and_caps_to_a_running_plan(plan, kafka, approver):
     execution_step(plan=plan, kafka=kafka)
     assert kafka.broker_configs[3][RATE_KEY] == "1000000"
 
     execution_tune(
-        plan=plan, user=operator, throttle_rate=5_000_000, max_moves_per_broker=1, reason="faster"
+        plan=plan, user=approver, throttle_rate=5_000_000, max_moves_per_broker=1, reason="faster"
     )
     execution_step(plan=plan, kafka=kafka)
 
@@ -98,9 +98,9 @@ def test_it_applies_a_new_throttle_and_caps_to_a_running_plan(plan, kafka, opera
     assert changed.before == {"rate": 1_000_000} and changed.after["rate"] == 5_000_000
 
 
-def test_it_removes_the_throttle_when_tuned_to_none(plan, kafka, operator):
+def test_it_removes_the_throttle_when_tuned_to_none(plan, kafka, approver):
     execution_step(plan=plan, kafka=kafka)
-    execution_tune(plan=plan, user=operator, throttle_rate=0)
+    execution_tune(plan=plan, user=approver, throttle_rate=0)
     execution_step(plan=plan, kafka=kafka)
     assert not kafka.throttles_left()
     run_to_end(plan, kafka)

@@ -189,9 +189,8 @@ def test_it_needs_a_reason_to_reject(orders_cluster, operator, approver):
     assert plan.state == PlanState.PROPOSED
 
 
-def test_it_applies_the_four_eyes_rule_when_enabled(orders_cluster, admin_member, approver):
+def test_it_applies_the_four_eyes_rule_by_default(orders_cluster, admin_member, approver):
     plan = plan_request(cluster=orders_cluster, user=admin_member, mode="full")
-    policy_set(orders_cluster, admin_member, four_eyes=True)
 
     with pytest.raises(PlanPermissionDenied, match="four-eyes"):
         plan_approve(plan=plan, user=admin_member)
@@ -201,10 +200,19 @@ def test_it_applies_the_four_eyes_rule_when_enabled(orders_cluster, admin_member
     assert plan.state == PlanState.APPROVED
 
 
-def test_it_lets_the_requester_approve_without_four_eyes(orders_cluster, admin_member):
+def test_it_lets_the_requester_approve_without_four_eyes_and_says_so(
+    orders_cluster, admin_member, client
+):
+    policy_set(orders_cluster, admin_member, four_eyes=False)
     plan = plan_request(cluster=orders_cluster, user=admin_member, mode="full")
     plan_approve(plan=plan, user=admin_member)
     assert plan.state == PlanState.APPROVED
+    turned_off = AuditEvent.objects.get(action="policy.changed")
+    assert turned_off.after == {"four_eyes": False} and turned_off.cluster_id == orders_cluster.pk
+    assert AuditEvent.objects.filter(action="plan.self_approved", object_id=str(plan.pk)).exists()
+    client.force_login(admin_member)
+    page = client.get(f"/clusters/{orders_cluster.name}/plans/{plan.pk}/").content.decode()
+    assert 'id="plan-self-approved"' in page
 
 
 def test_it_turns_a_plan_stale_when_the_cluster_moved_on(orders_cluster, operator, approver):
@@ -237,6 +245,8 @@ def _lossy_plan(cluster: Cluster, user) -> Plan:
 def test_it_needs_a_separate_confirmation_and_permission_to_lose_data(
     orders_cluster, admin_member, approver
 ):
+    # One admin requests and approves here: four-eyes is off, data loss is the point.
+    policy_set(orders_cluster, admin_member, four_eyes=False)
     plan = _lossy_plan(orders_cluster, admin_member)
     with pytest.raises(PlanPermissionDenied):
         plan_approve(plan=plan, user=approver, confirm_data_loss=True)
@@ -352,7 +362,8 @@ def test_it_audits_policy_changes_and_refuses_bad_values(orders_cluster, admin_m
         policy=policy, actor=admin_member, changes={"dead_broker_grace": 5, "four_eyes": False}
     )
     event = AuditEvent.objects.get(action="policy.changed")
-    assert event.before == {"dead_broker_grace": 60} and event.after == {"dead_broker_grace": 5}
+    assert event.before == {"dead_broker_grace": 60, "four_eyes": True}
+    assert event.after == {"dead_broker_grace": 5, "four_eyes": False}
     assert ClusterPolicy.objects.get(cluster=orders_cluster).dead_broker_grace == 5
 
 

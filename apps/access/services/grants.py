@@ -97,6 +97,7 @@ def grant_revoke(*, actor: Any, grant_id: int, client_address: str | None = None
             object_type="access.grant",
             object_id=str(grant_id),
             object_repr=f"{before['role']} on {before['cluster']}",
+            cluster_id=grant.cluster_id,
             before=before,
             client_address=client_address,
         )

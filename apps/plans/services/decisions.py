@@ -97,8 +97,20 @@ def plan_approve(
                 "data_loss_confirmed_by": user if plan.data_loss_partitions else None,
             },
         )
+        if plan.requested_by_id is not None and plan.requested_by_id == user.pk:
+            # Only with four-eyes off for the cluster: the trail and the page say so.
+            plan_audit_record(
+                actor=user,
+                action=PlanAction.SELF_APPROVED,
+                plan=plan,
+                reason="four-eyes is off for this cluster",
+                client_address=client_address,
+            )
         if throttle_rate is not None:
-            Execution.objects.update_or_create(plan=plan, defaults={"throttle_rate": throttle_rate})
+            Execution.objects.update_or_create(
+                plan=plan,
+                defaults={"throttle_rate": throttle_rate, "approved_throttle_rate": throttle_rate},
+            )
             plan_audit_record(
                 actor=user,
                 action=ExecutionAction.TUNED,

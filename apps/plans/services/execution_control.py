@@ -15,14 +15,46 @@ from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import transaction
 
 from ..actions import ExecutionAction
-from ..errors import PlanRequestInvalid, PlanStateError
+from ..errors import PlanPermissionDenied, PlanRequestInvalid, PlanStateError
 from ..models import ACTIVE_STATES, Execution, Plan
 from .estimate import plan_reestimate_remaining
 from .permissions import permission_require
 from .plan_audit import plan_audit_record
+from .policy import policy_get
 
 CONTROL_PERMISSION = "plans.cancel_plan"
+RAISE_PERMISSION = "plans.approve_plan"
 TUNABLE = ("throttle_rate", "max_moves_per_broker", "max_moves_cluster")
+
+
+def execution_bounds(*, plan: Plan, execution: Execution) -> dict[str, int]:
+    """The throttle (0: none) and caps an approver allowed this run: set at approval or
+    by an approver's tuning, else the policy's."""
+    policy = policy_get(cluster=plan.cluster)
+    defaults = {
+        "throttle_rate": policy.throttle_bytes_per_sec,
+        "max_moves_per_broker": policy.max_moves_per_broker,
+        "max_moves_cluster": policy.max_moves_cluster,
+    }
+    return {
+        key: value if (value := getattr(execution, f"approved_{key}")) is not None else default
+        for key, default in defaults.items()
+    }
+
+
+def _above_bounds(changes: dict[str, int], bounds: dict[str, int]) -> list[str]:
+    """What in `changes` goes beyond `bounds`, said for the refusal."""
+    beyond = []
+    throttle = changes.get("throttle_rate")
+    if throttle is not None and bounds["throttle_rate"] > 0:
+        if throttle == 0:
+            beyond.append("removing the throttle")
+        elif throttle > bounds["throttle_rate"]:
+            beyond.append(f"a throttle above the approved {bounds['throttle_rate']} B/s")
+    for key in ("max_moves_per_broker", "max_moves_cluster"):
+        if key in changes and changes[key] > bounds[key]:
+            beyond.append(f"{key.replace('_', ' ')} above the approved {bounds[key]}")
+    return beyond
 
 
 def _execution_locked(*, plan: Plan, what: str) -> Execution:
@@ -112,13 +144,24 @@ def execution_tune(
     for key in ("max_moves_per_broker", "max_moves_cluster"):
         if key in changes and changes[key] < 1:
             raise PlanRequestInvalid(f"{key.replace('_', ' ')} must be at least 1")
+    approver = user.has_perm(RAISE_PERMISSION, plan)
     with transaction.atomic():
         execution = _execution_locked(plan=plan, what="be changed")
+        beyond = _above_bounds(changes, execution_bounds(plan=plan, execution=execution))
+        if beyond and not approver:
+            raise PlanPermissionDenied(
+                f"you are not allowed to go beyond what the approver set: {'; '.join(beyond)} "
+                "takes an approver"
+            )
         before: dict[str, Any] = {k: getattr(execution, k) for k in changes}
         before |= {"duration_estimate_seconds": plan.duration_estimate_seconds}
         for key, value in changes.items():
             setattr(execution, key, value)
-        execution.save(update_fields=[*changes, "updated_at"])
+        # An approver's values are the bounds operators tune within from now on.
+        bounds = {f"approved_{k}": v for k, v in changes.items()} if approver else {}
+        for key, value in bounds.items():
+            setattr(execution, key, value)
+        execution.save(update_fields=[*changes, *bounds, "updated_at"])
         # Re-estimated at once: the page's copy time and ETA follow the new setting.
         copy = plan_reestimate_remaining(plan=plan, execution=execution)
         plan_audit_record(
