@@ -90,6 +90,7 @@ def main() -> int:
                     user,
                     [topic],
                     throttle_bytes_per_sec=throttle,
+                    four_eyes=False,  # one user requests and approves
                 )
                 producer = AckedProducer.at_bytes_rate(
                     bootstrap=args.bootstrap,

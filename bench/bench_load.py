@@ -250,7 +250,7 @@ def _bench(args, scratch: Path, cluster_dev) -> int:  # noqa: C901, PLR0915 - on
         live.topic_create(admin, topic, assignment=PLACEMENT)
         live.fill(bootstrap, topic, len(PLACEMENT), per_partition)
         cluster = live.cluster_registered(
-            bootstrap, approver, [topic], throttle_bytes_per_sec=args.throttle
+            bootstrap, approver, [topic], throttle_bytes_per_sec=args.throttle, four_eyes=False
         )
         plan = plan_create(
             cluster=cluster,

@@ -39,7 +39,7 @@ def test_it_syncs_and_executes_a_move_on_kafka_3_9(kafka39_cluster: DevCluster, 
             assert (topic, index) not in sizes[3]
 
         cluster = live.cluster_registered(
-            bootstrap, admin_user, [topic], throttle_bytes_per_sec=20_000_000
+            bootstrap, admin_user, [topic], four_eyes=False, throttle_bytes_per_sec=20_000_000
         )
 
         brokers = list(cluster.brokers.order_by("node_id").values_list("node_id", "rack", "alive"))

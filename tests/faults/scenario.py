@@ -30,6 +30,7 @@ def plan_onto_broker_3(kafka_cluster, admin, topics, admin_user, targets=TARGETS
         throttle_bytes_per_sec=1_000_000,
         dead_broker_grace=GRACE,
         auto_approve_self_healing=True,
+        four_eyes=False,  # one admin requests and approves
     )
     plan = plan_from_assignment(
         cluster,

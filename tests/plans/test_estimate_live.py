@@ -32,7 +32,7 @@ def test_it_estimates_the_bytes_copied_within_ten_percent(kafka_cluster, admin, 
     live.topic_create(admin, topic, assignment=ON_ONE_AND_TWO)
     live.fill(bootstrap, topic, 6, MIB * 1024 * 1024)
     cluster = live.cluster_registered(
-        bootstrap, admin_user, [topic], throttle_bytes_per_sec=THROTTLE
+        bootstrap, admin_user, [topic], four_eyes=False, throttle_bytes_per_sec=THROTTLE
     )
 
     plan = plan_request(cluster=cluster, user=admin_user, mode="add-brokers", brokers=[3])

@@ -28,7 +28,12 @@ def test_it_pauses_rethrottles_and_resumes_a_running_plan(kafka_cluster, admin, 
     live.fill(bootstrap, topic, 6, 256 * 1024)
     # One move at a time (each lands on broker 3), so batches are easy to count.
     cluster = live.cluster_registered(
-        bootstrap, admin_user, [topic], throttle_bytes_per_sec=10_000_000, max_moves_per_broker=1
+        bootstrap,
+        admin_user,
+        [topic],
+        four_eyes=False,
+        throttle_bytes_per_sec=10_000_000,
+        max_moves_per_broker=1,
     )
     plan = plan_request(cluster=cluster, user=admin_user, mode="add-brokers", brokers=[3])
     assert plan.partition_count >= 2

@@ -29,7 +29,11 @@ def test_it_runs_a_throttled_plan_to_the_end_and_rolls_it_back(
 ):
     live.fill(kafka_cluster.bootstrap_servers, topic, 6, 512 * 1024)
     cluster = live.cluster_registered(
-        kafka_cluster.bootstrap_servers, admin_user, [topic], throttle_bytes_per_sec=20_000_000
+        kafka_cluster.bootstrap_servers,
+        admin_user,
+        [topic],
+        four_eyes=False,
+        throttle_bytes_per_sec=20_000_000,
     )
     plan = plan_request(cluster=cluster, user=admin_user, mode="add-brokers", brokers=[3])
     plan_approve(plan=plan, user=admin_user)
@@ -76,7 +80,11 @@ def test_it_cancels_mid_way_and_leaves_the_cluster_consistent(
     live.fill(kafka_cluster.bootstrap_servers, topic, 6, 2 * 1024 * 1024)
     # 100 kB/s: the moves can't finish before we cancel.
     cluster = live.cluster_registered(
-        kafka_cluster.bootstrap_servers, admin_user, [topic], throttle_bytes_per_sec=100_000
+        kafka_cluster.bootstrap_servers,
+        admin_user,
+        [topic],
+        four_eyes=False,
+        throttle_bytes_per_sec=100_000,
     )
     before = {k: v[0] for k, v in live.placement(admin, [topic]).items()}
     plan = plan_request(cluster=cluster, user=admin_user, mode="add-brokers", brokers=[3])

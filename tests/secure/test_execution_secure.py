@@ -38,7 +38,9 @@ def topic(secure_cluster, super_admin):
 
 def plan_approved(cluster, user, topic):
     assert cluster_sync(cluster=cluster), cluster.last_sync_error
-    policy_set(cluster, user, topics_include=[topic], throttle_bytes_per_sec=20_000_000)
+    policy_set(
+        cluster, user, topics_include=[topic], four_eyes=False, throttle_bytes_per_sec=20_000_000
+    )
     plan = plan_request(cluster=cluster, user=user, mode="add-brokers", brokers=[3])
     plan_approve(plan=plan, user=user)
     return plan

@@ -97,7 +97,7 @@ def broker_log_offsets(secure_cluster) -> dict[Path, int]:
 
 def plan_run(cluster, user, topic) -> Plan:
     assert cluster_sync(cluster=cluster), cluster.last_sync_error
-    policy_set(cluster, user, topics_include=[topic])
+    policy_set(cluster, user, topics_include=[topic], four_eyes=False)
     plan = plan_request(cluster=cluster, user=user, mode="add-brokers", brokers=[3])
     plan_approve(plan=plan, user=user)
     return execution_run(plan=plan, poll_interval=0.5, max_seconds=120)
