@@ -370,6 +370,11 @@ NOTIFICATIONS_RETRY_BACKOFF_MAX = env.int("NOTIFICATIONS_RETRY_BACKOFF_MAX", 600
 # The dashboard's address as receivers reach it (e.g. https://balancer.example.com),
 # for links in notifications; empty: no links.
 NOTIFICATIONS_BASE_URL = os.environ.get("NOTIFICATIONS_BASE_URL", "")
+# Networks (comma-separated CIDRs) that webhook and Slack URLs may reach although they
+# are internal (loopback, private, link-local...); empty: public addresses only.
+NOTIFICATIONS_ALLOWED_NETWORKS = [
+    n.strip() for n in os.environ.get("NOTIFICATIONS_ALLOWED_NETWORKS", "").split(",") if n.strip()
+]
 
 # --- Secrets at rest -----------------------------------------------------------
 # Fernet keys encrypting cluster passwords and TLS keys in the database, comma-separated:
