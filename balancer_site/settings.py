@@ -53,7 +53,6 @@ INSTALLED_APPS = [
     "apps.notifications",
     "rest_framework",
     "health_check",
-    "rest_framework.authtoken",
     "drf_spectacular",
     # Swagger UI and Redoc served from this package's static files, not a CDN.
     "drf_spectacular_sidecar",
@@ -338,7 +337,7 @@ CELERY_BEAT_SCHEDULE = {
 REST_FRAMEWORK = {
     # Token first, so an anonymous call gets 401 with WWW-Authenticate rather than 403.
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.TokenAuthentication",
+        "apps.api.authentication.DigestTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["apps.api.permissions.CanViewClusters"],
