@@ -5,7 +5,7 @@ loopback, private, link-local, multicast, reserved or unspecified, IPv4-mapped I
 included) unless NOTIFICATIONS_ALLOWED_NETWORKS names its network. The connection then
 goes to that checked address, with the Host header, TLS SNI and certificate check still
 for the name: a second lookup (DNS rebinding) never happens. Redirects are not followed
-and environment proxies are not used, so nothing but the checked address is reached.
+and proxies are not used, so nothing but the checked address is reached.
 
 Decimal and octal hosts (2852039166, 0177.0.0.1) are resolved like any name, by the C
 library, into the address they really mean before the check.
@@ -141,6 +141,8 @@ class CheckedAddressAdapter(HTTPAdapter):
         pinned.url = urlunsplit((parts.scheme, f"{shown}:{port}", parts.path, parts.query, ""))
         pinned.headers["Host"] = netloc
         pinned._checked_hostname = parts.hostname  # type: ignore[attr-defined]
+        # A proxy (HTTP(S)_PROXY) would make its own lookup, and reach anything.
+        kwargs["proxies"] = {}
         return super().send(pinned, **kwargs)
 
     def build_connection_pool_key_attributes(self, request, verify, cert=None):
@@ -157,8 +159,6 @@ class CheckedAddressAdapter(HTTPAdapter):
 
 def session_checked() -> requests.Session:
     session = requests.Session()
-    # A proxy from the environment would make the lookup, and reach anything.
-    session.trust_env = False
     adapter = CheckedAddressAdapter(max_retries=0)
     session.mount("http://", adapter)
     session.mount("https://", adapter)
