@@ -24,6 +24,8 @@ REDACTED = "[redacted]"
 # Statuses that say "try again later"; any other non-2xx is a configuration problem
 # (wrong URL, revoked token, refused payload) that a retry would not fix.
 RETRYABLE_STATUSES = frozenset({408, 425, 429, 500, 502, 503, 504})
+# Characters of a connection failure's reason kept: one line in the log.
+REASON_LENGTH = 160
 
 
 @dataclass(frozen=True)
@@ -72,7 +74,7 @@ def _network_reason(exc: BaseException) -> str:
             continue
         seen.add(id(current))
         if isinstance(current, OSError) and current.strerror:
-            return f" ({current.strerror})"
+            return f" ({current.strerror[:REASON_LENGTH]})"
         stack.extend(a for a in current.args if isinstance(a, BaseException))
         stack.extend(e for e in (current.__cause__, current.__context__) if e is not None)
         reason = getattr(current, "reason", None)
