@@ -5,6 +5,7 @@ Every knob has a default that runs the product on the local dev cluster
 """
 
 import importlib.util
+import ipaddress
 import math
 import os
 from datetime import timedelta
@@ -374,6 +375,13 @@ NOTIFICATIONS_BASE_URL = os.environ.get("NOTIFICATIONS_BASE_URL", "")
 NOTIFICATIONS_ALLOWED_NETWORKS = [
     n.strip() for n in os.environ.get("NOTIFICATIONS_ALLOWED_NETWORKS", "").split(",") if n.strip()
 ]
+for _network in NOTIFICATIONS_ALLOWED_NETWORKS:
+    try:
+        ipaddress.ip_network(_network, strict=False)
+    except ValueError:
+        raise RuntimeError(
+            f"NOTIFICATIONS_ALLOWED_NETWORKS: {_network!r} is not a network (CIDR)"
+        ) from None
 
 # --- Secrets at rest -----------------------------------------------------------
 # Fernet keys encrypting cluster passwords and TLS keys in the database, comma-separated:

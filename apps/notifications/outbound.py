@@ -34,6 +34,10 @@ class OutboundRefused(Exception):
     the operator: one line, no URL path."""
 
 
+class OutboundUnresolved(OutboundRefused):
+    """The host does not resolve (now: DNS may come back)."""
+
+
 @lru_cache(maxsize=4)
 def _networks(values: tuple[str, ...]) -> tuple[IPNetwork, ...]:
     networks = []
@@ -77,7 +81,7 @@ def host_addresses(*, host: str, port: int) -> list[IPAddress]:
     try:
         answers = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
     except (socket.gaierror, UnicodeError) as exc:
-        raise OutboundRefused(f"{host} does not resolve") from exc
+        raise OutboundUnresolved(f"{host} does not resolve") from exc
     found: list[IPAddress] = []
     for _family, _type, _proto, _name, sockaddr in answers:
         # A scoped IPv6 answer ("fe80::1%eth0") is link-local whatever its scope.
@@ -85,7 +89,7 @@ def host_addresses(*, host: str, port: int) -> list[IPAddress]:
         if address not in found:
             found.append(address)
     if not found:
-        raise OutboundRefused(f"{host} does not resolve")
+        raise OutboundUnresolved(f"{host} does not resolve")
     return found
 
 
@@ -112,8 +116,8 @@ def url_check(*, url: str) -> None:
         raise OutboundRefused("the URL has no host")
     try:
         host_check(host=parts.hostname, port=parts.port or DEFAULT_PORTS.get(parts.scheme, 80))
-    except OutboundRefused as exc:
-        if str(exc).endswith("does not resolve") and not _literal(parts.hostname):
+    except OutboundUnresolved:
+        if not _literal(parts.hostname):
             return
         raise
 

@@ -15,7 +15,7 @@ import requests
 from apps.core.secrets import SecretDecryptError
 
 from .models import ChannelKind, NotificationChannel
-from .outbound import OutboundRefused, session_checked
+from .outbound import OutboundRefused, OutboundUnresolved, session_checked
 from .payloads import request_body
 from .signing import signature_headers
 
@@ -123,6 +123,8 @@ def event_send(
             response = session.post(
                 url, data=body, headers=headers, timeout=timeout, allow_redirects=False
             )
+    except OutboundUnresolved as exc:
+        return result(False, None, str(exc), True)
     except OutboundRefused as exc:
         return result(False, None, f"refused: {exc}", False)
     except requests.Timeout:
