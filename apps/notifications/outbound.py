@@ -56,10 +56,27 @@ def allowed_networks() -> tuple[IPNetwork, ...]:
     return _networks(tuple(v.strip() for v in configured if v.strip()))
 
 
+NAT64 = ipaddress.IPv6Network("64:ff9b::/96")
+
+
+def _embedded_ipv4(address: IPAddress) -> ipaddress.IPv4Address | None:
+    """The IPv4 address an IPv6 one carries (mapped, NAT64, 6to4), which it reaches."""
+    if isinstance(address, ipaddress.IPv4Address):
+        return None
+    if address.ipv4_mapped is not None:
+        return address.ipv4_mapped
+    if address in NAT64:
+        return ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)
+    return address.sixtofour
+
+
 def address_kind(address: IPAddress) -> str | None:
     """What makes `address` internal ("loopback", ...), or None for a public one."""
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-        return address_kind(address.ipv4_mapped)
+    embedded = _embedded_ipv4(address)
+    if embedded is not None:
+        kind = address_kind(embedded)
+        if kind is not None:
+            return kind
     for kind in ("loopback", "unspecified", "link_local", "multicast", "private", "reserved"):
         if getattr(address, f"is_{kind}"):
             return kind.replace("_", "-")
@@ -69,10 +86,9 @@ def address_kind(address: IPAddress) -> str | None:
 
 
 def address_allowed(address: IPAddress) -> bool:
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-        mapped = address.ipv4_mapped
-        if any(mapped in n for n in allowed_networks()):
-            return True
+    embedded = _embedded_ipv4(address)
+    if embedded is not None and any(embedded in n for n in allowed_networks()):
+        return True
     return any(address in n for n in allowed_networks())
 
 
