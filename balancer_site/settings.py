@@ -5,6 +5,7 @@ Every knob has a default that runs the product on the local dev cluster
 """
 
 import importlib.util
+import ipaddress
 import math
 import os
 from datetime import timedelta
@@ -54,7 +55,6 @@ INSTALLED_APPS = [
     "apps.notifications",
     "rest_framework",
     "health_check",
-    "rest_framework.authtoken",
     "drf_spectacular",
     # Swagger UI and Redoc served from this package's static files, not a CDN.
     "drf_spectacular_sidecar",
@@ -342,7 +342,7 @@ CELERY_BEAT_SCHEDULE = {
 REST_FRAMEWORK = {
     # Token first, so an anonymous call gets 401 with WWW-Authenticate rather than 403.
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.TokenAuthentication",
+        "apps.api.authentication.DigestTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["apps.api.permissions.CanViewClusters"],
@@ -374,6 +374,18 @@ NOTIFICATIONS_RETRY_BACKOFF_MAX = env.int("NOTIFICATIONS_RETRY_BACKOFF_MAX", 600
 # The dashboard's address as receivers reach it (e.g. https://balancer.example.com),
 # for links in notifications; empty: no links.
 NOTIFICATIONS_BASE_URL = os.environ.get("NOTIFICATIONS_BASE_URL", "")
+# Networks (comma-separated CIDRs) that webhook and Slack URLs may reach although they
+# are internal (loopback, private, link-local...); empty: public addresses only.
+NOTIFICATIONS_ALLOWED_NETWORKS = [
+    n.strip() for n in os.environ.get("NOTIFICATIONS_ALLOWED_NETWORKS", "").split(",") if n.strip()
+]
+for _network in NOTIFICATIONS_ALLOWED_NETWORKS:
+    try:
+        ipaddress.ip_network(_network, strict=False)
+    except ValueError:
+        raise RuntimeError(
+            f"NOTIFICATIONS_ALLOWED_NETWORKS: {_network!r} is not a network (CIDR)"
+        ) from None
 
 # --- Secrets at rest -----------------------------------------------------------
 # Fernet keys encrypting cluster passwords and TLS keys in the database, comma-separated:

@@ -194,8 +194,8 @@ def _bench(args, scratch: Path, cluster_dev) -> int:  # noqa: C901, PLR0915 - on
     from django.core.management import call_command
     from django.db import connection
     from django.test import Client
-    from rest_framework.authtoken.models import Token
 
+    from apps.api.services import token_create
     from apps.kafka_layer.clients import client_config_build
     from apps.plans.models import MoveState, PlanMode, PlanOrigin, PlanState
     from apps.plans.services import plan_approve, plan_create
@@ -206,7 +206,7 @@ def _bench(args, scratch: Path, cluster_dev) -> int:  # noqa: C901, PLR0915 - on
 
     viewer = user_make("load-viewer", "viewer")
     approver = user_make("load-admin", "admin")
-    token = Token.objects.create(user=viewer).key
+    token = token_create(user=viewer)
     web = Client()
     web.force_login(viewer, backend="django.contrib.auth.backends.ModelBackend")
     cookie_name = settings.SESSION_COOKIE_NAME

@@ -1,34 +1,31 @@
-"""API tokens in the admin: creating or deleting one there is audited like the API's."""
+"""API tokens in the admin: listed by user, revoked there (audited like the API's).
+They are issued only through the API, where the key is shown once: the admin holds
+nothing but a digest."""
 
 from django.contrib import admin
-from rest_framework.authtoken.admin import TokenAdmin
-from rest_framework.authtoken.models import TokenProxy
+from django.http import HttpRequest
 
-from apps.audit.actions import AuthAction
-from apps.audit.services import audit_record, client_address_get
+from apps.audit.services import client_address_get
 
+from .models import ApiToken
 from .services import token_revoke
 
-admin.site.unregister(TokenProxy)
 
+@admin.register(ApiToken)
+class ApiTokenAdmin(admin.ModelAdmin):
+    list_display = ("user", "created_at")
+    fields = ("user", "created_at")
+    readonly_fields = fields
+    search_fields = ("user__username",)
 
-@admin.register(TokenProxy)
-class AuditedTokenAdmin(TokenAdmin):
-    def save_model(self, request, obj, form, change) -> None:
-        super().save_model(request, obj, form, change)
-        if not change:
-            audit_record(
-                actor=request.user,
-                action=AuthAction.TOKEN_CREATED,
-                obj=obj.user,
-                client_address=client_address_get(request=request),
-            )
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
 
-    def delete_model(self, request, obj) -> None:
+    def delete_model(self, request: HttpRequest, obj: ApiToken) -> None:
         token_revoke(
             user=obj.user, actor=request.user, client_address=client_address_get(request=request)
         )
 
-    def delete_queryset(self, request, queryset) -> None:
+    def delete_queryset(self, request: HttpRequest, queryset) -> None:
         for token in queryset.select_related("user"):
             self.delete_model(request, token)

@@ -4,7 +4,7 @@ not the first time a secret is saved."""
 from django.core.checks import Error, Tags, register
 from django.core.exceptions import ImproperlyConfigured
 
-from .crypto import secrets_fernet
+from apps.core.secrets import secrets_fernet
 
 
 @register(Tags.security)

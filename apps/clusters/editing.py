@@ -9,10 +9,10 @@ from django.core.exceptions import PermissionDenied
 from django.db import transaction
 
 from apps.audit.services import audit_record
+from apps.core.secret_fields import encrypted_is_set
 from apps.kafka_layer.connection import REDACTED
 
 from .actions import ClusterAction
-from .fields import encrypted_is_set
 from .models import Cluster
 from .signals import cluster_removing
 

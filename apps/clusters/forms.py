@@ -6,8 +6,9 @@ from typing import Any
 
 from django import forms
 
+from apps.core.secret_fields import encrypted_is_set
+
 from .editing import SECRET_FIELDS
-from .fields import encrypted_is_set
 from .models import Cluster
 
 CLUSTER_FORM_FIELDS = (

@@ -5,6 +5,7 @@ from typing import Any
 from django.core.exceptions import ValidationError
 from django.db import models
 
+from apps.core.secret_fields import EncryptedTextField, ciphertext_reads
 from apps.kafka_layer.connection import (
     PLAINTEXT,
     SASL_MECHANISMS,
@@ -12,7 +13,6 @@ from apps.kafka_layer.connection import (
     ConnectionSettings,
 )
 
-from .fields import EncryptedTextField, ciphertext_reads
 from .validators import bootstrap_servers_normalize, connection_errors
 
 # Names a cluster may not take: its page's URL is taken (dashboard /clusters/<name>/).

@@ -10,6 +10,7 @@ from django.db import DEFAULT_DB_ALIAS, connection, connections, models, transac
 from django.utils import timezone
 
 from apps.core.bulk_write import rows_insert, rows_update
+from apps.core.secrets import SecretDecryptError
 from apps.kafka_layer.authorization import cluster_acl_gaps_text
 from apps.kafka_layer.clients import AdminClient, ConnectionErrors, admin_client_create
 from apps.kafka_layer.cluster_state import (
@@ -23,7 +24,6 @@ from apps.kafka_layer.cluster_state import (
 )
 
 from .backoff import cluster_backoff_clear, cluster_backoff_fail
-from .crypto import SecretDecryptError
 from .models import Broker, Cluster, ClusterRound, Partition, Topic
 from .placement import placement_diff, placement_hash, placement_pack
 from .placement_counts import topic_placements_apply

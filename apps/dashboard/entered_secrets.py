@@ -6,7 +6,7 @@ import secrets
 
 from django.http import HttpRequest
 
-from apps.clusters.crypto import SecretDecryptError, secret_decrypt, secret_encrypt
+from apps.core.secrets import SecretDecryptError, secret_decrypt, secret_encrypt
 
 SESSION_KEY = "cluster_form_entered_secrets"
 FIELD = "entered_secrets"

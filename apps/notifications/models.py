@@ -1,9 +1,9 @@
 """Notification channels of a cluster, and the deliveries made to them with the log
 of every attempt.
 
-A channel's URL is kept encrypted whatever its kind: a Slack URL's path is its
-token, and a generic webhook's may carry one too. Pages, the admin list and logs
-show only its host (`url_host`).
+A channel's URL is kept encrypted whatever its kind (apps.core.secrets, under
+BALANCER_SECRET_KEYS): a Slack URL's path is its token, and a generic webhook's may
+carry one too. Pages, the admin list and logs show only its host (`url_host`).
 """
 
 from urllib.parse import urlsplit
@@ -12,8 +12,8 @@ from django.db import models
 from django.utils import timezone
 
 from apps.clusters.models import Cluster
-
-from .sealing import SealedTextField
+from apps.core.secret_fields import EncryptedTextField
+from apps.core.secrets import SecretDecryptError
 
 
 class EventKind(models.TextChoices):
@@ -49,9 +49,9 @@ class NotificationChannel(models.Model):
     )
     name = models.CharField(max_length=100)
     kind = models.CharField(max_length=16, choices=ChannelKind.choices)
-    url = SealedTextField(help_text="Where to POST. Stored encrypted; shown by host only.")
+    url = EncryptedTextField(help_text="Where to POST. Stored encrypted; shown by host only.")
     # HMAC-SHA256 key of a JSON webhook; unused by Slack channels.
-    secret = SealedTextField(blank=True)
+    secret = EncryptedTextField(blank=True)
     all_events = models.BooleanField(default=True, help_text="Every event, now and future.")
     # The event kinds wanted when all_events is off.
     events = models.JSONField(default=list, blank=True)
@@ -71,7 +71,10 @@ class NotificationChannel(models.Model):
 
     @property
     def url_host(self) -> str:
-        parts = urlsplit(self.url)
+        try:
+            parts = urlsplit(self.url)
+        except SecretDecryptError:
+            return "(URL unreadable: key missing)"
         return parts.hostname or "(no URL)"
 
     def wants(self, event: str) -> bool:

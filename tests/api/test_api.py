@@ -7,9 +7,9 @@ from datetime import timedelta
 import pytest
 from django.contrib.auth.models import Group, User
 from django.utils import timezone
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
+from apps.api.models import ApiToken, token_digest
 from apps.audit.models import AuditEvent
 from apps.balancer.engine import propose
 from apps.clusters.models import Cluster
@@ -100,7 +100,7 @@ def test_it_authenticates_with_a_token(api, cluster):
     response = api.post("/api/auth/token/", {"username": "bot", "password": "s3cret-pass"})
     assert response.status_code == 200
     token = response.json()["token"]
-    assert Token.objects.get(user=user).key == token
+    assert ApiToken.objects.get(user=user).digest == token_digest(token)
     api.credentials(HTTP_AUTHORIZATION=f"Token {token}")
     assert api.get("/api/clusters/").json()[0]["cluster"]["name"] == "prod"
     api.credentials(HTTP_AUTHORIZATION="Token not-a-token")

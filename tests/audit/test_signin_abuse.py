@@ -4,9 +4,10 @@ audited when issued and can be revoked, by their owner or an admin."""
 
 import pytest
 from django.contrib.auth.models import User
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
+from apps.api.models import ApiToken
+from apps.api.services import token_create
 from apps.audit.models import AuditEvent
 
 pytestmark = pytest.mark.django_db
@@ -62,7 +63,7 @@ def test_it_locks_out_the_token_endpoint_too(user, settings):
         api.post("/api/auth/token/", {"username": "ursula", "password": "wrong"})
     response = api.post("/api/auth/token/", {"username": "ursula", "password": PASSWORD})
     assert response.status_code == 429
-    assert not Token.objects.filter(user=user).exists()
+    assert not ApiToken.objects.filter(user=user).exists()
 
 
 def test_it_audits_a_token_issued_and_revoked_by_its_owner(user):
@@ -70,18 +71,19 @@ def test_it_audits_a_token_issued_and_revoked_by_its_owner(user):
     response = api.post("/api/auth/token/", {"username": "ursula", "password": PASSWORD})
     assert response.status_code == 200
     key = response.json()["token"]
-    # Asking again gives the same token, and is not a new issue.
-    assert api.post("/api/auth/token/", {"username": "ursula", "password": PASSWORD}).json() == {
-        "token": key
-    }
+    # Asking again issues a new token, which replaces the first (only digests are kept).
+    again = api.post("/api/auth/token/", {"username": "ursula", "password": PASSWORD})
+    assert again.json()["token"] != key
+    key = again.json()["token"]
     created = AuditEvent.objects.filter(action="auth.token_created")
-    assert created.count() == 1 and created.get().actor == "ursula"
+    assert created.count() == 2 and {e.actor for e in created} == {"ursula"}
+    assert ApiToken.objects.filter(user=user).count() == 1
 
     api.credentials(HTTP_AUTHORIZATION=f"Token {key}")
     assert api.post("/api/auth/token/revoke/").status_code == 204
     assert api.post("/api/auth/token/revoke/").status_code == 401  # the key is gone
     api.credentials()
-    assert not Token.objects.filter(user=user).exists()
+    assert not ApiToken.objects.filter(user=user).exists()
     revoked = AuditEvent.objects.get(action="auth.token_revoked")
     assert revoked.actor == "ursula" and revoked.object_repr == "ursula"
     assert key not in str(list(AuditEvent.objects.values_list("after", "reason", "object_repr")))
@@ -95,12 +97,12 @@ def test_it_answers_404_to_revoking_without_a_token(user):
 
 
 def test_an_admin_revokes_a_token_in_the_admin_and_it_is_audited(client, user, admin_user):
-    Token.objects.create(user=user)
+    token_create(user=user)
     client.force_login(admin_user)
-    url = f"/admin/authtoken/tokenproxy/{user.pk}/delete/"  # keyed by its user
+    url = f"/admin/api/apitoken/{user.api_token.pk}/delete/"
     response = client.post(url, {"post": "yes"})
     assert response.status_code == 302, response.content.decode()[:3000]
-    assert response["Location"] == "/admin/authtoken/tokenproxy/", response["Location"]
-    assert not Token.objects.filter(user=user).exists()
+    assert response["Location"] == "/admin/api/apitoken/", response["Location"]
+    assert not ApiToken.objects.filter(user=user).exists()
     revoked = AuditEvent.objects.get(action="auth.token_revoked")
     assert revoked.actor == admin_user.username and revoked.object_repr == "ursula"

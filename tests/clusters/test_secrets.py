@@ -12,11 +12,11 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.db import connection
 
-from apps.clusters.crypto import SecretDecryptError, secrets_fernet
-from apps.clusters.fields import EncryptedValue
 from apps.clusters.models import Cluster
 from apps.clusters.services import cluster_sync
 from apps.clusters.sync_outcome import SyncOutcome
+from apps.core.secret_fields import EncryptedValue
+from apps.core.secrets import SecretDecryptError, secrets_fernet
 
 pytestmark = pytest.mark.django_db
 

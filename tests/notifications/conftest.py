@@ -1,5 +1,6 @@
 """A real HTTP receiver on 127.0.0.1 (http.server in a thread), clusters, channels and
-users for the notification tests."""
+users for the notification tests. Loopback is internal, so the fixtures that deliver
+there allow 127.0.0.0/8 (NOTIFICATIONS_ALLOWED_NETWORKS)."""
 
 import json
 import threading
@@ -40,8 +41,12 @@ class Receiver:
         return f"http://{self.host}:{self.port}{path}"
 
 
+LOOPBACK_ALLOWED = ["127.0.0.0/8"]
+
+
 @pytest.fixture
-def receiver() -> Iterator[Receiver]:
+def receiver(settings) -> Iterator[Receiver]:
+    settings.NOTIFICATIONS_ALLOWED_NETWORKS = LOOPBACK_ALLOWED
     state = Receiver(host="127.0.0.1", port=0)
     lock = threading.Lock()
 
@@ -74,10 +79,11 @@ def receiver() -> Iterator[Receiver]:
 
 
 @pytest.fixture
-def closed_port() -> int:
+def closed_port(settings) -> int:
     """A port nothing listens on (bound, then released)."""
     import socket
 
+    settings.NOTIFICATIONS_ALLOWED_NETWORKS = LOOPBACK_ALLOWED
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]

@@ -90,7 +90,7 @@ def test_it_retries_after_a_500_and_logs_both_attempts(empty_cluster, webhook, r
     delivery.refresh_from_db()
     assert delivery.state == DeliveryState.DELIVERED and delivery.attempts == 2
     assert log_of(delivery) == [
-        (1, AttemptOutcome.WILL_RETRY, 500, "HTTP 500: receiver says no"),
+        (1, AttemptOutcome.WILL_RETRY, 500, "HTTP 500 Internal Server Error"),
         (2, AttemptOutcome.DELIVERED, 200, ""),
     ]
     first = delivery.log.get(number=1)
@@ -124,7 +124,7 @@ def test_it_gives_up_at_once_on_a_client_error(empty_cluster, webhook, receiver)
 
     delivery.refresh_from_db()
     assert delivery.state == DeliveryState.FAILED
-    assert log_of(delivery) == [(1, AttemptOutcome.GAVE_UP, 404, "HTTP 404: receiver says no")]
+    assert log_of(delivery) == [(1, AttemptOutcome.GAVE_UP, 404, "HTTP 404 Not Found")]
     assert len(receiver.requests) == 1
 
 

@@ -1,4 +1,5 @@
-"""Token views: a user obtains or revokes their own API token."""
+"""Token views: a user obtains (a new one each time: only its digest is kept) or
+revokes their own API token."""
 
 from drf_spectacular.utils import extend_schema
 from rest_framework.authtoken.views import ObtainAuthToken
@@ -15,8 +16,9 @@ from ..services import token_create, token_revoke
 
 
 class TokenObtainView(ObtainAuthToken):
-    """POST username and password: the user's API token (created and audited if new).
-    Failed attempts count towards the sign-in lockout like the sign-in page's."""
+    """POST username and password: a new API token for the user, replacing any earlier
+    one (audited); shown only in this answer. Failed attempts count towards the sign-in
+    lockout like the sign-in page's."""
 
     def post(self, request: Request, *args, **kwargs) -> Response:
         serializer = self.get_serializer(data=request.data)
@@ -25,11 +27,11 @@ class TokenObtainView(ObtainAuthToken):
             if getattr(request, "axes_locked_out", False):
                 return Response({"detail": "too many failed sign-ins: try again later"}, status=429)
             raise ValidationError(serializer.errors)
-        token = token_create(
+        key = token_create(
             user=serializer.validated_data["user"],
             client_address=client_address_get(request=request),
         )
-        return Response({"token": token.key})
+        return Response({"token": key})
 
 
 class TokenRevokeView(APIView):

@@ -9,7 +9,7 @@ the migration with the cluster and key named, so nothing is dropped silently.
 
 from pathlib import Path
 
-import apps.clusters.fields
+import apps.core.secret_fields
 from django.db import migrations, models
 
 PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
@@ -115,7 +115,9 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name="cluster",
             name="sasl_password",
-            field=apps.clusters.fields.EncryptedTextField(blank=True, verbose_name="SASL password"),
+            field=apps.core.secret_fields.EncryptedTextField(
+                blank=True, verbose_name="SASL password"
+            ),
         ),
         migrations.AddField(
             model_name="cluster",
@@ -157,7 +159,7 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name="cluster",
             name="ssl_key_pem",
-            field=apps.clusters.fields.EncryptedTextField(
+            field=apps.core.secret_fields.EncryptedTextField(
                 blank=True,
                 help_text="For mutual TLS, unencrypted.",
                 verbose_name="client private key (PEM)",

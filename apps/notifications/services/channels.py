@@ -16,6 +16,7 @@ from ..actions import ChannelAction
 from ..errors import NotificationChannelInvalid
 from ..events import event_payload, event_test
 from ..models import SUBSCRIBABLE_EVENTS, ChannelKind, NotificationChannel
+from ..outbound import OutboundRefused, url_check
 from ..sending import event_send
 
 # Shorter keys are guessable; 32 random bytes (e.g. `openssl rand -hex 32`) are ideal.
@@ -32,6 +33,10 @@ def notification_channel_validate(*, values: dict[str, Any]) -> None:
     parts = urlsplit(values["url"])
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise NotificationChannelInvalid("the URL must be an http:// or https:// address")
+    try:
+        url_check(url=values["url"])
+    except OutboundRefused as exc:
+        raise NotificationChannelInvalid(f"the URL's host is refused: {exc}") from exc
     if values["kind"] == ChannelKind.WEBHOOK and len(values["secret"]) < SECRET_MIN_LENGTH:
         raise NotificationChannelInvalid(
             f"a JSON webhook needs a signing secret of at least {SECRET_MIN_LENGTH} characters"
@@ -160,7 +165,8 @@ class ChannelTestResult:
 def notification_channel_test(
     *, channel: NotificationChannel, actor: Actor, client_address: str | None = None
 ) -> ChannelTestResult:
-    """Send a `test` event now, with NOTIFICATIONS_TEST_TIMEOUT; audited, not retried."""
+    """Send a `test` event now, with NOTIFICATIONS_TEST_TIMEOUT; audited, not retried.
+    A disabled channel is sent nothing (event_send refuses it)."""
     name = getattr(actor, "name", None) or getattr(actor, "get_username", lambda: "system")()
     event = event_test(cluster=channel.cluster, channel_name=channel.name, actor=name)
     result = event_send(

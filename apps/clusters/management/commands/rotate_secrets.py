@@ -2,8 +2,8 @@ from django.apps import apps
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import models, transaction
 
-from apps.clusters.crypto import SETTING, SecretDecryptError, secret_key_generate, secret_rotate
-from apps.clusters.fields import EncryptedTextField, EncryptedValue
+from apps.core.secret_fields import EncryptedTextField, EncryptedValue
+from apps.core.secrets import SETTING, SecretDecryptError, secret_key_generate, secret_rotate
 
 
 def _encrypted_fields() -> list[tuple[type[models.Model], list[str]]]:

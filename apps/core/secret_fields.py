@@ -1,4 +1,4 @@
-"""A model field whose value is stored encrypted (apps.clusters.crypto).
+"""A model field whose value is stored encrypted (apps.core.secrets).
 
 Rows load with the ciphertext; it is decrypted the first time the attribute is
 read, so pages that never touch a secret never need the key, and a cluster whose
@@ -17,7 +17,7 @@ from typing import Any
 from django.db import models
 from django.db.models.query_utils import DeferredAttribute
 
-from .crypto import secret_decrypt, secret_encrypt
+from .secrets import secret_decrypt, secret_encrypt
 
 
 class EncryptedValue:

@@ -1,4 +1,5 @@
-"""Encryption of stored secrets (SASL passwords, TLS private keys) with Fernet.
+"""Encryption of every stored secret (cluster SASL passwords and TLS private keys,
+notification URLs and signing secrets) with Fernet: the one sealing module of the product.
 
 The keys come from BALANCER_SECRET_KEYS (comma-separated Fernet keys). The first
 encrypts; every key decrypts, so a new key can be put first while the old ones
