@@ -16,15 +16,12 @@ _CACHE = "_access_grants"
 
 
 def object_cluster_id(obj: Any) -> int | None:
-    """The cluster an object belongs to: a cluster itself, or anything with `cluster_id`."""
-    if obj is None:
-        return None
-    if obj._meta.label_lower == "clusters.cluster":
+    """The cluster an object belongs to: a cluster itself, or anything with `cluster_id`;
+    None for an object of no cluster (only grants on every cluster cover it)."""
+    meta = getattr(obj, "_meta", None)
+    if meta is not None and meta.label_lower == "clusters.cluster":
         return obj.pk
-    cluster_id = getattr(obj, "cluster_id", None)
-    if cluster_id is None:
-        raise TypeError(f"{obj._meta.label} belongs to no cluster: no permission can be judged")
-    return cluster_id
+    return getattr(obj, "cluster_id", None)
 
 
 def user_grants_by_cluster(user: Any) -> dict[int | None, frozenset[str]]:
@@ -64,9 +61,10 @@ class GrantBackend:
         grants = user_grants_by_cluster(user_obj)
         if perm in grants.get(ALL, frozenset()):
             return True
-        if obj is None:
+        cluster_id = None if obj is None else object_cluster_id(obj)
+        if cluster_id is None:
             return False
-        return perm in grants.get(object_cluster_id(obj), frozenset())
+        return perm in grants.get(cluster_id, frozenset())
 
     def has_module_perms(self, user_obj: Any, app_label: str) -> bool:
         return any(
