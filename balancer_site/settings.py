@@ -346,10 +346,18 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["apps.api.permissions.CanViewClusters"],
-    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
+    # Bounded: a body over API_MAX_BODY_BYTES or nested too deep is a 400 (apps/api/common).
+    "DEFAULT_PARSER_CLASSES": [
+        "apps.api.common.parsers.BoundedJSONParser",
+        "apps.api.common.parsers.BoundedFormParser",
+        "apps.api.common.parsers.BoundedMultiPartParser",
+    ],
+    "DEFAULT_PAGINATION_CLASS": "apps.api.common.pagination.BoundedLimitOffsetPagination",
     "PAGE_SIZE": 100,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
 }
+# The largest request body the API reads (bytes); a larger one is refused with 400.
+API_MAX_BODY_BYTES = env.int("API_MAX_BODY_BYTES", 1024 * 1024)
 SPECTACULAR_SETTINGS = {
     "TITLE": "Kafka Balancer API",
     "DESCRIPTION": "Clusters, brokers, topics, partitions, loads, plans and the audit trail.",

@@ -7,6 +7,8 @@ from drf_spectacular.views import (
     SpectacularSwaggerView,
 )
 
+from apps.core.url_converters import url_converters_register
+
 from .audit import views as audit
 from .clusters import views as clusters
 from .drains import views as drains
@@ -16,6 +18,7 @@ from .tokens import views as tokens
 from .whatif import views as whatif
 
 app_name = "api"
+url_converters_register()
 
 urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
@@ -32,7 +35,7 @@ urlpatterns = [
         name="drained-brokers",
     ),
     path(
-        "clusters/<slug:name>/drained-brokers/<int:node_id>/undrain/",
+        "clusters/<slug:name>/drained-brokers/<broker:node_id>/undrain/",
         drains.BrokerUndrainView.as_view(),
         name="broker-undrain",
     ),
@@ -54,16 +57,16 @@ urlpatterns = [
     ),
     path("clusters/<slug:name>/plans/", plans.PlanListView.as_view(), name="plans"),
     path("clusters/<slug:name>/what-if/", whatif.WhatIfView.as_view(), name="what-if"),
-    path("plans/<int:plan_id>/", plans.PlanDetailView.as_view(), name="plan"),
-    path("plans/<int:plan_id>/moves/", plans.PlanMoveListView.as_view(), name="plan-moves"),
-    path("plans/<int:plan_id>/reassignment/", plans.PlanExportView.as_view(), name="plan-export"),
-    path("plans/<int:plan_id>/approve/", plans.PlanApproveView.as_view(), name="plan-approve"),
-    path("plans/<int:plan_id>/reject/", plans.PlanRejectView.as_view(), name="plan-reject"),
-    path("plans/<int:plan_id>/execute/", plans.PlanExecuteView.as_view(), name="plan-execute"),
-    path("plans/<int:plan_id>/cancel/", plans.PlanCancelView.as_view(), name="plan-cancel"),
-    path("plans/<int:plan_id>/pause/", plans.PlanPauseView.as_view(), name="plan-pause"),
-    path("plans/<int:plan_id>/resume/", plans.PlanResumeView.as_view(), name="plan-resume"),
-    path("plans/<int:plan_id>/tune/", plans.PlanTuneView.as_view(), name="plan-tune"),
-    path("plans/<int:plan_id>/rollback/", plans.PlanRollbackView.as_view(), name="plan-rollback"),
+    path("plans/<id:plan_id>/", plans.PlanDetailView.as_view(), name="plan"),
+    path("plans/<id:plan_id>/moves/", plans.PlanMoveListView.as_view(), name="plan-moves"),
+    path("plans/<id:plan_id>/reassignment/", plans.PlanExportView.as_view(), name="plan-export"),
+    path("plans/<id:plan_id>/approve/", plans.PlanApproveView.as_view(), name="plan-approve"),
+    path("plans/<id:plan_id>/reject/", plans.PlanRejectView.as_view(), name="plan-reject"),
+    path("plans/<id:plan_id>/execute/", plans.PlanExecuteView.as_view(), name="plan-execute"),
+    path("plans/<id:plan_id>/cancel/", plans.PlanCancelView.as_view(), name="plan-cancel"),
+    path("plans/<id:plan_id>/pause/", plans.PlanPauseView.as_view(), name="plan-pause"),
+    path("plans/<id:plan_id>/resume/", plans.PlanResumeView.as_view(), name="plan-resume"),
+    path("plans/<id:plan_id>/tune/", plans.PlanTuneView.as_view(), name="plan-tune"),
+    path("plans/<id:plan_id>/rollback/", plans.PlanRollbackView.as_view(), name="plan-rollback"),
     path("audit/", audit.AuditEventListView.as_view(), name="audit"),
 ]

@@ -8,6 +8,8 @@ accepted and closed at once with a 44xx code, so the browser knows not to reconn
 (a refused handshake looks like a network error and would be retried forever).
 """
 
+import logging
+
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
@@ -17,13 +19,34 @@ from apps.clusters.selectors import (
     clusters_visible_list,
     user_may_see_clusters,
 )
+from apps.core.bounds import JSONBoundsError, json_bounded_loads
 from apps.metrics.selectors import stamp_pushed_note
 
 from .events import cluster_group_name, plans_group_name
 
+logger = logging.getLogger(__name__)
+
+CLOSE_BAD_FRAME = 4400
 CLOSE_NOT_SIGNED_IN = 4401
 CLOSE_FORBIDDEN = 4403
 CLOSE_NOT_FOUND = 4404
+# Clients only listen; a frame is at most a small JSON object, and is ignored.
+FRAME_MAX_BYTES = 4096
+
+
+def frame_problem(*, text_data: str | None, bytes_data: bytes | None) -> str | None:
+    """Why a client's frame is refused (not text, too large, not a JSON object), or None."""
+    if text_data is None:
+        return "a binary frame"
+    if len(text_data.encode()) > FRAME_MAX_BYTES:
+        return f"a frame larger than {FRAME_MAX_BYTES} bytes"
+    try:
+        content = json_bounded_loads(text=text_data)
+    except JSONBoundsError as exc:
+        return f"a frame {exc}"
+    if not isinstance(content, dict):
+        return "a frame that is not a JSON object"
+    return None
 
 
 @database_sync_to_async
@@ -62,9 +85,15 @@ class _GroupsConsumer(AsyncJsonWebsocketConsumer):
         for group in getattr(self, "joined", []):
             await self.channel_layer.group_discard(group, self.channel_name)
 
-    async def receive_json(self, content, **kwargs) -> None:
-        # Read-only channel: clients only listen.
-        return
+    async def receive(self, text_data=None, bytes_data=None, **kwargs) -> None:
+        # Read-only channel: clients only listen. A bad frame closes the socket with one
+        # log line (never the frame itself, nor a traceback).
+        problem = frame_problem(text_data=text_data, bytes_data=bytes_data)
+        if problem is not None:
+            logger.warning(
+                "websocket %s closed (%s): %s", self.scope["path"], CLOSE_BAD_FRAME, problem
+            )
+            await self.close(code=CLOSE_BAD_FRAME)
 
     async def forward(self, event: dict) -> None:
         await self.send_json(event)

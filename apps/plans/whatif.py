@@ -11,6 +11,7 @@ from typing import Any
 from apps.balancer import engine
 from apps.balancer.engine import SnapshotBroker
 from apps.clusters.models import Cluster
+from apps.core.bounds import BROKER_ID_MAX
 
 from .errors import PlanRequestInvalid
 from .selectors import (
@@ -25,6 +26,9 @@ from .services import planner_options
 from .services.drain_fit import drain_fit, drain_fit_merge
 
 MAX_TRAFFIC_SCALE = 100.0
+# Brokers a what-if may add or remove: the planner's time grows with brokers × partitions,
+# and any viewer may ask (tests/security/test_input_whatif_size.py measures the limit).
+WHATIF_BROKERS_MAX = 64
 
 
 @dataclass(frozen=True)
@@ -50,6 +54,10 @@ def whatif_simulate(
     remove_brokers = sorted(set(remove_brokers or []))
     if add_brokers and remove_brokers:
         raise PlanRequestInvalid("simulate adding or removing brokers, not both at once")
+    if len(add_brokers) > WHATIF_BROKERS_MAX or len(remove_brokers) > WHATIF_BROKERS_MAX:
+        raise PlanRequestInvalid(f"simulate at most {WHATIF_BROKERS_MAX} brokers at once")
+    if any(not 0 <= b <= BROKER_ID_MAX for b in [*remove_brokers, *(a["id"] for a in add_brokers)]):
+        raise PlanRequestInvalid(f"a broker id is from 0 to {BROKER_ID_MAX}")
     if not 0 < traffic_scale <= MAX_TRAFFIC_SCALE:
         raise PlanRequestInvalid(f"traffic_scale must be in (0, {MAX_TRAFFIC_SCALE:g}]")
     policy = policy_or_default(cluster=cluster)

@@ -3,6 +3,7 @@
 from rest_framework import serializers
 
 from apps.clusters.models import Broker, Cluster, Partition
+from apps.core.bounds import BROKER_ID_MAX
 
 
 class ClusterSerializer(serializers.ModelSerializer):
@@ -96,4 +97,4 @@ class PartitionSerializer(serializers.ModelSerializer):
 
 class PartitionQuerySerializer(serializers.Serializer):
     topic = serializers.CharField(required=False, max_length=249)
-    broker = serializers.IntegerField(required=False, min_value=0)
+    broker = serializers.IntegerField(required=False, min_value=0, max_value=BROKER_ID_MAX)

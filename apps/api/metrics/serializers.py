@@ -2,6 +2,7 @@
 
 from rest_framework import serializers
 
+from apps.core.bounds import INT32_MAX
 from apps.metrics.selectors import HEATMAP_LIMIT_MAX, HEATMAP_METRICS, HEATMAP_SORTS
 
 
@@ -21,7 +22,7 @@ class HeatmapQuerySerializer(StampedQuerySerializer):
     search = serializers.CharField(default="", allow_blank=True, max_length=249)
     sort = serializers.ChoiceField(choices=list(HEATMAP_SORTS), default="load")
     limit = serializers.IntegerField(default=50, min_value=1, max_value=HEATMAP_LIMIT_MAX)
-    offset = serializers.IntegerField(default=0, min_value=0)
+    offset = serializers.IntegerField(default=0, min_value=0, max_value=INT32_MAX)
 
 
 class HeatmapSerializer(serializers.Serializer):

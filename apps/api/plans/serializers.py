@@ -3,6 +3,7 @@
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from apps.core.bounds import BROKER_ID_MAX, MAX_MOVES_MAX, THROTTLE_BYTES_PER_SEC_MAX
 from apps.plans.models import Plan, PlanMove
 from apps.plans.selectors import (
     PLAN_MOVE_ORDERINGS,
@@ -188,7 +189,7 @@ class PlanMoveSerializer(serializers.ModelSerializer):
 
 class PlanMoveQuerySerializer(serializers.Serializer):
     topic = serializers.CharField(required=False, max_length=249, help_text="contains")
-    broker = serializers.IntegerField(required=False, min_value=0)
+    broker = serializers.IntegerField(required=False, min_value=0, max_value=BROKER_ID_MAX)
     goal = serializers.CharField(required=False, max_length=100)
     ordering = serializers.ChoiceField(
         required=False, choices=list(PLAN_MOVE_ORDERINGS), default="topic"
@@ -198,7 +199,10 @@ class PlanMoveQuerySerializer(serializers.Serializer):
 class PlanRequestSerializer(serializers.Serializer):
     mode = serializers.ChoiceField(choices=[m.value for m in REQUESTABLE_MODES])
     brokers = serializers.ListField(
-        child=serializers.IntegerField(min_value=0), required=False, default=list, max_length=1000
+        child=serializers.IntegerField(min_value=0, max_value=BROKER_ID_MAX),
+        required=False,
+        default=list,
+        max_length=1000,
     )
     reason = serializers.CharField(required=False, allow_blank=True, max_length=2000, default="")
     allow_data_loss = serializers.BooleanField(required=False, default=False)
@@ -212,6 +216,7 @@ class ApproveSerializer(serializers.Serializer):
         allow_null=True,
         default=None,
         min_value=0,
+        max_value=THROTTLE_BYTES_PER_SEC_MAX,
         help_text="Replication throttle for this run (0: none); omitted: the cluster policy's.",
     )
 
@@ -220,13 +225,17 @@ class TuneSerializer(serializers.Serializer):
     """Change a running plan; omitted values stay as they are."""
 
     throttle_bytes_per_sec = serializers.IntegerField(
-        required=False, allow_null=True, default=None, min_value=0
+        required=False,
+        allow_null=True,
+        default=None,
+        min_value=0,
+        max_value=THROTTLE_BYTES_PER_SEC_MAX,
     )
     max_moves_per_broker = serializers.IntegerField(
-        required=False, allow_null=True, default=None, min_value=1
+        required=False, allow_null=True, default=None, min_value=1, max_value=MAX_MOVES_MAX
     )
     max_moves_cluster = serializers.IntegerField(
-        required=False, allow_null=True, default=None, min_value=1
+        required=False, allow_null=True, default=None, min_value=1, max_value=MAX_MOVES_MAX
     )
     reason = serializers.CharField(required=False, allow_blank=True, max_length=2000, default="")
 

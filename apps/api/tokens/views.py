@@ -7,6 +7,7 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
 from apps.audit.services import client_address_get
@@ -19,6 +20,9 @@ class TokenObtainView(ObtainAuthToken):
     """POST username and password: a new API token for the user, replacing any earlier
     one (audited); shown only in this answer. Failed attempts count towards the sign-in
     lockout like the sign-in page's."""
+
+    # ObtainAuthToken names DRF's unbounded parsers; the API's bounded ones instead.
+    parser_classes = api_settings.DEFAULT_PARSER_CLASSES
 
     def post(self, request: Request, *args, **kwargs) -> Response:
         serializer = self.get_serializer(data=request.data)

@@ -2,16 +2,24 @@
 
 from rest_framework import serializers
 
+from apps.core.bounds import BROKER_ID_MAX
+from apps.plans.whatif import WHATIF_BROKERS_MAX
+
 
 class WhatIfBrokerSerializer(serializers.Serializer):
-    id = serializers.IntegerField(min_value=0)
+    id = serializers.IntegerField(min_value=0, max_value=BROKER_ID_MAX)
     rack = serializers.CharField(required=False, allow_null=True, max_length=255, default=None)
 
 
 class WhatIfRequestSerializer(serializers.Serializer):
-    add_brokers = WhatIfBrokerSerializer(many=True, required=False, default=list)
+    add_brokers = WhatIfBrokerSerializer(
+        many=True, required=False, default=list, max_length=WHATIF_BROKERS_MAX
+    )
     remove_brokers = serializers.ListField(
-        child=serializers.IntegerField(min_value=0), required=False, default=list
+        child=serializers.IntegerField(min_value=0, max_value=BROKER_ID_MAX),
+        required=False,
+        default=list,
+        max_length=WHATIF_BROKERS_MAX,
     )
     traffic_scale = serializers.FloatField(
         required=False, default=1.0, min_value=0.01, max_value=100

@@ -14,6 +14,8 @@ from typing import Any
 
 import numpy as np
 
+from apps.core.bounds import INT32_MAX
+
 from .errors import SnapshotError
 from .snapshot_input import LOAD_KEYS, ClusterSnapshot, SnapshotPartition
 
@@ -66,7 +68,10 @@ def _is_int(value: Any) -> bool:
 def _number(value: Any, where: str) -> float:
     if type(value) not in (int, float):
         raise SnapshotError(f"{where} must be a number, got {value!r}")
-    x = float(value)
+    try:
+        x = float(value)
+    except OverflowError:
+        x = math.inf  # an integer past any float: refused below as not finite
     if not math.isfinite(x) or x < 0:
         raise SnapshotError(f"{where} must be a finite number >= 0, got {value!r}")
     return x
@@ -83,8 +88,10 @@ def _parse_brokers(raw: Any) -> tuple[list[int], list[str | None], list[bool], l
         if not isinstance(b, Mapping):
             raise SnapshotError(f"brokers[{i}] must be an object")
         bid = b.get("id")
-        if not _is_int(bid) or bid < 0:  # -1 means "no leader": never a broker id
-            raise SnapshotError(f"brokers[{i}]: 'id' must be an integer >= 0, got {bid!r}")
+        if not _is_int(bid) or not 0 <= bid <= INT32_MAX:  # -1 means "no leader"
+            raise SnapshotError(
+                f"brokers[{i}]: 'id' must be an integer from 0 to {INT32_MAX}, got {bid!r}"
+            )
         if bid in seen:
             raise SnapshotError(f"broker {bid} is listed twice")
         seen.add(bid)
@@ -220,9 +227,10 @@ def _parse_partitions(parts: list, index: dict[int, int]) -> _Parsed:
         if not isinstance(topic, str) or not topic:
             raise SnapshotError(f"partitions[{i}]: 'topic' must be a non-empty string")
         num = p.get("partition")
-        if type(num) is not int or num < 0:
+        if type(num) is not int or not 0 <= num <= INT32_MAX:
             raise SnapshotError(
-                f"partitions[{i}] ({topic}): 'partition' must be an integer >= 0, got {num!r}"
+                f"partitions[{i}] ({topic}): 'partition' must be an integer from 0 to "
+                f"{INT32_MAX}, got {num!r}"
             )
         # the partition's name is built only for error messages (hot loop)
         reps = p.get("replicas")
@@ -271,7 +279,7 @@ def _parse_load(load: Any, row_load: np.ndarray, topic: str, num: int) -> None:
         if v is None:
             continue
         # fast path for the common case; _number explains anything else
-        if type(v) is float and 0.0 <= v < math.inf or type(v) is int and v >= 0:
+        if type(v) is float and 0.0 <= v < math.inf or type(v) is int and 0 <= v < 2**63:
             row_load[j] = v
         else:
             row_load[j] = _number(v, f"partition {topic}-{num}: load.{key}")

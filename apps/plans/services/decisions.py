@@ -7,6 +7,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from apps.audit.services import Actor, actor_policy
+from apps.core.bounds import THROTTLE_BYTES_PER_SEC_MAX
 
 from ..actions import ExecutionAction, PlanAction
 from ..errors import (
@@ -56,8 +57,10 @@ def plan_approve(
     permission_require(
         user=user, perm="plans.approve_plan", what="approve plans", cluster=plan.cluster
     )
-    if throttle_rate is not None and throttle_rate < 0:
-        raise PlanRequestInvalid("the throttle is a number of bytes per second, 0 or more")
+    if throttle_rate is not None and not 0 <= throttle_rate <= THROTTLE_BYTES_PER_SEC_MAX:
+        raise PlanRequestInvalid(
+            f"the throttle is a number of bytes per second, 0 to {THROTTLE_BYTES_PER_SEC_MAX}"
+        )
     if plan.state != PlanState.PROPOSED:
         _replaced_refuse(plan=plan)
         raise PlanStateError(f"plan #{plan.pk} is {plan.state}; only a proposed plan is approved")

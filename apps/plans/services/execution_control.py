@@ -14,6 +14,8 @@ from typing import Any
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import transaction
 
+from apps.core.bounds import MAX_MOVES_MAX, THROTTLE_BYTES_PER_SEC_MAX
+
 from ..actions import ExecutionAction
 from ..errors import PlanPermissionDenied, PlanRequestInvalid, PlanStateError
 from ..models import ACTIVE_STATES, Execution, Plan
@@ -139,11 +141,13 @@ def execution_tune(
     changes = {k: v for k, v in wanted.items() if v is not None}
     if not changes:
         raise PlanRequestInvalid("give a throttle or a move cap to change")
-    if changes.get("throttle_rate", 0) < 0:
-        raise PlanRequestInvalid("the throttle is a number of bytes per second, 0 or more")
+    if not 0 <= changes.get("throttle_rate", 0) <= THROTTLE_BYTES_PER_SEC_MAX:
+        raise PlanRequestInvalid(
+            f"the throttle is a number of bytes per second, 0 to {THROTTLE_BYTES_PER_SEC_MAX}"
+        )
     for key in ("max_moves_per_broker", "max_moves_cluster"):
-        if key in changes and changes[key] < 1:
-            raise PlanRequestInvalid(f"{key.replace('_', ' ')} must be at least 1")
+        if key in changes and not 1 <= changes[key] <= MAX_MOVES_MAX:
+            raise PlanRequestInvalid(f"{key.replace('_', ' ')} must be 1 to {MAX_MOVES_MAX}")
     approver = user.has_perm(RAISE_PERMISSION, plan)
     with transaction.atomic():
         execution = _execution_locked(plan=plan, what="be changed")

@@ -9,6 +9,7 @@ from django.db import transaction
 from apps.audit.services import SystemActor, audit_record
 from apps.balancer import engine
 from apps.clusters.models import Cluster
+from apps.core.bounds import BROKER_ID_MAX, MAX_MOVES_MAX, THROTTLE_BYTES_PER_SEC_MAX
 
 from ..actions import PolicyAction
 from ..errors import PlanRequestInvalid
@@ -62,13 +63,22 @@ def policy_validate(*, values: dict[str, Any]) -> None:
         if not isinstance(patterns, list) or not all(isinstance(p, str) and p for p in patterns):
             raise PlanRequestInvalid(f"{field}: must be a list of topic name patterns")
     brokers = values.get("excluded_brokers", [])
-    if not isinstance(brokers, list) or not all(type(b) is int for b in brokers):
+    if not isinstance(brokers, list) or not all(
+        type(b) is int and 0 <= b <= BROKER_ID_MAX for b in brokers
+    ):
         raise PlanRequestInvalid("excluded_brokers: must be a list of broker ids")
     for field in ("max_moves_per_broker", "max_moves_cluster", "detection_interval"):
         if field in values and int(values[field]) < 1:
             raise PlanRequestInvalid(f"{field}: must be at least 1")
+    for field in ("max_moves_per_broker", "max_moves_cluster"):
+        if field in values and int(values[field]) > MAX_MOVES_MAX:
+            raise PlanRequestInvalid(f"{field}: must be at most {MAX_MOVES_MAX}")
     if values.get("throttle_bytes_per_sec", 0) < 0:
         raise PlanRequestInvalid("throttle_bytes_per_sec: must be >= 0 (0: no throttle)")
+    if values.get("throttle_bytes_per_sec", 0) > THROTTLE_BYTES_PER_SEC_MAX:
+        raise PlanRequestInvalid(
+            f"throttle_bytes_per_sec: must be at most {THROTTLE_BYTES_PER_SEC_MAX}"
+        )
     max_bytes = values.get("auto_approve_max_bytes")
     if max_bytes is not None and max_bytes < 0:
         raise PlanRequestInvalid("auto_approve_max_bytes: must be >= 0")

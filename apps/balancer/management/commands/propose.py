@@ -28,6 +28,7 @@ from apps.balancer.engine.options import (
     DEFAULT_CAPACITY_THRESHOLD,
     DEFAULT_MAX_REPLICAS_PER_BROKER,
 )
+from apps.core.bounds import JSON_DEPTH_MAX, json_depth_exceeds
 
 USAGE_ERROR = 2  # the exit status of a malformed command line, as argparse's
 
@@ -160,13 +161,21 @@ class Command(BaseCommand):
             raise CommandError(f"cannot read snapshot {path}: {err.strerror}") from None
         except UnicodeDecodeError:
             raise CommandError(f"snapshot {path} is not UTF-8 text") from None
+        too_deep = CommandError(
+            f"snapshot {path} nests deeper than {JSON_DEPTH_MAX} levels: not a cluster snapshot"
+        )
         try:
-            return json.loads(text)
+            data = json.loads(text)
         except json.JSONDecodeError as err:
             raise CommandError(
                 f"snapshot {path} is not valid JSON: {err.msg} at line {err.lineno} "
                 f"column {err.colno}"
             ) from None
+        except RecursionError:
+            raise too_deep from None
+        if json_depth_exceeds(value=data, max_depth=JSON_DEPTH_MAX):
+            raise too_deep
+        return data
 
     # ---------------------------------------------------------------- main
     def handle(self, *args: Any, **opts: Any) -> None:
