@@ -1,6 +1,6 @@
-"""Bounded ids in URL paths: `<id:plan_id>` fits the database's integer,
-`<broker:node_id>` Kafka's int32. Past that a path matches nothing (404) instead of
-overflowing the query (500)."""
+"""Bounded broker ids in URL paths: `<broker:node_id>` is Kafka's int32; past that a
+path matches nothing (404) instead of reaching a query as an overflow (500). Database
+ids need none: Django answers an out-of-range `<int:...>` lookup with no rows."""
 
 from django.urls import register_converter
 from django.urls.converters import get_converters
@@ -8,11 +8,11 @@ from django.urls.converters import get_converters
 from .bounds import BROKER_ID_MAX
 
 
-class IdConverter:
-    """`<id:...>`: a database id."""
+class BrokerIdConverter:
+    """`<broker:...>`: a Kafka broker id (int32)."""
 
-    regex = "[0-9]{1,19}"
-    maximum = 2**63 - 1
+    regex = "[0-9]{1,10}"
+    maximum = BROKER_ID_MAX
 
     def to_python(self, value: str) -> int:
         number = int(value)
@@ -24,15 +24,7 @@ class IdConverter:
         return str(value)
 
 
-class BrokerIdConverter(IdConverter):
-    """`<broker:...>`: a Kafka broker id (int32)."""
-
-    regex = "[0-9]{1,10}"
-    maximum = BROKER_ID_MAX
-
-
 def url_converters_register() -> None:
-    """Register `id` and `broker`, once (each URLconf using them calls this first)."""
+    """Register `broker`, once (each URLconf using it calls this first)."""
     if "broker" not in get_converters():
-        register_converter(IdConverter, "id")
         register_converter(BrokerIdConverter, "broker")
