@@ -143,6 +143,28 @@ LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "dashboard:clusters"
 LOGOUT_REDIRECT_URL = "login"
 
+# Local accounts (password sign-in: page, admin, API token); off once single sign-on is
+# trusted, the break-glass path closed: the form is hidden and passwords are refused.
+LOCAL_SIGN_IN = env.bool("LOCAL_SIGN_IN", True)
+# Single sign-on with OpenID Connect (mozilla-django-oidc, apps/access/oidc_backend.py),
+# on when a client id is set. Grants follow the group claim: OIDC_GROUP_GRANTS is
+# "group=role@cluster" items, comma-separated (cluster: a name, or * for all).
+OIDC_RP_CLIENT_ID = os.environ.get("OIDC_RP_CLIENT_ID", "")
+OIDC_RP_CLIENT_SECRET = os.environ.get("OIDC_RP_CLIENT_SECRET", "")
+OIDC_OP_AUTHORIZATION_ENDPOINT = os.environ.get("OIDC_OP_AUTHORIZATION_ENDPOINT", "")
+OIDC_OP_TOKEN_ENDPOINT = os.environ.get("OIDC_OP_TOKEN_ENDPOINT", "")
+OIDC_OP_USER_ENDPOINT = os.environ.get("OIDC_OP_USER_ENDPOINT", "")
+OIDC_OP_JWKS_ENDPOINT = os.environ.get("OIDC_OP_JWKS_ENDPOINT", "")
+OIDC_RP_SIGN_ALGO = os.environ.get("OIDC_RP_SIGN_ALGO", "RS256")
+OIDC_RP_SCOPES = os.environ.get("OIDC_RP_SCOPES", "openid email profile groups")
+OIDC_USERNAME_CLAIM = os.environ.get("OIDC_USERNAME_CLAIM", "preferred_username")
+OIDC_GROUPS_CLAIM = os.environ.get("OIDC_GROUPS_CLAIM", "groups")
+OIDC_GROUP_GRANTS = os.environ.get("OIDC_GROUP_GRANTS", "")
+SSO_ENABLED = bool(OIDC_RP_CLIENT_ID)
+LOGIN_REDIRECT_URL_FAILURE = "/accounts/login/?sso=failed"
+if SSO_ENABLED:
+    AUTHENTICATION_BACKENDS.insert(1, "apps.access.oidc_backend.GrantingOIDCBackend")
+
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
 USE_I18N = False

@@ -1,3 +1,4 @@
+from django.conf import settings
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.contrib.staticfiles.urls import staticfiles_urlpatterns
@@ -5,11 +6,13 @@ from django.templatetags.static import static
 from django.urls import include, path
 from django.views.generic import RedirectView
 
+from apps.dashboard.views_signin import SignInView
+
 urlpatterns = [
     # Browsers ask for /favicon.ico on pages that name none (admin, API docs).
     path("favicon.ico", RedirectView.as_view(url=static("favicon.svg"), permanent=True)),
     path("admin/", admin.site.urls),
-    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path("accounts/login/", SignInView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("api/", include("apps.api.urls")),
     # Liveness, readiness, status and Prometheus metrics, for the operator's monitoring.
@@ -17,5 +20,8 @@ urlpatterns = [
     # Every page is the dashboard's; actions go through the API.
     path("", include("apps.dashboard.urls")),
 ]
+if settings.SSO_ENABLED:
+    # Single sign-on: /oidc/authenticate/ leaves for the provider, /oidc/callback/ returns.
+    urlpatterns.append(path("oidc/", include("mozilla_django_oidc.urls")))
 # Daphne serves no static files itself: with DEBUG on (make run) Django does.
 urlpatterns += staticfiles_urlpatterns()

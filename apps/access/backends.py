@@ -7,6 +7,7 @@ count. A check that forgets its cluster fails closed for a user granted on some.
 
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth.backends import ModelBackend
 
 from .roles import ROLE_PERMISSIONS, Role
@@ -75,7 +76,13 @@ class GrantBackend:
 
 class PasswordBackend(ModelBackend):
     """Django's password sign-in, with no permissions of its own: every permission is a
-    grant, so a permission ticked on a group or user in the admin confers nothing."""
+    grant, so a permission ticked on a group or user in the admin confers nothing.
+    With LOCAL_SIGN_IN off it signs nobody in (page, admin and API token alike)."""
+
+    def authenticate(self, request, username=None, password=None, **kwargs):
+        if not settings.LOCAL_SIGN_IN:
+            return None
+        return super().authenticate(request, username=username, password=password, **kwargs)
 
     def _get_permissions(self, user_obj, obj, from_name):
         return set()

@@ -22,6 +22,7 @@ import time
 import urllib.request
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -54,7 +55,7 @@ SCREENSHOTS = (
 )
 
 
-def _free_port() -> int:
+def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
@@ -75,6 +76,16 @@ class LiveSite:
 
 @pytest.fixture(scope="module")
 def site(redis_server: str, django_db_blocker) -> Iterator[LiveSite]:
+    with live_site_run(redis_server, django_db_blocker) as live:
+        yield live
+
+
+@contextmanager
+def live_site_run(
+    redis_server: str, django_db_blocker, extra_env: dict[str, str] | None = None, port: int = 0
+) -> Iterator[LiveSite]:
+    """The product under Daphne with `extra_env` on top (e.g. single sign-on settings),
+    on `port` (0: a free one)."""
     workdir = Path(tempfile.mkdtemp(prefix="it-dash-browser-"))
     database = workdir / "site.sqlite3"
     redis_url = redis_server.rsplit("/", 1)[0] + f"/{REDIS_DB}"
@@ -87,9 +98,10 @@ def site(redis_server: str, django_db_blocker) -> Iterator[LiveSite]:
         "CELERY_BROKER_URL": "memory://",
         "DJANGO_DEBUG": "1",
         "DJANGO_ALLOWED_HOSTS": "127.0.0.1,localhost",
+        **(extra_env or {}),
     }
     sqlite_migrated(database)
-    port = _free_port()
+    port = port or free_port()
     log = open(workdir / "daphne.log", "wb")  # noqa: SIM115 - closed below
     daphne = subprocess.Popen(
         [
