@@ -21,7 +21,7 @@ from typing import Any
 from django.db import connections
 from django.db.utils import load_backend
 
-from tests.browser.conftest import _free_port, _wait_until_up
+from tests.browser.conftest import _wait_until_up, free_port
 from tests.support.migrated import sqlite_migrated
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -33,7 +33,7 @@ class Site:
         self.workdir = workdir
         self.database = workdir / "site.sqlite3"
         self.redis_url = redis_url.rsplit("/", 1)[0] + f"/{REDIS_DB}"
-        self.port = _free_port()
+        self.port = free_port()
         self.base_url = f"http://127.0.0.1:{self.port}"
         self.env = {
             **os.environ,
