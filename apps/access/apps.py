@@ -5,3 +5,6 @@ class AccessConfig(AppConfig):
     name = "apps.access"
     label = "access"
     verbose_name = "Access: per-cluster roles"
+
+    def ready(self) -> None:
+        from . import checks  # noqa: F401  (registers the system check)

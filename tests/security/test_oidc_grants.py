@@ -73,3 +73,13 @@ def test_it_grants_nothing_for_a_cluster_that_does_not_exist_or_no_claim(sso):
 def test_it_refuses_a_malformed_mapping(text):
     with pytest.raises(ImproperlyConfigured, match="OIDC_GROUP_GRANTS"):
         oidc_group_grants_parse(text=text)
+
+
+def test_it_stops_the_start_on_a_malformed_mapping_or_missing_endpoints(settings):
+    from apps.access.checks import oidc_settings_check
+
+    settings.OIDC_GROUP_GRANTS = "team-a=root@*"
+    settings.OIDC_RP_CLIENT_ID = "kafka-balancer"
+    settings.OIDC_OP_TOKEN_ENDPOINT = ""
+
+    assert [e.id for e in oidc_settings_check(None)] == ["access.E001", "access.E002"]
