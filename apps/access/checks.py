@@ -7,13 +7,6 @@ from django.core.exceptions import ImproperlyConfigured
 
 from .services.oidc_grants import oidc_group_grants_parse
 
-ENDPOINTS = (
-    "OIDC_OP_AUTHORIZATION_ENDPOINT",
-    "OIDC_OP_TOKEN_ENDPOINT",
-    "OIDC_OP_USER_ENDPOINT",
-    "OIDC_OP_JWKS_ENDPOINT",
-)
-
 
 @register(Tags.security)
 def oidc_settings_check(app_configs, **kwargs) -> list[Error]:
@@ -23,7 +16,13 @@ def oidc_settings_check(app_configs, **kwargs) -> list[Error]:
     except ImproperlyConfigured as exc:
         errors.append(Error(str(exc), id="access.E001"))
     if settings.OIDC_RP_CLIENT_ID:
-        missing = [name for name in ENDPOINTS if not getattr(settings, name)]
+        endpoints = {
+            "OIDC_OP_AUTHORIZATION_ENDPOINT": settings.OIDC_OP_AUTHORIZATION_ENDPOINT,
+            "OIDC_OP_TOKEN_ENDPOINT": settings.OIDC_OP_TOKEN_ENDPOINT,
+            "OIDC_OP_USER_ENDPOINT": settings.OIDC_OP_USER_ENDPOINT,
+            "OIDC_OP_JWKS_ENDPOINT": settings.OIDC_OP_JWKS_ENDPOINT,
+        }
+        missing = [name for name, url in endpoints.items() if not url]
         if missing:
             errors.append(
                 Error(
