@@ -14,7 +14,7 @@ BROKER_ID_MAX = INT32_MAX
 # A replication throttle (bytes/s): 1 TB/s is beyond any broker's network.
 THROTTLE_BYTES_PER_SEC_MAX = 10**12
 # Concurrent moves, per broker or cluster-wide: beyond any plan's move count.
-MAX_MOVES_MAX = 100_000
+MAX_MOVES_MAX = 1_000_000
 # Deepest JSON nesting accepted from outside; the product's own documents nest < 10.
 JSON_DEPTH_MAX = 64
 
