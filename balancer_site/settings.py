@@ -124,21 +124,40 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
 ]
-# Sign-in abuse: django-axes checks every authentication (the sign-in page, the admin,
-# the API's token endpoint) first. After SIGNIN_FAILURE_LIMIT failures in a row for one
-# username from one address, that pair is refused (429) for SIGNIN_LOCKOUT_MINUTES;
-# a success resets the count. Failures and lockouts are audited.
+# Sign-in abuse (docs/security.md): django-axes checks every authentication (the sign-in
+# page, the admin, the API's token endpoint) first. After SIGNIN_FAILURE_LIMIT failures in
+# a row for one username from one address, that pair is refused (429) for
+# SIGNIN_LOCKOUT_MINUTES; the same name from another address is not; a success resets the
+# count. Over all addresses, a name with SIGNIN_USERNAME_FAILURE_LIMIT failures in the
+# current and previous SIGNIN_WINDOW_MINUTES window gets one attempt per
+# SIGNIN_USERNAME_DELAY_SECONDS (apps/audit/signin.py). Lockouts are audited when they
+# begin; failures once per window, as counts.
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",
     # Passwords sign in; permissions come from per-cluster grants only (apps/access).
     "apps.access.backends.PasswordBackend",
     "apps.access.backends.GrantBackend",
 ]
+AXES_HANDLER = "apps.audit.axes_handler.SigninHandler"
 AXES_FAILURE_LIMIT = env.int("SIGNIN_FAILURE_LIMIT", 5)
 AXES_COOLOFF_TIME = timedelta(minutes=env.float("SIGNIN_LOCKOUT_MINUTES", 15.0))
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
+# Attempts refused during a lockout neither count nor prolong it (nor are audited).
+AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
 AXES_VERBOSE = False
+# The address lockouts and the audit trail see (apps/core/client_address.py).
+AXES_CLIENT_IP_CALLABLE = "apps.core.client_address.client_address_for_axes"
+SIGNIN_USERNAME_FAILURE_LIMIT = env.int("SIGNIN_USERNAME_FAILURE_LIMIT", 10)
+SIGNIN_USERNAME_DELAY_SECONDS = env.float("SIGNIN_USERNAME_DELAY_SECONDS", 60.0)
+SIGNIN_WINDOW_MINUTES = env.float("SIGNIN_WINDOW_MINUTES", 15.0)
+# Reverse proxies in front of Daphne that append the address they saw to
+# X-Forwarded-For. 0: the socket's peer address only, X-Forwarded-For ignored (anyone
+# can write it). Set it to exactly the number of proxies, and let nothing reach Daphne
+# around them.
+TRUSTED_PROXIES = env.int("TRUSTED_PROXIES", 0)
+if TRUSTED_PROXIES < 0:
+    raise RuntimeError("TRUSTED_PROXIES must be 0 or more")
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "dashboard:clusters"
 LOGOUT_REDIRECT_URL = "login"
@@ -335,6 +354,10 @@ CELERY_BEAT_SCHEDULE = {
     ),
     "monitoring-beat-heartbeat": beat_entry(
         "apps.monitoring.tasks.beat_heartbeat", MONITORING_HEARTBEAT_INTERVAL
+    ),
+    # Closed sign-in failure windows into the audit trail, a few times per window.
+    "audit-signin-failures": beat_entry(
+        "apps.audit.tasks.signin_failures_summarize", SIGNIN_WINDOW_MINUTES * 60 / 3
     ),
 }
 
