@@ -12,7 +12,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
-from csp.constants import NONCE, NONE, SELF
+from csp.constants import NONCE, NONE, SELF, UNSAFE_INLINE
 from environs import Env
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -113,6 +113,10 @@ CONTENT_SECURITY_POLICY = {
         "default-src": [SELF],
         "script-src": [SELF, NONCE],
         "style-src": [SELF, NONCE],
+        # Style attributes only (no <style>, no stylesheet from elsewhere): Plotly and
+        # Swagger UI set them from script and an attribute cannot carry a nonce. They
+        # cannot run script, and img-src/font-src keep them from loading anything foreign.
+        "style-src-attr": [UNSAFE_INLINE],
         "img-src": [SELF, "data:"],
         "font-src": [SELF],
         "connect-src": [SELF],
