@@ -7,6 +7,7 @@ from django.dispatch import receiver
 
 from .actions import AuthAction
 from .services import audit_record, client_address_get
+from .signin import signin_username_shown
 
 
 @receiver(user_logged_in, dispatch_uid="audit_user_logged_in")
@@ -38,7 +39,7 @@ def _locked_out(sender, request, username, ip_address, **kwargs) -> None:
     Audited when the lockout begins; the attempts it refuses afterwards are not."""
     if getattr(request, "signin_refused", False):
         return
-    name = str(username or "")[:150]
+    name = signin_username_shown(username=str(username or "")[:150])
     audit_record(
         actor=None,
         action=AuthAction.LOCKED_OUT,

@@ -78,19 +78,20 @@ def signin_failure_record(
         already = _recent(username=username, at=at).filter(throttled_at__isnull=False).exists()
         if reached and not already:
             SigninFailureWindow.objects.filter(pk=window.pk).update(throttled_at=at)
+            shown = signin_username_shown(username=username)
             audit_record(
                 actor=None,
                 action=AuthAction.LOCKED_OUT,
                 object_type="auth.user",
-                object_repr=_shown_name(username),
-                after={"username": _shown_name(username), "scope": "username", "failures": total},
+                object_repr=shown,
+                after={"username": shown, "scope": "username", "failures": total},
                 client_address=client_address,
             )
     window.refresh_from_db()
     return window
 
 
-def _shown_name(username: str) -> str:
+def signin_username_shown(*, username: str) -> str:
     # An unknown "username" may be a password typed into the wrong field: never shown.
     known = get_user_model().objects.filter(**{get_user_model().USERNAME_FIELD: username})
     return username if known.exists() else "(unknown username)"

@@ -39,3 +39,15 @@ def test_it_writes_no_audit_row_per_failed_sign_in(client, settings):
     assert "Secret-Typed" not in str(list(AuditEvent.objects.values_list("after", "object_repr")))
     # Summarised once.
     assert signin_failures_audit(at=later) == 0
+
+
+def test_it_never_writes_an_unknown_username_into_a_lockout_row(client, settings):
+    for _ in range(settings.AXES_FAILURE_LIMIT):
+        client.post(
+            "/accounts/login/",
+            {"username": "Secret-Typed-Password", "password": "x"},
+            REMOTE_ADDR="10.4.2.1",
+        )
+    locked = AuditEvent.objects.get(action="auth.locked_out")
+    assert locked.object_repr == "(unknown username)"
+    assert "Secret-Typed" not in str(locked.after)
