@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("audit", "0001_initial"),
+        ("audit", "0002_event_cluster"),
     ]
 
     operations = [
