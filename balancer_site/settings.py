@@ -12,6 +12,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
+from csp.constants import NONCE, NONE, SELF, UNSAFE_INLINE
 from environs import Env
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -67,6 +68,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # Content-Security-Policy on every answer (CONTENT_SECURITY_POLICY below).
+    "csp.middleware.CSPMiddleware",
     # Serves /static/ (plotly.js included) when DEBUG is off, without a separate web server.
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -78,6 +81,53 @@ MIDDLEWARE = [
     # Last, as django-axes asks: turns a lockout into its 429 answer.
     "axes.middleware.AxesMiddleware",
 ]
+
+# --- HTTPS edge (docs/security.md) ------------------------------------------------
+# Daphne speaks plain HTTP; TLS ends at a reverse proxy, which tells Django the original
+# scheme in a header: "X-Forwarded-Proto: https" (name: value). Set it only when that
+# proxy always sets or overwrites the header; empty: every request counts as plain HTTP.
+_ssl_header = os.environ.get("DJANGO_SECURE_PROXY_SSL_HEADER", "").strip()
+SECURE_PROXY_SSL_HEADER = None
+if _ssl_header:
+    _name, _colon, _value = _ssl_header.partition(":")
+    if not (_colon and _name.strip() and _value.strip()):
+        raise RuntimeError(
+            "DJANGO_SECURE_PROXY_SSL_HEADER must read 'Header-Name: value', "
+            "e.g. 'X-Forwarded-Proto: https'"
+        )
+    SECURE_PROXY_SSL_HEADER = ("HTTP_" + _name.strip().upper().replace("-", "_"), _value.strip())
+SECURE_SSL_REDIRECT = env.bool("DJANGO_SECURE_SSL_REDIRECT", False)
+# Probes and Prometheus reach the processes directly, inside the deployment, over HTTP.
+SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$", r"^health/", r"^metrics$"]
+SECURE_HSTS_SECONDS = env.int("DJANGO_SECURE_HSTS_SECONDS", 0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool("DJANGO_SECURE_HSTS_INCLUDE_SUBDOMAINS", False)
+SECURE_HSTS_PRELOAD = env.bool("DJANGO_SECURE_HSTS_PRELOAD", False)
+# Session and CSRF cookies only over HTTPS.
+SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = env.bool("DJANGO_SECURE_COOKIES", False)
+# Scripts and styles from our own origin, or inline with this response's nonce; nothing
+# inline otherwise (no handlers, no style attributes), no eval. 'self' in connect-src
+# covers fetch and the same-origin websockets. Plotly writes its CSS rules into the
+# nonce'd <style id="plotly.js-style-global"> of templates/base.html.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF, NONCE],
+        "style-src": [SELF, NONCE],
+        # Style attributes only (no <style>, no stylesheet from elsewhere): Plotly and
+        # Swagger UI set them from script and an attribute cannot carry a nonce. They
+        # cannot run script, and img-src/font-src keep them from loading anything foreign.
+        "style-src-attr": [UNSAFE_INLINE],
+        "img-src": [SELF, "data:"],
+        "font-src": [SELF],
+        "connect-src": [SELF],
+        # Redoc runs its search in a worker made from a blob.
+        "worker-src": [SELF, "blob:"],
+        "object-src": [NONE],
+        "base-uri": [SELF],
+        "form-action": [SELF],
+        "frame-ancestors": [NONE],
+    }
+}
 
 ROOT_URLCONF = "balancer_site.urls"
 
@@ -124,21 +174,40 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
 ]
-# Sign-in abuse: django-axes checks every authentication (the sign-in page, the admin,
-# the API's token endpoint) first. After SIGNIN_FAILURE_LIMIT failures in a row for one
-# username from one address, that pair is refused (429) for SIGNIN_LOCKOUT_MINUTES;
-# a success resets the count. Failures and lockouts are audited.
+# Sign-in abuse (docs/security.md): django-axes checks every authentication (the sign-in
+# page, the admin, the API's token endpoint) first. After SIGNIN_FAILURE_LIMIT failures in
+# a row for one username from one address, that pair is refused (429) for
+# SIGNIN_LOCKOUT_MINUTES; the same name from another address is not; a success resets the
+# count. Over all addresses, a name with SIGNIN_USERNAME_FAILURE_LIMIT failures in the
+# current and previous SIGNIN_WINDOW_MINUTES window gets one attempt per
+# SIGNIN_USERNAME_DELAY_SECONDS (apps/audit/signin.py). Lockouts are audited when they
+# begin; failures once per window, as counts.
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",
     # Passwords sign in; permissions come from per-cluster grants only (apps/access).
     "apps.access.backends.PasswordBackend",
     "apps.access.backends.GrantBackend",
 ]
+AXES_HANDLER = "apps.audit.axes_handler.SigninHandler"
 AXES_FAILURE_LIMIT = env.int("SIGNIN_FAILURE_LIMIT", 5)
 AXES_COOLOFF_TIME = timedelta(minutes=env.float("SIGNIN_LOCKOUT_MINUTES", 15.0))
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
+# Attempts refused during a lockout neither count nor prolong it (nor are audited).
+AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
 AXES_VERBOSE = False
+# The address lockouts and the audit trail see (apps/core/client_address.py).
+AXES_CLIENT_IP_CALLABLE = "apps.core.client_address.client_address_for_axes"
+SIGNIN_USERNAME_FAILURE_LIMIT = env.int("SIGNIN_USERNAME_FAILURE_LIMIT", 10)
+SIGNIN_USERNAME_DELAY_SECONDS = env.float("SIGNIN_USERNAME_DELAY_SECONDS", 60.0)
+SIGNIN_WINDOW_MINUTES = env.float("SIGNIN_WINDOW_MINUTES", 15.0)
+# Reverse proxies in front of Daphne that append the address they saw to
+# X-Forwarded-For. 0: the socket's peer address only, X-Forwarded-For ignored (anyone
+# can write it). Set it to exactly the number of proxies, and let nothing reach Daphne
+# around them.
+TRUSTED_PROXIES = env.int("TRUSTED_PROXIES", 0)
+if TRUSTED_PROXIES < 0:
+    raise RuntimeError("TRUSTED_PROXIES must be 0 or more")
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "dashboard:clusters"
 LOGOUT_REDIRECT_URL = "login"
@@ -358,6 +427,10 @@ CELERY_BEAT_SCHEDULE = {
     "monitoring-beat-heartbeat": beat_entry(
         "apps.monitoring.tasks.beat_heartbeat", MONITORING_HEARTBEAT_INTERVAL
     ),
+    # Closed sign-in failure windows into the audit trail, a few times per window.
+    "audit-signin-failures": beat_entry(
+        "apps.audit.tasks.signin_failures_summarize", SIGNIN_WINDOW_MINUTES * 60 / 3
+    ),
 }
 
 # --- REST API (apps/api) -------------------------------------------------------
@@ -389,6 +462,15 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # Choice sets sharing a field name get names of their own (not a hash suffix, which
+    # `check --deploy` warns about).
+    "ENUM_NAME_OVERRIDES": {
+        "PlanModeEnum": "apps.plans.models.PlanMode",
+        "RequestableModeEnum": "apps.plans.services.operator_requests.REQUESTABLE_MODES",
+        "PlanStateEnum": "apps.plans.models.PlanState",
+        "MoveStateEnum": "apps.plans.models.MoveState",
+        "DeliveryStateEnum": "apps.notifications.models.DeliveryState",
+    },
 }
 
 # --- Notifications (apps/notifications) ---------------------------------------

@@ -71,3 +71,32 @@ class AuditEvent(models.Model):
 
     def delete(self, *args, **kwargs):
         raise AuditEventImmutable("audit events are append-only: delete refused")
+
+
+class SigninFailureWindow(models.Model):
+    """Failed sign-ins for one username in one fixed window: a counter, not the trail.
+
+    Unlike the audit trail it is updated in place; a closed window is summarised into
+    the trail (apps/audit/signin.py) and then dropped.
+    """
+
+    username = models.CharField(max_length=150)
+    window_start = models.DateTimeField()
+    failures = models.PositiveIntegerField(default=0)
+    last_failure_at = models.DateTimeField()
+    last_address = models.GenericIPAddressField(null=True, blank=True)
+    # When this window brought the name's failures to the per-username limit (audited once).
+    throttled_at = models.DateTimeField(null=True, blank=True)
+    # Summarised into the trail; kept while the per-username throttle still counts it.
+    audited = models.BooleanField(default=False)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["username", "window_start"], name="signin_failure_window_unique"
+            )
+        ]
+        indexes = [models.Index(fields=["window_start"], name="signin_failure_window_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.username} {self.window_start:%Y-%m-%d %H:%M} x{self.failures}"

@@ -10,6 +10,8 @@ from django.core.serializers.json import DjangoJSONEncoder
 from django.db import models
 from django.http import HttpRequest
 
+from apps.core.client_address import client_address_get as core_client_address_get
+
 from .models import ActorKind, AuditEvent
 
 
@@ -33,10 +35,8 @@ Actor = AbstractBaseUser | AnonymousUser | SystemActor | None
 
 
 def client_address_get(*, request: HttpRequest | None) -> str | None:
-    """The peer address Django saw. Proxies must set REMOTE_ADDR themselves."""
-    if request is None:
-        return None
-    return request.META.get("REMOTE_ADDR") or None
+    """The client's address: the peer's, or behind TRUSTED_PROXIES the one they forwarded."""
+    return core_client_address_get(request=request)
 
 
 def _json_safe(value: Any) -> Any:

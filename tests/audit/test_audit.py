@@ -14,6 +14,7 @@ from django.utils import timezone
 from apps.audit.models import AuditEvent, AuditEventImmutable
 from apps.audit.selectors import audit_events_filter
 from apps.audit.services import actor_policy, actor_system, audit_record
+from apps.audit.signin import signin_failures_audit
 
 pytestmark = pytest.mark.django_db
 
@@ -104,7 +105,7 @@ def test_it_refuses_admin_post_to_change_an_event(client, admin_user):
     assert event.reason == "ok"
 
 
-def test_it_records_sign_in_and_failed_sign_in(client, django_user_model):
+def test_it_records_sign_in_and_failed_sign_in(client, django_user_model, settings):
     django_user_model.objects.create_user("olga", password="pw-olga-123")
 
     client.post(
@@ -114,8 +115,12 @@ def test_it_records_sign_in_and_failed_sign_in(client, django_user_model):
         "/accounts/login/", {"username": "olga", "password": "pw-olga-123"}, REMOTE_ADDR="10.0.0.8"
     )
 
+    # Failures are counted, then summarised when their window closes.
+    assert not AuditEvent.objects.filter(action="auth.login_failed").exists()
+    signin_failures_audit(at=timezone.now() + timedelta(minutes=settings.SIGNIN_WINDOW_MINUTES))
     failed = AuditEvent.objects.get(action="auth.login_failed")
-    assert failed.actor_kind == "anonymous" and failed.after == {"username": "olga"}
+    assert failed.actor_kind == "anonymous" and failed.object_repr == "olga"
+    assert failed.after["username"] == "olga" and failed.after["failures"] == 1
     assert failed.client_address == "10.0.0.7"
     assert "wrong" not in json.dumps(failed.after)
     login = AuditEvent.objects.get(action="auth.login")

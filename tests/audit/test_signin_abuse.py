@@ -40,9 +40,8 @@ def test_it_locks_out_a_name_after_repeated_failures_and_audits_it(client, user,
     # Another address is not locked out.
     assert sign_in(client, PASSWORD, address="10.0.0.2").status_code == 302
 
-    actions = list(AuditEvent.objects.values_list("action", flat=True))
-    assert actions.count("auth.login_failed") >= settings.AXES_FAILURE_LIMIT
-    locked = AuditEvent.objects.filter(action="auth.locked_out").first()
+    # The lockout is audited once, when it begins; the attempts it refused are not.
+    locked = AuditEvent.objects.get(action="auth.locked_out")
     assert locked.after == {"username": "ursula"} and locked.client_address == "10.0.0.1"
     assert PASSWORD not in str(list(AuditEvent.objects.values_list("after", flat=True)))
 

@@ -135,5 +135,13 @@
     return match ? decodeURIComponent(match[1]) : "";
   }
 
+  // Forms that only drive scripts (filters, controls) never submit: Enter would reload the
+  // page. A listener, not an inline handler, so the Content-Security-Policy allows it.
+  document.addEventListener("submit", (event) => {
+    if (event.target instanceof HTMLFormElement && event.target.hasAttribute("data-no-submit")) {
+      event.preventDefault();
+    }
+  });
+
   window.Live = { connect, coalesce, regionsRefresh, regionsApply, fetchJson, statusShow, csrfToken };
 })();
