@@ -535,6 +535,25 @@ def _down_windows(site: Site, kills: list[Kill]) -> dict[int, list[tuple[float, 
     return windows
 
 
+def reads_split(
+    requests: list[tuple[float, int, bool, str]], windows: dict[int, list[tuple[float, float]]]
+) -> tuple[dict[int, int], dict[int, list[tuple[float, str]]], dict[int, int]]:
+    """Reads per web port; the failed ones while that web was up (at, error); the failed
+    ones within one of its `windows` (killed, restarting)."""
+    count: dict[int, int] = {}
+    failed_up: dict[int, list[tuple[float, str]]] = {}
+    failed_down: dict[int, int] = {}
+    for at, port, ok, error in requests:
+        count[port] = count.get(port, 0) + 1
+        if ok:
+            continue
+        if any(a <= at <= b for a, b in windows.get(port, [])):
+            failed_down[port] = failed_down.get(port, 0) + 1
+        else:
+            failed_up.setdefault(port, []).append((round(at, 1), error))
+    return count, failed_up, failed_down
+
+
 def plans_ended_wait(site: Site, timeout: float) -> list[tuple[int, str]]:
     """Wait until no plan is approved or executing; those that still are."""
     deadline = time.monotonic() + timeout
@@ -602,18 +621,7 @@ def chaos_run(
     data = json.loads(site.shell(FIGURES_CODE).strip().splitlines()[-1])
     plans = data["plans"]
 
-    windows = _down_windows(site, chaos.kills)
-    requests: dict[int, int] = {}
-    failed_up: dict[int, list[tuple[float, str]]] = {}
-    failed_down: dict[int, int] = {}
-    for at, port, ok, error in reads.requests:
-        requests[port] = requests.get(port, 0) + 1
-        if ok:
-            continue
-        if any(a <= at <= b for a, b in windows.get(port, [])):
-            failed_down[port] = failed_down.get(port, 0) + 1
-        else:
-            failed_up.setdefault(port, []).append((round(at, 1), error))
+    requests, failed_up, failed_down = reads_split(reads.requests, _down_windows(site, chaos.kills))
     return Figures(
         kills=chaos.kills,
         events=chaos.events,
