@@ -74,7 +74,7 @@ def test_it_runs_a_worker_for_every_routed_queue():
 
     routed = {"celery"} | {r["queue"] for r in settings.CELERY_TASK_ROUTES.values()}
     compose = [s["command"] for s in COMPOSE["services"].values() if "command" in s]
-    # scripts/run: each `start NAME ...celery ... worker ... -Q QUEUE` line, continuations joined.
+    # scripts/run: each `celery -A ... worker ... -Q QUEUE` command line, continuations joined.
     run = (ROOT / "scripts" / "run").read_text().replace("\\\n", " ")
     run_commands = [line.split() for line in run.splitlines() if "celery -A" in line]
     assert _queues_consumed(compose) >= routed

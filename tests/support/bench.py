@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import sys
 from pathlib import Path
 from types import ModuleType
 
@@ -14,5 +15,7 @@ def bench_module(name: str) -> ModuleType:
     spec = importlib.util.spec_from_file_location(name, BENCH / f"{name}.py")
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
+    # Registered before it runs: dataclasses look their module up in sys.modules.
+    sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
