@@ -295,7 +295,7 @@ CLUSTER_BACKOFF_INITIAL = env.float("CLUSTER_BACKOFF_INITIAL", 10.0)
 CLUSTER_BACKOFF_MAX = env.float("CLUSTER_BACKOFF_MAX", 300.0)
 # A sync or sample round's lease on its cluster; a killed round blocks the next ones
 # of its kind for at most this long.
-CLUSTER_ROUND_LEASE_SECONDS = env.float("CLUSTER_ROUND_LEASE_SECONDS", 300.0)
+CLUSTER_ROUND_LEASE_SECONDS = env.float("CLUSTER_ROUND_LEASE_SECONDS", 30.0)
 # The admin user demo_setup makes sure of; without a password it generates one once.
 BALANCER_ADMIN_USER = os.environ.get("BALANCER_ADMIN_USER", "admin")
 BALANCER_ADMIN_PASSWORD = os.environ.get("BALANCER_ADMIN_PASSWORD", "")

@@ -74,7 +74,7 @@ ENDED = {"completed", "failed", "cancelled", "rejected", "superseded", "stale"}
 # Settings of the product under chaos (beside the defaults): a sync or sample round
 # killed with its worker blocks the next ones for CLUSTER_ROUND_LEASE_SECONDS, and a
 # plan's killed executor is resumed after EXECUTOR_LEASE_SECONDS; shortened so one run
-# shows several recoveries instead of waiting out 300 s and 60 s.
+# shows several recoveries instead of waiting out 30 s and 60 s.
 PRODUCT_SETTINGS = {
     "CLUSTER_SYNC_INTERVAL": str(SYNC_INTERVAL),
     "CLUSTER_ROUND_LEASE_SECONDS": "20",

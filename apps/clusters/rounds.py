@@ -2,8 +2,9 @@
 
 A round takes a lease on its `ClusterRound` row by compare-and-set; a round due while
 the previous one still holds the lease is skipped and counted, never overlapped. The
-lease expires by itself (CLUSTER_ROUND_LEASE_SECONDS), so a killed worker blocks the
-cluster's rounds for that long at most.
+lease is renewed while the round runs and otherwise expires by itself
+(CLUSTER_ROUND_LEASE_SECONDS), so a killed worker blocks the cluster's rounds for that
+long at most, however long a round takes.
 """
 
 import logging
@@ -16,7 +17,7 @@ from django.conf import settings
 from django.db.models import F
 from django.utils import timezone
 
-from apps.core.leases import lease_release, lease_take
+from apps.core.leases import lease_kept, lease_release, lease_take
 
 from .models import Cluster, ClusterRound
 
@@ -53,7 +54,10 @@ def round_lease(*, cluster: Cluster, kind: str) -> Iterator[ClusterRound | None]
     row.refresh_from_db()
     started = time.monotonic()
     try:
-        yield row
+        with lease_kept(
+            row=held, owner=token, seconds=settings.CLUSTER_ROUND_LEASE_SECONDS, **fields
+        ):
+            yield row
     finally:
         held.filter(lease_token=token).update(
             last_finished_at=timezone.now(), last_seconds=time.monotonic() - started
