@@ -196,6 +196,11 @@ def end_offsets(admin: AdminClient, keys: list[Key]) -> dict[Key, int]:
     return wait_until(listed, 10, what="end offsets", retry_on=(KafkaException,))
 
 
+# For a long-lived admin client while brokers stop: the live brokers learnt every second,
+# not every 5 minutes, so controller-bound requests never wait on a dead one for long.
+FRESH_METADATA = {"topic.metadata.refresh.interval.ms": 1000}
+
+
 def placement(admin: AdminClient, topics: list[str]) -> dict[Key, tuple[list[int], list[int], int]]:
     """(replicas, isr, leader) per partition, straight from Kafka."""
     from confluent_kafka import TopicCollection

@@ -3,6 +3,7 @@ ones an admin client and topics cleaned up afterwards (users: tests/conftest.py)
 
 import pytest
 from devkit import live
+from devkit.live import FRESH_METADATA
 
 from apps.clusters.models import Cluster
 from apps.kafka_layer.clients import admin_client_create
@@ -36,8 +37,13 @@ def fake_kafka() -> FakeKafka:
 
 @pytest.fixture
 def admin(kafka_cluster):
-    """An admin client of the real dev cluster."""
-    return admin_client_create(bootstrap_servers=kafka_cluster.bootstrap_servers)
+    """An admin client of the real dev cluster, learning the live brokers every second:
+    with a broker stopped, librdkafka keeps sending controller-bound requests to the one
+    it last learnt as the controller until its metadata refreshes (5 min by default;
+    "Timed out waiting for controller" for 60 s in a loaded run)."""
+    return admin_client_create(
+        bootstrap_servers=kafka_cluster.bootstrap_servers, extra=FRESH_METADATA
+    )
 
 
 @pytest.fixture
