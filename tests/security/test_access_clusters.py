@@ -17,7 +17,7 @@ from apps.plans.errors import PlanPermissionDenied
 from apps.plans.models import PlanState
 from apps.plans.services import plan_approve, plan_request
 from tests.dashboard.test_live import close_code, memory_layer, socket_for  # noqa: F401
-from tests.support.factories import SKEWED, cluster_apply, cluster_make, plan_make
+from tests.support.factories import SKEWED, cluster_apply, cluster_make, plan_make, user_granted
 
 pytestmark = pytest.mark.django_db
 
@@ -34,14 +34,8 @@ def dev():
     return cluster
 
 
-def granted(name: str, role: Role, cluster) -> User:
-    user = User.objects.create_user(name)
-    Grant.objects.create(role=role, user=user, cluster=cluster)
-    return user
-
-
 def test_it_shows_an_operator_of_one_cluster_no_trace_of_another(client, prod, dev):
-    olga = granted("olga", Role.OPERATOR, prod)
+    olga = user_granted("olga", Role.OPERATOR, prod)
     dev_plan = plan_make(dev)
     NotificationChannel.objects.create(cluster=dev, name="zeta-ops-hook", url="https://x.example/h")
     client.force_login(olga)
@@ -77,8 +71,8 @@ def test_it_shows_an_operator_of_one_cluster_no_trace_of_another(client, prod, d
 
 
 def test_it_refuses_an_approver_of_one_cluster_the_plans_of_another(prod, dev):
-    bert = granted("bert", Role.APPROVER, dev)
-    prod_operator = granted("pia", Role.OPERATOR, prod)
+    bert = user_granted("bert", Role.APPROVER, dev)
+    prod_operator = user_granted("pia", Role.OPERATOR, prod)
     cluster_apply(prod, SKEWED)
     plan = plan_request(cluster=prod, user=prod_operator, mode="full")
     with pytest.raises(PlanPermissionDenied):
@@ -88,7 +82,7 @@ def test_it_refuses_an_approver_of_one_cluster_the_plans_of_another(prod, dev):
 
 
 def test_it_serves_an_admin_of_one_cluster_only_its_channels_and_exports(client, prod, dev):
-    ada = granted("ada", Role.ADMIN, prod)
+    ada = user_granted("ada", Role.ADMIN, prod)
     NotificationChannel.objects.create(cluster=prod, name="prod-hook", url="https://x.example/p")
     NotificationChannel.objects.create(cluster=dev, name="zeta-ops-hook", url="https://x.example/d")
     plan_make(dev)
@@ -106,7 +100,7 @@ def test_it_serves_an_admin_of_one_cluster_only_its_channels_and_exports(client,
 
 @pytest.mark.django_db(transaction=True, serialized_rollback=True)
 def test_it_closes_the_sockets_of_a_cluster_without_a_grant(client, memory_layer, prod, dev):  # noqa: F811
-    olga = granted("olga", Role.OPERATOR, prod)
+    olga = user_granted("olga", Role.OPERATOR, prod)
     for path in ("/ws/clusters/zeta-ops/", "/ws/clusters/zeta-ops/plans/"):
         assert async_to_sync(close_code)(socket_for(client, olga, path)) == 4404
 

@@ -3,7 +3,6 @@
 import pytest
 from django.contrib.auth.models import User
 
-from apps.access.models import Grant
 from apps.access.roles import Role
 from apps.audit.models import AuditEvent
 from apps.plans.errors import PlanPermissionDenied
@@ -15,7 +14,7 @@ from apps.plans.services import (
     plan_cancel,
     plan_request,
 )
-from tests.support.factories import SKEWED, cluster_apply, cluster_make
+from tests.support.factories import SKEWED, cluster_apply, cluster_make, user_granted
 
 pytestmark = pytest.mark.django_db
 
@@ -27,29 +26,23 @@ def prod():
     return cluster
 
 
-def granted(name: str, role: Role, cluster) -> User:
-    user = User.objects.create_user(name)
-    Grant.objects.create(role=role, user=user, cluster=cluster)
-    return user
-
-
 def test_it_refuses_the_requester_their_own_approval_by_default(prod):
-    ada = granted("ada", Role.ADMIN, prod)
+    ada = user_granted("ada", Role.ADMIN, prod)
     plan = plan_request(cluster=prod, user=ada, mode="full")
     with pytest.raises(PlanPermissionDenied, match="four-eyes"):
         plan_approve(plan=plan, user=ada)
     plan.refresh_from_db()
     assert plan.state == PlanState.PROPOSED
-    plan_approve(plan=plan, user=granted("abe", Role.APPROVER, prod))
+    plan_approve(plan=plan, user=user_granted("abe", Role.APPROVER, prod))
     assert plan.state == PlanState.APPROVED
 
 
 def test_it_lets_an_operator_approve_what_the_balancer_proposed(prod):
     """The system is the requester of the periodic balancer's plans: four-eyes holds."""
-    plan = plan_request(cluster=prod, user=granted("ops", Role.OPERATOR, prod), mode="full")
+    plan = plan_request(cluster=prod, user=user_granted("ops", Role.OPERATOR, prod), mode="full")
     plan.requested_by = None  # as the detector makes them
     plan.save(update_fields=["requested_by"])
-    plan_approve(plan=plan, user=granted("abe", Role.APPROVER, prod))
+    plan_approve(plan=plan, user=user_granted("abe", Role.APPROVER, prod))
     assert plan.state == PlanState.APPROVED
     assert not AuditEvent.objects.filter(action="plan.self_approved").exists()
 
@@ -57,9 +50,9 @@ def test_it_lets_an_operator_approve_what_the_balancer_proposed(prod):
 @pytest.fixture
 def running(prod):
     """An approved plan with a 1 MB/s throttle and the policy's caps."""
-    operator = granted("olga", Role.OPERATOR, prod)
+    operator = user_granted("olga", Role.OPERATOR, prod)
     plan = plan_request(cluster=prod, user=operator, mode="full")
-    plan_approve(plan=plan, user=granted("abe", Role.APPROVER, prod), throttle_rate=1_000_000)
+    plan_approve(plan=plan, user=user_granted("abe", Role.APPROVER, prod), throttle_rate=1_000_000)
     return plan
 
 

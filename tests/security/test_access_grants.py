@@ -7,20 +7,14 @@ from django.contrib.auth.models import User
 from apps.access.models import Grant
 from apps.access.roles import Role
 from apps.audit.models import AuditEvent
-from tests.support.factories import cluster_make
+from tests.support.factories import cluster_make, user_granted
 
 pytestmark = pytest.mark.django_db
 
 
-def granted(name: str, role: Role, cluster) -> User:
-    user = User.objects.create_user(name)
-    Grant.objects.create(role=role, user=user, cluster=cluster)
-    return user
-
-
 def test_it_grants_and_revokes_on_the_access_page_with_an_audit_row_each(client):
     prod = cluster_make("prod")
-    ada = granted("ada", Role.ADMIN, prod)
+    ada = user_granted("ada", Role.ADMIN, prod)
     User.objects.create_user("newbie")
     client.force_login(ada)
     response = client.post(
@@ -40,7 +34,7 @@ def test_it_grants_and_revokes_on_the_access_page_with_an_audit_row_each(client)
 
 def test_it_refuses_grants_outside_the_clusters_an_admin_administers(client):
     prod, other = cluster_make("prod"), cluster_make("other")
-    ada = granted("ada", Role.ADMIN, prod)
+    ada = user_granted("ada", Role.ADMIN, prod)
     theirs = Grant.objects.create(
         role=Role.VIEWER, user=User.objects.create_user("x"), cluster=other
     )
@@ -56,5 +50,5 @@ def test_it_refuses_grants_outside_the_clusters_an_admin_administers(client):
 
 def test_it_shows_the_access_page_to_admins_only(client):
     prod = cluster_make("prod")
-    client.force_login(granted("olga", Role.OPERATOR, prod))
+    client.force_login(user_granted("olga", Role.OPERATOR, prod))
     assert client.get("/access/").status_code == 403

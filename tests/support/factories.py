@@ -14,6 +14,8 @@ from devkit.users import user_make
 from django.contrib.auth.models import User
 from django.utils import timezone
 
+from apps.access.models import Grant
+from apps.access.roles import Role
 from apps.clusters.models import Broker, Cluster, Partition, Topic
 from apps.clusters.services import cluster_state_apply
 from apps.kafka_layer.cluster_state import BrokerState, ClusterState, PartitionState, TopicState
@@ -377,3 +379,10 @@ def overloaded_snapshot() -> dict:
         + [part("t", 15 + i, [2 + i % 2], bytes_in=10.0) for i in range(12)]
         + [part("big", 0, [1, 4], size=90.0), part("lost", 0, [4], size=1.0)],
     )
+
+
+def user_granted(name: str, role: Role, cluster: Cluster | None) -> User:
+    """A new user holding `role` on `cluster` (None: on every cluster), and nothing else."""
+    user = User.objects.create_user(name)
+    Grant.objects.create(role=role, user=user, cluster=cluster)
+    return user
