@@ -81,7 +81,7 @@ def grant_create(
 def grant_revoke(*, actor: Any, grant_id: int, client_address: str | None = None) -> None:
     with transaction.atomic():
         grant = (
-            Grant.objects.select_for_update()
+            Grant.objects.select_for_update(of=("self",))
             .select_related("user", "group", "cluster")
             .filter(pk=grant_id)
             .first()

@@ -72,7 +72,9 @@ def oidc_grants_apply(*, user: Any, claims: dict) -> None:
         elif rule.cluster in ids:
             wanted.add((rule.role.value, ids[rule.cluster]))
     with transaction.atomic():
-        held = Grant.objects.select_for_update().filter(user=user, source=GrantSource.OIDC)
+        held = Grant.objects.select_for_update(of=("self",)).filter(
+            user=user, source=GrantSource.OIDC
+        )
         have = {(g.role, g.cluster_id): g for g in held}
         gone = set(have) - wanted
         new = wanted - set(have)
