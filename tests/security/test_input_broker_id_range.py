@@ -1,5 +1,5 @@
 """Broker ids are Kafka's int32: past that a query or body is a 400 naming the field
-and a path a 404 (10³⁰ used to overflow the query: a 500)."""
+and a path a 404 (unbounded, 10³⁰ overflows the query: a 500)."""
 
 import pytest
 from devkit.users import user_make

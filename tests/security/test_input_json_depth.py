@@ -1,6 +1,6 @@
 """Request bodies are bounded: JSON nested deeper than JSON_DEPTH_MAX or a body over
 API_MAX_BODY_BYTES is a 400 with a JSON error, also to an anonymous caller of the token
-endpoint (3,000 levels used to exhaust the parser's recursion: a 500)."""
+endpoint (unbounded, 3,000 levels exhaust the parser's recursion: a 500)."""
 
 import pytest
 from rest_framework.test import APIClient

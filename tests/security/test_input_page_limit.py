@@ -1,5 +1,5 @@
 """Page sizes are capped and offsets bounded: `?limit=10²⁵` answers one page of at most
-PAGE_SIZE_MAX rows, `?offset=10²⁵` a 400 (both used to overflow the query: a 500)."""
+PAGE_SIZE_MAX rows, `?offset=10²⁵` a 400 (unbounded, both overflow the query: a 500)."""
 
 import pytest
 

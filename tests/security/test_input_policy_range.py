@@ -1,6 +1,6 @@
 """The policy page refuses numbers past their range with a message and changes
 nothing: a throttle over 1 TB/s, a move cap over MAX_MOVES_MAX, a broker id past
-Kafka's int32 (a 10³⁰ excluded broker used to be stored)."""
+Kafka's int32 (unbounded, a 10³⁰ excluded broker would be stored)."""
 
 import pytest
 from devkit.users import user_make

@@ -1,6 +1,6 @@
 """`manage.py propose` on deeply nested or out-of-range input exits 1 with one clear
-line and writes nothing (3,000 levels of nesting used to end in a RecursionError
-traceback; a 10³⁰ broker id in an OverflowError)."""
+line and writes nothing (unchecked, 3,000 levels of
+nesting end in a RecursionError traceback; a 10³⁰ broker id in an OverflowError)."""
 
 import subprocess
 import sys

@@ -1,5 +1,5 @@
 """A throttle or move cap past its range is a 400 naming it, and changes nothing
-(10³⁰ used to reach the database as an overflow: a 500)."""
+(unbounded, 10³⁰ reaches the database as an overflow: a 500)."""
 
 import pytest
 

@@ -1,6 +1,6 @@
 """A bad websocket frame (not JSON, not an object, too large, binary, nested too deep)
-closes the socket with 4400 and one log line, no traceback (a non-JSON frame used to
-raise in the consumer: a traceback and close 1011)."""
+closes the socket with 4400 and one log line, no traceback (unchecked, a non-JSON
+frame raises in the consumer: a traceback and close 1011)."""
 
 import logging
 

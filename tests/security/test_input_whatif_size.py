@@ -1,5 +1,5 @@
 """A what-if is bounded: at most WHATIF_BROKERS_MAX brokers added or removed, so any
-viewer's question is answered quickly (3,000 added brokers used to cost 30 s of CPU).
+viewer's question is answered quickly (unbounded, 3,000 added brokers cost 30 s of CPU).
 The time at the limit is printed, not asserted (`pytest -s` shows it)."""
 
 import time
