@@ -18,9 +18,11 @@ class LeaderDatabaseScheduler(DatabaseScheduler):
         super().__init__(*args, **kwargs)
 
     def tick(self, *args, **kwargs) -> float:
+        # Leader and followers alike come back within a quarter of the lock: the leader
+        # to renew it long before it expires, a follower to take it soon after.
         if not self.leadership.held():
             return min(self.max_interval, self.leadership.retry_after)
-        return super().tick(*args, **kwargs)
+        return min(super().tick(*args, **kwargs), self.leadership.retry_after)
 
     def close(self) -> None:
         super().close()

@@ -265,9 +265,10 @@ CELERY_RESULT_BACKEND = None
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", False)
 CELERY_BEAT_SCHEDULER = "balancer_site.beat:LeaderDatabaseScheduler"
-# Beats may run two or more: the one holding this Redis lock sends; the others take over
-# within this many seconds of its death (it renews the lock at least every 5 s).
-BEAT_LEADER_LOCK_SECONDS = env.float("BEAT_LEADER_LOCK_SECONDS", 15.0)
+# Beats may run two or more: the one holding this Redis lock sends; the others ask every
+# quarter of it and take over within this many seconds of its death. Under the sync
+# interval, so a leader's death delays no sync by a whole interval.
+BEAT_LEADER_LOCK_SECONDS = env.float("BEAT_LEADER_LOCK_SECONDS", 6.0)
 CELERY_TIMEZONE = TIME_ZONE
 # A Spark aggregation holds its worker for long: it gets a queue (and a worker)
 # of its own so syncs, samples and executions never wait behind it. Cluster I/O (syncs,
@@ -293,9 +294,10 @@ KAFKA_CONNECT_TIMEOUT = env.float("KAFKA_CONNECT_TIMEOUT", 5.0)
 # CLUSTER_BACKOFF_MAX apart; its syncs and samples are not scheduled in between.
 CLUSTER_BACKOFF_INITIAL = env.float("CLUSTER_BACKOFF_INITIAL", 10.0)
 CLUSTER_BACKOFF_MAX = env.float("CLUSTER_BACKOFF_MAX", 300.0)
-# A sync or sample round's lease on its cluster; a killed round blocks the next ones
-# of its kind for at most this long.
-CLUSTER_ROUND_LEASE_SECONDS = env.float("CLUSTER_ROUND_LEASE_SECONDS", 30.0)
+# A round's lease on its cluster, renewed every third of it while the round runs; a
+# killed round blocks the next ones of its kind for at most this long. Under the sync
+# interval, so the next sync after a killed one starts on time.
+CLUSTER_ROUND_LEASE_SECONDS = env.float("CLUSTER_ROUND_LEASE_SECONDS", 9.0)
 # The admin user demo_setup makes sure of; without a password it generates one once.
 BALANCER_ADMIN_USER = os.environ.get("BALANCER_ADMIN_USER", "admin")
 BALANCER_ADMIN_PASSWORD = os.environ.get("BALANCER_ADMIN_PASSWORD", "")
