@@ -5,10 +5,11 @@ Runs `scripts/run` in this checkout (the whole product: dev cluster, Redis, work
 beat, Daphne, demo traffic; BALANCER_REPLICAS passes through), on DATABASE_URL if set
 (e.g. a throwaway PostgreSQL) else the default SQLite file. It keeps a plan executing
 all along: a remove-brokers plan of --broker on the demo cluster approved at
---throttle, rolled back when it ends, drained again, and so on. Meanwhile Locust
-(bench/locustfile_load.py: --clients websocket clients, --rps API reads per second)
-runs for --seconds. Prints Locust's counts, the 5xx answers, the "database is locked"
-lines of every process's log, the plans that ended, and the calibration loop; cancels
+--throttle, an add-brokers plan of it when that ends, drained again, and so on.
+Meanwhile Locust (bench/locustfile_load.py: --clients websocket clients, --rps API
+reads per second) runs for --seconds. Prints Locust's counts, the 5xx answers, the
+"database is locked" lines of every process's log, the plans that ended, the share of
+the run a plan was executing, and the calibration loop; cancels
 the running plan and runs `scripts/stop`.
 
     BALANCER_ADMIN_PASSWORD=... .venv/bin/python bench/bench_lockfree.py \
@@ -59,8 +60,12 @@ def signed_in(base: str, username: str, password: str) -> requests.Session:
 
 
 class PlanCycle(threading.Thread):
-    """Keeps a plan executing for the whole run: drains --broker, rolls the drain back
-    when it ends, drains again, each approved at --throttle. Counts the plans."""
+    """Keeps a plan executing for the whole run: drains --broker (remove-brokers), fills
+    it again when that ends (add-brokers), drains again, each approved at --throttle.
+    A request the planner finds nothing to do for is followed by the other one. Counts
+    the plans."""
+
+    MODES = ("remove-brokers", "add-brokers")
 
     def __init__(self, base: str, token: str, *, broker: int, throttle: int) -> None:
         super().__init__(daemon=True)
@@ -70,7 +75,9 @@ class PlanCycle(threading.Thread):
         self.ended: dict[str, int] = {}
         self.counted: set[int] = set()
         self.current: int | None = None
-        self.drain: int | None = None
+        self.mode = 0
+        self.looks = 0
+        self.executing = 0
 
     def _post(self, path: str, body: dict, expect: int) -> dict:
         answer = requests.post(f"{self.base}{path}", json=body, headers=self.api, timeout=180)
@@ -82,17 +89,13 @@ class PlanCycle(threading.Thread):
         return requests.get(url, headers=self.api, timeout=60).json()["state"]
 
     def start_next(self) -> None:
-        """A rollback of the last drain if it moved anything, else a new drain."""
-        if self.drain is not None:
-            made = self._post(f"/api/plans/{self.drain}/rollback/", {"reason": "bench"}, 201)
-            self.drain = None
-        else:
-            made = self._post(
-                "/api/clusters/demo/plans/",
-                {"mode": "remove-brokers", "brokers": [self.broker], "reason": "bench"},
-                201,
-            )
-            self.drain = made["id"]
+        mode = self.MODES[self.mode]
+        self.mode = 1 - self.mode  # whatever the answer: the other one next
+        made = self._post(
+            "/api/clusters/demo/plans/",
+            {"mode": mode, "brokers": [self.broker], "reason": "bench"},
+            201,
+        )
         self._post(
             f"/api/plans/{made['id']}/approve/",
             {"reason": "bench", "throttle_bytes_per_sec": self.throttle},
@@ -104,12 +107,12 @@ class PlanCycle(threading.Thread):
         while not self.stopped.wait(5):
             try:
                 state = self._state(self.current) if self.current else "none"
-                if state in ("completed", "failed", "cancelled", "stale", "rejected"):
-                    if self.current not in self.counted:  # once, however many retries
-                        self.counted.add(self.current)
+                self.looks += 1
+                self.executing += state == "executing"
+                if state in ("completed", "failed", "cancelled", "stale", "rejected", "none"):
+                    if self.current and self.current not in self.counted:
+                        self.counted.add(self.current)  # once, however many retries
                         self.ended[state] = self.ended.get(state, 0) + 1
-                    if state != "completed":
-                        self.drain = None  # drain again rather than roll back a failure
                     self.start_next()
             except (AssertionError, requests.RequestException, KeyError) as exc:
                 print(f"plan cycle: {exc}", flush=True)
@@ -139,7 +142,7 @@ def main() -> int:
     parser.add_argument("--rps", type=int, default=50, help="API requests per second")
     parser.add_argument("--port", type=int, default=int(os.environ.get("PORT", "8000")))
     parser.add_argument("--broker", type=int, default=3, help="broker the plan drains")
-    parser.add_argument("--throttle", type=int, default=5_000_000, help="bytes/s")
+    parser.add_argument("--throttle", type=int, default=500_000, help="bytes/s")
     args = parser.parse_args()
     password = os.environ.get("BALANCER_ADMIN_PASSWORD") or secrets.token_urlsafe(12)
     env = {**os.environ, "PORT": str(args.port), "BALANCER_ADMIN_PASSWORD": password}
@@ -160,7 +163,13 @@ def main() -> int:
         ).json()["token"]
         session = signed_in(base, "admin", password)
         cycle = PlanCycle(base, token, broker=args.broker, throttle=args.throttle)
-        cycle.start_next()
+        for _ in range(24):  # the first sync and window may still be on their way
+            try:
+                cycle.start_next()
+                break
+            except AssertionError as exc:
+                print(f"plan cycle: {exc}", flush=True)
+                time.sleep(5)
         cycle.start()
         plan_id = cycle.current
         print(f"plan #{plan_id} approved; load for {args.seconds} s", flush=True)
@@ -194,6 +203,8 @@ def main() -> int:
         plan_id = cycle.current
         report(scratch, ran, base, token, plan_id)
         print(f"plans ended during the run: {cycle.ended}", flush=True)
+        share = cycle.executing / max(1, cycle.looks)
+        print(f"a plan executing at {share:.0%} of {cycle.looks} looks (every 5 s)", flush=True)
     finally:
         if plan_id is not None:
             requests.post(
