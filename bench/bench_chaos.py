@@ -34,6 +34,7 @@ import contextlib
 import json
 import os
 import random
+import re
 import shutil
 import signal
 import socket
@@ -217,6 +218,7 @@ class Kill:
     at: float  # seconds since the chaos began
     name: str
     pid: int | None
+    wall: datetime = field(default_factory=datetime.now)  # the beats' log clock
     restarted_at: float | None = None
     ready_at: float | None = None  # a web: when it answered again
 
@@ -464,6 +466,7 @@ class Figures:
     resubmitted: int
     sync_gap: float
     syncs: int
+    takeovers: list[float]
     requests: dict[int, int]
     failed_up: dict[int, list[tuple[float, str]]]
     failed_down: dict[int, int]
@@ -482,6 +485,9 @@ class Figures:
             out.append(f"plans executed twice: {self.executed_twice}")
         if any(self.sent_twice.values()):
             out.append(f"reassignments sent twice: {self.sent_twice}")
+        slow = [t for t in self.takeovers if t > SYNC_INTERVAL]
+        if slow:
+            out.append(f"a killed leading beat's entries resumed only after {slow} s")
         if self.sync_gap > 2 * SYNC_INTERVAL:
             out.append(f"a sync gap of {self.sync_gap:.1f} s (> {2 * SYNC_INTERVAL:g} s)")
         for port, failed in self.failed_up.items():
@@ -511,6 +517,9 @@ class Figures:
             f"crash (submissions > 1) {self.resubmitted}",
             f"syncs seen {self.syncs}; largest gap between two syncs {self.sync_gap:.1f} s "
             f"(limit 2 × {SYNC_INTERVAL:g} s = {2 * SYNC_INTERVAL:g} s)",
+            f"leading beat killed {len(self.takeovers)} times; seconds from the kill to the "
+            f"next entry sent: {[round(t, 1) for t in self.takeovers]} "
+            f"(limit one sync interval, {SYNC_INTERVAL:g} s)",
         ]
         for port, count in sorted(self.requests.items()):
             out.append(
@@ -520,6 +529,41 @@ class Figures:
             )
         out += [f"error: {e}" for e in self.errors]
         return out
+
+
+# celery beat's log line for an entry it sends, with the time it was sent.
+BEAT_SENT = re.compile(
+    r"^\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}): INFO/MainProcess\] "
+    r"Scheduler: Sending due task",
+    re.MULTILINE,
+)
+
+
+def beat_sends(site: Site) -> list[tuple[datetime, str]]:
+    """Every entry either beat sent, in time order: (when, which beat)."""
+    sends = []
+    for name in ("beat", "beat-2"):
+        log = site.workdir / "run" / "logs" / f"{name}.log"
+        text = log.read_text(errors="replace") if log.exists() else ""
+        sends += [
+            (datetime.strptime(m[1], "%Y-%m-%d %H:%M:%S,%f"), name)
+            for m in BEAT_SENT.finditer(text)
+        ]
+    return sorted(sends)
+
+
+def beat_takeovers(kills: list[Kill], sends: list[tuple[datetime, str]]) -> list[float]:
+    """For each kill of the beat that sent last (the leader): seconds until an entry was
+    sent again, by the other beat or by the killed one started again."""
+    out = []
+    for k in kills:
+        before = [name for when, name in sends if when < k.wall]
+        if not k.name.startswith("beat") or not before or before[-1] != k.name:
+            continue
+        after = [when for when, _ in sends if when > k.wall]
+        if after:
+            out.append((after[0] - k.wall).total_seconds())
+    return out
 
 
 def _down_windows(site: Site, kills: list[Kill]) -> dict[int, list[tuple[float, float]]]:
@@ -636,6 +680,7 @@ def chaos_run(
         resubmitted=data["resubmitted"],
         sync_gap=syncs.largest_gap(chaos_end) if syncs.syncs else float("inf"),
         syncs=len(syncs.syncs),
+        takeovers=beat_takeovers(chaos.kills, beat_sends(site)),
         requests=requests,
         failed_up=failed_up,
         failed_down=failed_down,

@@ -60,10 +60,10 @@ def signed_in(base: str, username: str, password: str) -> requests.Session:
 
 
 class PlanCycle(threading.Thread):
-    """Keeps a plan executing for the whole run: drains --broker (remove-brokers), fills
-    it again when that ends (add-brokers), drains again, each approved at --throttle.
-    A request the planner finds nothing to do for is followed by the other one. Counts
-    the plans."""
+    """Keeps a plan executing for the whole run: drains --broker (remove-brokers),
+    undrains and fills it again when that ends (add-brokers), drains again, each
+    approved at --throttle. A request the planner finds nothing to do for is followed by
+    the other one. Counts the plans."""
 
     MODES = ("remove-brokers", "add-brokers")
 
@@ -91,6 +91,13 @@ class PlanCycle(threading.Thread):
     def start_next(self) -> None:
         mode = self.MODES[self.mode]
         self.mode = 1 - self.mode  # whatever the answer: the other one next
+        if mode == "add-brokers":  # a drained broker takes replicas once undrained
+            requests.post(
+                f"{self.base}/api/clusters/demo/drained-brokers/{self.broker}/undrain/",
+                json={"reason": "bench"},
+                headers=self.api,
+                timeout=60,
+            )
         made = self._post(
             "/api/clusters/demo/plans/",
             {"mode": mode, "brokers": [self.broker], "reason": "bench"},

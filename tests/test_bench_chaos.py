@@ -4,6 +4,7 @@ that web was up, and each pass condition that does not hold is named."""
 from __future__ import annotations
 
 import dataclasses
+from datetime import datetime, timedelta
 
 import pytest
 
@@ -32,6 +33,7 @@ def passing(chaos):
         resubmitted=0,
         sync_gap=12.0,
         syncs=30,
+        takeovers=[7.2],
         requests={8000: 10, 8001: 10},
         failed_up={},
         failed_down={},
@@ -55,6 +57,22 @@ def test_it_counts_a_failed_read_against_a_web_only_while_it_was_up(chaos) -> No
     assert failed_up == {8000: [(30.0, "timed out")], 8001: [(20.0, "refused")]}
 
 
+def test_it_times_the_takeover_of_a_killed_leading_beat_only(chaos) -> None:
+    at = datetime(2026, 11, 28, 12, 0, 0)
+    sends = [
+        (at - timedelta(seconds=3), "beat"),  # beat leads
+        (at + timedelta(seconds=7), "beat-2"),  # the follower took over
+        (at + timedelta(seconds=40), "beat-2"),
+    ]
+    kills = [
+        chaos.Kill(at=1.0, name="beat", pid=1, wall=at),
+        chaos.Kill(at=2.0, name="beat", pid=2, wall=at + timedelta(seconds=20)),  # following
+        chaos.Kill(at=3.0, name="worker", pid=3, wall=at + timedelta(seconds=30)),
+    ]
+
+    assert chaos.beat_takeovers(kills, sends) == [7.0]
+
+
 def test_it_passes_when_every_condition_holds(chaos) -> None:
     assert passing(chaos).failures() == []
 
@@ -69,6 +87,7 @@ def test_it_passes_when_every_condition_holds(chaos) -> None:
         ({"executed_twice": [3]}, "executed twice"),
         ({"sent_twice": {"3": ["t-1"]}}, "sent twice"),
         ({"sync_gap": 20.5}, "sync gap"),
+        ({"takeovers": [7.2, 10.5]}, "leading beat"),
         ({"failed_up": {8001: [(20.0, "refused")]}}, "while it was up"),
         ({"errors": ["chaos loop: boom"]}, "chaos loop"),
     ],

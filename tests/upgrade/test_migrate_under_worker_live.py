@@ -153,8 +153,10 @@ def test_it_keeps_the_worker_syncing_through_an_additive_migration(site) -> None
     refused = _new_topic(site, "required")
 
     wait_until(
-        lambda: "NOT NULL constraint failed: clusters_topic.next_required"
-        in worker_log.read_text(errors="replace"),
+        lambda: (
+            "NOT NULL constraint failed: clusters_topic.next_required"
+            in worker_log.read_text(errors="replace")
+        ),
         timeout=60,
         what="the worker's insert of the new topic refused",
     )
