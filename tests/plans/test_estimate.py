@@ -312,7 +312,10 @@ def test_a_new_throttle_re_estimates_the_rest_of_the_copy(orders_cluster, admin_
     execution_tune(plan=plan, user=admin_member, throttle_rate=50_000_000)
 
     plan.refresh_from_db()
-    assert plan.duration_estimate_seconds < at_1mb / 10
+    # The estimate is the time elapsed since the start plus the rest of the copy; on a
+    # loaded machine the elapsed part alone may be seconds, so it is taken off.
+    elapsed = (timezone.now() - plan.started_at).total_seconds()
+    assert plan.duration_estimate_seconds - elapsed < at_1mb / 10
     execution = plan.execution
     assert execution.eta_seconds is not None and execution.eta_seconds < at_1mb / 10
     tuned = AuditEvent.objects.get(action="execution.tuned", object_id=str(plan.pk))
