@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from django.db.models import QuerySet
+
 from apps.clusters.models import Cluster
 
 from .models import CanaryWindow
@@ -22,3 +24,15 @@ def canary_latest(*, cluster: Cluster) -> list[CanaryWindow]:
     if last is None:
         return []
     return list(CanaryWindow.objects.filter(cluster=cluster, at=last.at).order_by("broker_id"))
+
+
+def canary_windows_filter(
+    *, cluster: Cluster, since: datetime | None = None, until: datetime | None = None
+) -> QuerySet[CanaryWindow]:
+    """The cluster's canary windows in [since, until), oldest first."""
+    found = CanaryWindow.objects.filter(cluster=cluster)
+    if since is not None:
+        found = found.filter(at__gte=since)
+    if until is not None:
+        found = found.filter(at__lt=until)
+    return found.order_by("at", "broker_id")
