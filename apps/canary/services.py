@@ -14,6 +14,7 @@ from apps.clusters.rounds import round_lease, round_outcome_record
 from apps.kafka_layer.authorization import KafkaNotAuthorized
 from apps.kafka_layer.canary import BrokerProbe, canary_topic_ensure
 from apps.kafka_layer.clients import KafkaException, admin_client_create
+from apps.plans.selectors.drains import brokers_leaving
 
 from .models import CanaryWindow
 from .probes import canary_probe_drop, canary_probe_for
@@ -49,7 +50,14 @@ def canary_round(*, cluster: Cluster) -> list[CanaryWindow] | None:
         if lease is None:
             return None
         topic = settings.CANARY_TOPIC
-        alive = list(cluster.brokers.filter(alive=True).values_list("node_id", flat=True))
+        # A broker drained or being drained gets no canary partition: its replicas, the
+        # canary's included, move off it, and a new one would put one back.
+        leaving = brokers_leaving(cluster=cluster)
+        alive = [
+            b
+            for b in cluster.brokers.filter(alive=True).values_list("node_id", flat=True)
+            if b not in leaving
+        ]
         try:
             admin = admin_client_create(connection=cluster.connection)
             leaders = canary_topic_ensure(admin=admin, topic=topic, brokers=alive)

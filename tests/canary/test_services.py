@@ -87,6 +87,31 @@ def test_it_stores_a_window_per_broker_measured(cluster, fake_kafka) -> None:
     assert stored[2].last_error == "Broker: Request timed out"
 
 
+def test_it_gives_a_drained_broker_no_canary_partition(cluster, fake_kafka) -> None:
+    from apps.plans.models import BrokerDrain
+
+    _probe, ensured = fake_kafka
+    BrokerDrain.objects.create(cluster=cluster, node_id=2, drained_at=timezone.now())
+
+    services.canary_round(cluster=cluster)
+
+    assert ensured["brokers"] == [1]
+
+
+def test_it_gives_a_broker_being_drained_no_canary_partition(cluster, fake_kafka) -> None:
+    from apps.plans.models import PlanMode, PlanState
+    from tests.support.factories import plan_make
+
+    _probe, ensured = fake_kafka
+    plan = plan_make(cluster)
+    plan.mode, plan.brokers, plan.state = PlanMode.REMOVE_BROKERS, [1], PlanState.EXECUTING
+    plan.save()
+
+    services.canary_round(cluster=cluster)
+
+    assert ensured["brokers"] == [2]
+
+
 def test_it_forgets_windows_older_than_the_retention(cluster, fake_kafka, settings) -> None:
     settings.CANARY_RETENTION_HOURS = 1
     old = CanaryWindow.objects.create(
