@@ -49,6 +49,7 @@ INSTALLED_APPS = [
     "django_celery_beat",
     "apps.clusters",
     "apps.metrics",
+    "apps.canary",
     "apps.balancer",
     "apps.audit",
     "apps.access",
@@ -278,6 +279,7 @@ CELERY_TASK_ROUTES = {
     "apps.metrics.tasks.metrics_aggregate_task": {"queue": "aggregation"},
     "apps.metrics.tasks.metrics_sample_*": {"queue": "clusters"},
     "apps.clusters.tasks.*": {"queue": "clusters"},
+    "apps.canary.tasks.*": {"queue": "clusters"},
 }
 
 # --- Kafka ------------------------------------------------------------------
@@ -309,6 +311,7 @@ METRICS_TOPIC = os.environ.get("METRICS_TOPIC", "__balancer_metrics")
 # The metrics topic is created on first use with these (and min(3, alive brokers) replicas).
 METRICS_TOPIC_PARTITIONS = env.int("METRICS_TOPIC_PARTITIONS", 6)
 METRICS_TOPIC_RETENTION_MS = env.int("METRICS_TOPIC_RETENTION_MS", 24 * 3600 * 1000)
+
 # Aggregation windows: their length, how far they slide (a divisor of the length;
 # equal = tumbling), how many are kept, and how often Spark runs (the slide: each run
 # stores the window that just closed, docs/metrics.md).
@@ -332,6 +335,18 @@ METRICS_SAMPLES_KEPT_IN_SESSION = env.bool("METRICS_SAMPLES_KEPT_IN_SESSION", Tr
 # A run still running after this many seconds is taken for dead (and a spark-submit killed).
 METRICS_AGGREGATION_TIMEOUT = env.float("METRICS_AGGREGATION_TIMEOUT", 900.0)
 METRICS_RUNS_KEPT_DAYS = env.int("METRICS_RUNS_KEPT_DAYS", 7)
+
+# --- Canary (apps/canary) ------------------------------------------------------
+# A topic with one partition led by each broker, written with acks=all and read back
+# every CANARY_INTERVAL seconds: what a client of each broker feels.
+CANARY_ENABLED = env.bool("CANARY_ENABLED", True)
+CANARY_TOPIC = os.environ.get("CANARY_TOPIC", "__balancer_canary")
+CANARY_INTERVAL = env.float("CANARY_INTERVAL", 5.0)
+# Records per broker per round (its p99 is the worst of them below 100 records).
+CANARY_RECORDS = env.int("CANARY_RECORDS", 10)
+# Seconds a round waits for its records to be acknowledged and read back.
+CANARY_TIMEOUT = env.float("CANARY_TIMEOUT", 4.0)
+CANARY_RETENTION_HOURS = env.float("CANARY_RETENTION_HOURS", 6.0)
 
 # --- Plans: detection and execution -------------------------------------------
 # Defaults of a new cluster policy (each cluster's policy is edited on its dashboard page).
@@ -422,6 +437,7 @@ CELERY_BEAT_SCHEDULE = {
     "metrics-aggregate": beat_entry(
         "apps.metrics.tasks.metrics_aggregate_all", METRICS_AGGREGATE_INTERVAL
     ),
+    "canary-probe": beat_entry("apps.canary.tasks.canary_probe_all", CANARY_INTERVAL),
     "plans-detect": beat_entry("apps.plans.tasks.plans_detect_all", PLAN_DETECTION_TICK),
     "plans-executions-resume": beat_entry(
         "apps.plans.tasks.executions_resume", EXECUTOR_RESUME_INTERVAL

@@ -10,6 +10,7 @@ from drf_spectacular.views import (
 from apps.core.url_converters import url_converters_register
 
 from .audit import views as audit
+from .canary import views as canary
 from .clusters import views as clusters
 from .drains import views as drains
 from .metrics import views as metrics
@@ -45,6 +46,7 @@ urlpatterns = [
     ),
     path("clusters/<slug:name>/heatmap/", metrics.HeatmapView.as_view(), name="heatmap"),
     path("clusters/<slug:name>/traffic/", metrics.TrafficView.as_view(), name="traffic"),
+    path("clusters/<slug:name>/canary/", canary.CanaryWindowListView.as_view(), name="canary"),
     path(
         "clusters/<slug:name>/loads/brokers/",
         metrics.BrokerLoadListView.as_view(),

@@ -114,18 +114,21 @@ class Cluster(models.Model):
 
 
 class ClusterRound(models.Model):
-    """One kind of periodic round (sync, sample, aggregation, detection) of one cluster: the lease
-    that keeps a second one from starting while one runs, and what happened lately."""
+    """One kind of periodic round (sync, sample, aggregation, detection, canary) of one
+    cluster: the lease that keeps a second one from starting while one runs, and what
+    happened lately."""
 
     SYNC = "sync"
     SAMPLE = "sample"
     AGGREGATION = "aggregation"
     DETECTION = "detection"
+    CANARY = "canary"
     KINDS = [
         (SYNC, SYNC),
         (SAMPLE, SAMPLE),
         (AGGREGATION, AGGREGATION),
         (DETECTION, DETECTION),
+        (CANARY, CANARY),
     ]
 
     cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="rounds")

@@ -31,7 +31,13 @@ from .cluster import UP_TIMEOUT_S, DevCluster
 from .companions import _companion_args
 from .leaders import ElectionResult
 from .listeners import PROFILES
-from .secure_acls import METRICS_TOPIC_DEFAULT, acls_grant, balancer_acls, without
+from .secure_acls import (
+    CANARY_TOPIC_DEFAULT,
+    METRICS_TOPIC_DEFAULT,
+    acls_grant,
+    balancer_acls,
+    without,
+)
 from .secure_pki import BROKER_CN, ca_path, cert_path, key_path, keystore_path, pki_ensure
 from .topology import HOST, NodeSpec
 
@@ -172,7 +178,10 @@ class SecureDevCluster(DevCluster):
         }
 
     def acls_ensure(self) -> None:
-        acls = balancer_acls(os.environ.get("METRICS_TOPIC") or METRICS_TOPIC_DEFAULT)
+        acls = balancer_acls(
+            os.environ.get("METRICS_TOPIC") or METRICS_TOPIC_DEFAULT,
+            os.environ.get("CANARY_TOPIC") or CANARY_TOPIC_DEFAULT,
+        )
         no_alter = without(acls, "ALTER", "CLUSTER")
         acls_grant(
             self.admin_config(),

@@ -14,6 +14,7 @@ from .errors import DevClusterError
 
 CLUSTER_RESOURCE = "kafka-cluster"
 METRICS_TOPIC_DEFAULT = "__balancer_metrics"  # balancer_site.settings.METRICS_TOPIC
+CANARY_TOPIC_DEFAULT = "__balancer_canary"  # balancer_site.settings.CANARY_TOPIC
 
 
 @dataclass(frozen=True)
@@ -26,7 +27,9 @@ class Acl:
     why: str
 
 
-def balancer_acls(metrics_topic: str = METRICS_TOPIC_DEFAULT) -> list[Acl]:
+def balancer_acls(
+    metrics_topic: str = METRICS_TOPIC_DEFAULT, canary_topic: str = CANARY_TOPIC_DEFAULT
+) -> list[Acl]:
     return [
         Acl(
             "DESCRIBE",
@@ -68,6 +71,10 @@ def balancer_acls(metrics_topic: str = METRICS_TOPIC_DEFAULT) -> list[Acl]:
         Acl("CREATE", "TOPIC", metrics_topic, "CreateTopics of the metrics topic (sampler)"),
         Acl("WRITE", "TOPIC", metrics_topic, "Produce samples (sampler)"),
         Acl("READ", "TOPIC", metrics_topic, "Fetch samples (Spark's Kafka source)"),
+        Acl("CREATE", "TOPIC", canary_topic, "CreateTopics of the canary topic (canary)"),
+        Acl("ALTER", "TOPIC", canary_topic, "CreatePartitions for a new broker (canary)"),
+        Acl("WRITE", "TOPIC", canary_topic, "Produce probes with acks=all (canary)"),
+        Acl("READ", "TOPIC", canary_topic, "Fetch the probes back (canary)"),
     ]
 
 

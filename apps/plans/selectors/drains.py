@@ -1,12 +1,12 @@
 """Drained brokers of a cluster: what the cluster page shows and what the planner's
-snapshot leaves out."""
+snapshot leaves out; with the brokers a drain is under way on, the brokers leaving."""
 
 from dataclasses import dataclass
 from datetime import datetime
 
 from apps.clusters.models import Cluster
 
-from ..models import BrokerDrain
+from ..models import ACTIVE_STATES, BrokerDrain, Plan, PlanMode
 
 
 @dataclass(frozen=True)
@@ -22,6 +22,14 @@ class DrainedBroker:
 
 def drained_broker_ids(*, cluster: Cluster) -> set[int]:
     return set(BrokerDrain.objects.filter(cluster=cluster).values_list("node_id", flat=True))
+
+
+def brokers_leaving(*, cluster: Cluster) -> set[int]:
+    """Drained brokers, and those an approved or executing remove-brokers plan drains."""
+    draining = Plan.objects.filter(
+        cluster=cluster, mode=PlanMode.REMOVE_BROKERS, state__in=ACTIVE_STATES
+    ).values_list("brokers", flat=True)
+    return drained_broker_ids(cluster=cluster) | {b for ids in draining for b in ids or []}
 
 
 def drained_brokers_list(*, cluster: Cluster) -> list[DrainedBroker]:

@@ -47,14 +47,16 @@ def snapshot_build(
 
     `draining`: the snapshot of a remove-brokers request. Drained brokers stay in it
     (the request drains them again, with whatever landed on them since), and the
-    product's own metrics topic is in scope whatever the policy says: its replicas
-    follow a drain (drain_fit.py).
+    product's own metrics and canary topics are in scope whatever the policy says: their
+    replicas follow a drain (drain_fit.py). Otherwise the canary topic is left out: it
+    keeps a partition led by each broker, which balancing must not undo.
     """
     full = cluster_snapshot_build(cluster=cluster)
     excluded = set(policy.excluded_brokers or [])
     if not draining:
         excluded |= drained_broker_ids(cluster=cluster)
-    own_topic = settings.METRICS_TOPIC if draining else None
+    own_topics = {settings.METRICS_TOPIC, settings.CANARY_TOPIC} if draining else set()
+    canary = None if draining else settings.CANARY_TOPIC
     brokers = [b for b in full.brokers if b.id not in excluded]
     alive = sum(1 for b in brokers if b.alive)
     partitions, unplaceable = [], []
@@ -64,14 +66,14 @@ def snapshot_build(
         topic = p.topic
         scoped = in_scope.get(topic)
         if scoped is None:
-            scoped = in_scope[topic] = topic == own_topic or topic_in_scope(
-                policy=policy, topic=topic
+            scoped = in_scope[topic] = topic in own_topics or (
+                topic != canary and topic_in_scope(policy=policy, topic=topic)
             )
         if not scoped or not p.replicas:
             continue
         if excluded and not excluded.isdisjoint(p.replicas):
             continue
-        if len(p.replicas) > alive and topic != own_topic:
+        if len(p.replicas) > alive and topic not in own_topics:
             unplaceable.append(f"{p.topic}-{p.partition}")
             continue
         partitions.append(p)

@@ -213,6 +213,57 @@
     return { reload: run };
   }
 
+  /* The canary's latency per broker over the last minutes (apps/canary): one chart per
+   * measure, a line per broker; a round a broker was not measured in is a gap. */
+  function canaryInit(opts) {
+    async function rounds() {
+      const since = new Date(Date.now() - opts.minutes * 60000).toISOString();
+      let url = opts.apiUrl + "?" + new URLSearchParams({ since: since, limit: "1000" });
+      const found = [];
+      while (url) {
+        const page = await Live.fetchJson(url);
+        found.push(...page.results);
+        url = page.next;
+      }
+      return found;
+    }
+    async function reload() {
+      const found = await rounds();
+      opts.emptyNote.hidden = found.length > 0;
+      opts.box.hidden = found.length === 0;
+      const times = [...new Set(found.map((w) => w.at))];
+      const brokers = [...new Set(found.map((w) => w.broker_id))].sort((a, b) => a - b);
+      for (const [measure, el] of Object.entries(opts.targets)) {
+        const traces = brokers.map((b, i) => {
+          const at = new Map(found.filter((w) => w.broker_id === b).map((w) => [w.at, w[measure]]));
+          return {
+            type: "scatter",
+            mode: times.length > 1 ? "lines" : "markers",
+            name: "broker " + b,
+            x: times,
+            y: times.map((t) => (at.has(t) ? at.get(t) : null)),
+            connectgaps: false,
+            line: { color: OKABE_ITO[i % OKABE_ITO.length], dash: DASHES[Math.floor(i / OKABE_ITO.length) % DASHES.length], width: 2 },
+            hovertemplate: "broker " + b + ": %{y:.1f} ms<extra></extra>",
+          };
+        });
+        const layout = {
+          height: 260,
+          margin: { l: 60, r: 10, t: 60, b: 45 },
+          title: { ...TITLE, text: el.dataset.title + " (ms)", font: { size: 14 } },
+          yaxis: { rangemode: "tozero" },
+          legend: LEGEND,
+          paper_bgcolor: "rgba(0,0,0,0)",
+        };
+        Plotly.react(el, traces, layout, CONFIG);
+        el.dataset.rounds = String(times.length);
+      }
+    }
+    const run = Live.coalesce(reload);
+    run();
+    return { reload: run };
+  }
+
   /* Before / after bars of per-broker loads (plan and what-if pages): byte measures in
    * the IEC unit that suits them, the title naming it. */
   function loadBars(el, brokers, before, after) {
@@ -241,5 +292,5 @@
     );
   }
 
-  window.Charts = { heatmapInit, trafficInit, loadBars, iecUnit, escapeHtml };
+  window.Charts = { heatmapInit, trafficInit, canaryInit, loadBars, iecUnit, escapeHtml };
 })();

@@ -30,6 +30,16 @@
     emptyNote: document.getElementById("traffic-empty"),
     box: document.getElementById("traffic-charts"),
   });
+  const canary = Charts.canaryInit({
+    apiUrl: root.dataset.canaryUrl,
+    minutes: 10,
+    targets: {
+      produce_p99_ms: document.getElementById("chart-canary-produce"),
+      end_to_end_p99_ms: document.getElementById("chart-canary-e2e"),
+    },
+    emptyNote: document.getElementById("canary-empty"),
+    box: document.getElementById("canary-charts"),
+  });
   // The regions for the page's stamp, its topic search and page: after a push every
   // open page asks for the same stamp, and the server builds the answer once for all.
   const liveUrl = "/clusters/" + encodeURIComponent(root.dataset.cluster) + "/live/";
@@ -56,6 +66,7 @@
     if (withRegions && (modelChanged || windowChanged)) regions();
     if (modelChanged || windowChanged) heatmap.reload();
     if (windowChanged) traffic.reload();
+    canary.reload(); // its rounds come every few seconds, whatever the stamp says
   }
 
   // After a reconnection: ask for the current state, whatever the page's stamp.

@@ -1,0 +1,36 @@
+"""What the canary measured: per round, per broker leading a canary partition."""
+
+from django.db import models
+
+from apps.clusters.models import Cluster
+
+
+class CanaryWindow(models.Model):
+    """One canary round's figures for one broker: the records written to the partition
+    it leads, how many were acknowledged by every in-sync replica (acks=all), read back,
+    or failed, and the latencies' p50 and p99 in milliseconds (empty when none came)."""
+
+    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="canary_windows")
+    broker_id = models.IntegerField()
+    at = models.DateTimeField()
+    sent = models.IntegerField()
+    acked = models.IntegerField()
+    received = models.IntegerField()
+    errors = models.IntegerField()
+    produce_p50_ms = models.FloatField(null=True)
+    produce_p99_ms = models.FloatField(null=True)
+    end_to_end_p50_ms = models.FloatField(null=True)
+    end_to_end_p99_ms = models.FloatField(null=True)
+    last_error = models.CharField(max_length=200, blank=True)
+
+    class Meta:
+        ordering = ["cluster", "at", "broker_id"]
+        indexes = [models.Index(fields=["cluster", "at"], name="canary_cluster_at")]
+
+    def __str__(self) -> str:
+        return f"{self.cluster_id}/broker-{self.broker_id} at {self.at:%H:%M:%S}"
+
+    @property
+    def availability(self) -> float:
+        """The share of the round's writes that were acknowledged."""
+        return self.acked / self.sent if self.sent else 0.0
