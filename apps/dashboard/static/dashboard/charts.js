@@ -231,6 +231,7 @@
       const found = await rounds();
       opts.emptyNote.hidden = found.length > 0;
       opts.box.hidden = found.length === 0;
+      if (found.length === 0) return;
       const times = [...new Set(found.map((w) => w.at))];
       const brokers = [...new Set(found.map((w) => w.broker_id))].sort((a, b) => a - b);
       for (const [measure, el] of Object.entries(opts.targets)) {
