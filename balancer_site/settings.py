@@ -432,7 +432,8 @@ def beat_entry(task: str, every: float) -> dict:
 # Periodic tasks; django-celery-beat copies these into its tables on start, where
 # operators can pause or retune them in the admin.
 CELERY_BEAT_SCHEDULE = {
-    "clusters-sync": beat_entry("apps.clusters.tasks.clusters_sync_all", CLUSTER_SYNC_INTERVAL),
+    # Every half interval: the fan-out syncs the clusters due (clusters.tasks).
+    "clusters-sync": beat_entry("apps.clusters.tasks.clusters_sync_all", CLUSTER_SYNC_INTERVAL / 2),
     "metrics-sample": beat_entry("apps.metrics.tasks.metrics_sample_all", METRICS_SAMPLE_INTERVAL),
     "metrics-aggregate": beat_entry(
         "apps.metrics.tasks.metrics_aggregate_all", METRICS_AGGREGATE_INTERVAL

@@ -12,6 +12,7 @@ import secrets
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db.models import F
@@ -63,6 +64,22 @@ def round_lease(*, cluster: Cluster, kind: str) -> Iterator[ClusterRound | None]
             last_finished_at=timezone.now(), last_seconds=time.monotonic() - started
         )
         lease_release(row=held, owner=token, **fields)
+
+
+def rounds_started_before(*, kind: str, seconds: float, now: datetime) -> set[int]:
+    """Clusters whose last round of `kind` started less than `seconds` before `now` (or
+    runs now)."""
+    since = now - timedelta(seconds=seconds)
+    started = set()
+    rows = ClusterRound.objects.filter(kind=kind).values_list(
+        "cluster_id", "last_finished_at", "last_seconds", "lease_until"
+    )
+    for cluster_id, finished, took, held_until in rows:
+        if held_until is not None and held_until > now:
+            started.add(cluster_id)
+        elif finished is not None and finished - timedelta(seconds=took or 0) > since:
+            started.add(cluster_id)
+    return started
 
 
 def round_outcome_record(*, row: ClusterRound, error: str) -> bool:

@@ -6,15 +6,24 @@ from django.utils import timezone
 
 from .backoff import clusters_due
 from .models import Cluster
+from .rounds import rounds_started_before
 from .services import cluster_sync
 
 
 @shared_task(ignore_result=True)
 def clusters_sync_all() -> None:
-    """Fan out: one task per cluster not in backoff, so one unreachable cluster delays
-    no other. A sync still queued when the next round is due is dropped by the worker."""
-    for cluster_id in clusters_due(now=timezone.now()).values_list("id", flat=True):
-        cluster_sync_task.apply_async((cluster_id,), expires=settings.CLUSTER_SYNC_INTERVAL)
+    """Fan out: one task per cluster not in backoff whose last sync started at least
+    three quarters of CLUSTER_SYNC_INTERVAL ago, so one unreachable cluster delays no
+    other. Beat sends this every half interval: a cluster syncs once an interval, and a
+    sync lost with its worker (or to a Redis restart) is made up half an interval
+    later, not a whole one. A sync still queued at the next tick is dropped."""
+    now = timezone.now()
+    interval = float(settings.CLUSTER_SYNC_INTERVAL)
+    due = clusters_due(now=now).values_list("id", flat=True)
+    recent = rounds_started_before(kind="sync", seconds=0.75 * interval, now=now)
+    for cluster_id in due:
+        if cluster_id not in recent:
+            cluster_sync_task.apply_async((cluster_id,), expires=interval / 2)
 
 
 @shared_task(ignore_result=True)
