@@ -297,9 +297,9 @@ KAFKA_CONNECT_TIMEOUT = env.float("KAFKA_CONNECT_TIMEOUT", 5.0)
 CLUSTER_BACKOFF_INITIAL = env.float("CLUSTER_BACKOFF_INITIAL", 10.0)
 CLUSTER_BACKOFF_MAX = env.float("CLUSTER_BACKOFF_MAX", 300.0)
 # A round's lease on its cluster, renewed every third of it while the round runs; a
-# killed round blocks the next ones of its kind for at most this long. Under the sync
-# interval, so the next sync after a killed one starts on time.
-CLUSTER_ROUND_LEASE_SECONDS = env.float("CLUSTER_ROUND_LEASE_SECONDS", 9.0)
+# killed round blocks the next ones of its kind for at most this long. Well under the
+# sync interval, so a sync after a killed one starts within the interval.
+CLUSTER_ROUND_LEASE_SECONDS = env.float("CLUSTER_ROUND_LEASE_SECONDS", 6.0)
 # The admin user demo_setup makes sure of; without a password it generates one once.
 BALANCER_ADMIN_USER = os.environ.get("BALANCER_ADMIN_USER", "admin")
 BALANCER_ADMIN_PASSWORD = os.environ.get("BALANCER_ADMIN_PASSWORD", "")
