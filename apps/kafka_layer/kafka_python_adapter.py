@@ -9,6 +9,7 @@ import logging
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
+from itertools import islice
 from typing import Any
 
 from kafka import KafkaAdminClient
@@ -244,11 +245,10 @@ class BrokerLogDirs:
     replica_dirs: dict[PartitionKey, int]
 
     def used_bytes(self) -> list[int]:
-        """Bytes of the current replicas in each dir (0 for an offline one: unknown)."""
-        used = [0] * len(self.dirs)
-        for key, index in self.replica_dirs.items():
-            used[index] += self.sizes[key]
-        return used
+        """Bytes of the current replicas in each dir (0 for an offline one: unknown).
+        `sizes` holds each dir's replicas in a run, in the dirs' order (log_dirs_decode)."""
+        sizes = iter(self.sizes.values())
+        return [sum(islice(sizes, log_dir.replicas)) for log_dir in self.dirs]
 
 
 def log_dirs_describe(

@@ -1,0 +1,129 @@
+"""The sync keeps each broker's log dirs (JBOD) and the dir of every replica, packed per
+topic beside its placement; log dirs it could not read leave the last known ones."""
+
+from __future__ import annotations
+
+import pytest
+from django.utils import timezone
+
+from apps.clusters import services
+from apps.clusters.models import Broker, ClusterRound, Topic
+from apps.clusters.placement import placement_unpack
+from apps.clusters.replica_dirs import replica_dirs_unpack
+from apps.clusters.services import cluster_state_apply, cluster_sync
+from apps.kafka_layer.kafka_python_adapter import BrokerLogDirs
+from apps.kafka_layer.log_dirs_decode import LogDir
+from tests.support.factories import SKEWED, cluster_state
+
+pytestmark = pytest.mark.django_db
+
+GIB = 2**30
+
+
+def _described(broker: int, placed: dict[tuple[str, int], tuple[int, int]]) -> BrokerLogDirs:
+    """Broker `broker` with dirs /b (listed first) and /a, an offline /c; `placed`:
+    replica -> (index as listed, size)."""
+    dirs = [
+        LogDir(f"/k{broker}/b", 0, 100 * GIB, 60 * GIB, 0),
+        LogDir(f"/k{broker}/a", 0, 200 * GIB, 150 * GIB, 0),
+        LogDir(f"/k{broker}/c", 57, None, None, 0),
+    ]
+    sizes, replica_dirs = {}, {}
+    for listed in range(len(dirs)):
+        mine = {k: v for k, v in placed.items() if v[0] == listed}
+        dirs[listed] = dirs[listed]._replace(replicas=len(mine))
+        for key, (_, size) in mine.items():
+            sizes[key], replica_dirs[key] = size, listed
+    return BrokerLogDirs(dirs=tuple(dirs), sizes=sizes, replica_dirs=replica_dirs)
+
+
+def _answers() -> dict[int, BrokerLogDirs]:
+    """Brokers 1 and 2 answer (3 does not): on each, orders-0 and audit-log-* in /b,
+    the other orders partitions in /a."""
+    answers = {}
+    for broker in (1, 2):
+        placed = {
+            key: (0 if key[1] == 0 or key[0] == "audit-log" else 1, 1000 + key[1])
+            for key, replicas in SKEWED.items()
+            if broker in replicas
+        }
+        answers[broker] = _described(broker, placed)
+    return answers
+
+
+def _replica_dirs(topic: str) -> dict[int, list[int]]:
+    row = Topic.objects.get(name=topic)
+    placed = list(placement_unpack(packed=row.placement))
+    dirs = replica_dirs_unpack(
+        packed=row.replica_dirs, replica_counts=[len(r) for _, _, r, _ in placed]
+    )
+    return None if dirs is None else {p[0]: d for p, d in zip(placed, dirs, strict=True)}
+
+
+def test_it_stores_each_brokers_log_dirs_sorted_by_path(empty_cluster):
+    cluster_state_apply(
+        cluster=empty_cluster, state=cluster_state(SKEWED), now=timezone.now(), log_dirs=_answers()
+    )
+
+    one = Broker.objects.get(cluster=empty_cluster, node_id=1)
+    # Broker 1 holds orders-0..5 and audit-log-0/1; /a has orders-1..5.
+    assert one.log_dirs == [
+        {"path": "/k1/a", "total": 200 * GIB, "usable": 150 * GIB, "online": True, "used": 5015},
+        {"path": "/k1/b", "total": 100 * GIB, "usable": 60 * GIB, "online": True, "used": 3001},
+        {"path": "/k1/c", "total": None, "usable": None, "online": False, "used": 0},
+    ]
+    assert Broker.objects.get(cluster=empty_cluster, node_id=3).log_dirs is None
+
+
+def test_it_stores_the_dir_of_each_replica_aligned_with_the_placement(empty_cluster):
+    cluster_state_apply(
+        cluster=empty_cluster, state=cluster_state(SKEWED), now=timezone.now(), log_dirs=_answers()
+    )
+
+    # Indexes into the broker's dirs sorted by path: 0 is /a, 1 is /b; -1: broker 3
+    # did not answer.
+    assert _replica_dirs("orders") == {
+        0: [1, 1],  # [1, 2]
+        1: [0, 0],  # [2, 1]
+        2: [0, 0],
+        3: [0, 0],
+        4: [0, 0],
+        5: [0, 0],
+    }
+    assert _replica_dirs("audit-log") == {0: [1, -1], 1: [-1, 1]}
+
+
+def test_it_forgets_the_replica_dirs_of_a_changed_topic_when_log_dirs_are_unknown(
+    empty_cluster,
+):
+    now = timezone.now()
+    cluster_state_apply(
+        cluster=empty_cluster, state=cluster_state(SKEWED), now=now, log_dirs=_answers()
+    )
+    moved = {**SKEWED, ("orders", 0): [1, 2, 3]}
+
+    cluster_state_apply(cluster=empty_cluster, state=cluster_state(moved), now=now)
+
+    assert _replica_dirs("orders") is None
+    assert _replica_dirs("audit-log") == {0: [1, -1], 1: [-1, 1]}
+    assert Broker.objects.get(cluster=empty_cluster, node_id=1).log_dirs[0]["path"] == "/k1/a"
+
+
+def test_it_says_the_round_went_without_log_dirs(empty_cluster, monkeypatch):
+    monkeypatch.setattr(services, "cluster_state_read", lambda **_: cluster_state(SKEWED))
+    monkeypatch.setattr(
+        services, "log_dirs_read", lambda *, cluster: (None, "log dirs unknown: timed out")
+    )
+
+    assert cluster_sync(cluster=empty_cluster, admin=object())
+
+    row = ClusterRound.objects.get(cluster=empty_cluster, kind=ClusterRound.SYNC)
+    assert row.last_degraded == "log dirs unknown: timed out"
+    assert _replica_dirs("orders") is None
+
+    monkeypatch.setattr(services, "log_dirs_read", lambda *, cluster: (_answers(), ""))
+    assert cluster_sync(cluster=empty_cluster, admin=object())
+
+    row.refresh_from_db()
+    assert row.last_degraded == ""
+    assert _replica_dirs("orders")[1] == [0, 0]
