@@ -127,3 +127,39 @@ def test_it_says_the_round_went_without_log_dirs(empty_cluster, monkeypatch):
     row.refresh_from_db()
     assert row.last_degraded == ""
     assert _replica_dirs("orders")[1] == [0, 0]
+
+
+def test_it_puts_the_disks_in_the_snapshot_the_planner_reads(empty_cluster):
+    from apps.balancer.engine import parse_snapshot
+    from apps.metrics.selectors.snapshot import cluster_snapshot_build
+
+    cluster_state_apply(
+        cluster=empty_cluster, state=cluster_state(SKEWED), now=timezone.now(), log_dirs=_answers()
+    )
+
+    snapshot = cluster_snapshot_build(cluster=empty_cluster)
+
+    data = snapshot.as_json()
+    one, _, three = data["brokers"]
+    assert one["log_dirs"] == [
+        {"path": "/k1/a", "total": 200 * GIB, "usable": 150 * GIB, "online": True},
+        {"path": "/k1/b", "total": 100 * GIB, "usable": 60 * GIB, "online": True},
+        {"path": "/k1/c", "total": None, "usable": None, "online": False},
+    ]
+    assert "log_dirs" not in three  # never read
+    by_key = {(p["topic"], p["partition"]): p for p in data["partitions"]}
+    assert by_key[("orders", 0)]["log_dirs"] == ["/k1/b", "/k2/b"]
+    assert by_key[("audit-log", 1)]["log_dirs"] == [None, "/k1/b"]  # [3, 1]
+    parsed = parse_snapshot(data)
+    assert parsed.log_dirs[0] == ["/k1/a", "/k1/b", "/k1/c"]
+    assert parsed.partition_name(2) == "orders-0"  # after audit-log-0 and -1
+    assert parsed.replica_dir[2].tolist() == [1, 1]
+
+
+def test_it_leaves_the_disks_out_of_the_snapshot_when_never_read(cluster):
+    from apps.metrics.selectors.snapshot import cluster_snapshot_build
+
+    data = cluster_snapshot_build(cluster=cluster).as_json()
+
+    assert not any("log_dirs" in b for b in data["brokers"])
+    assert not any("log_dirs" in p for p in data["partitions"])
