@@ -35,7 +35,7 @@ from .backoff import cluster_backoff_clear, cluster_backoff_fail
 from .models import Broker, Cluster, ClusterRound, Partition, Topic
 from .placement import placement_diff, placement_hash, placement_pack
 from .placement_counts import topic_placements_apply
-from .replica_dirs import DirsOfReplicas, replica_dirs_pack
+from .replica_dirs import replica_dirs_pack
 from .rounds import round_degraded_record, round_lease
 from .signals import broker_state_changed, cluster_reachability_changed, cluster_synced
 from .sync_outcome import SyncOutcome
@@ -85,7 +85,7 @@ def cluster_state_apply(
         for ids in _chunks(rewritten):
             Topic.objects.filter(pk__in=ids).update(replica_dirs=None)
     else:
-        _log_dirs_apply(cluster=cluster, state=state, log_dirs=log_dirs)
+        _log_dirs_apply(cluster=cluster, state=state, log_dirs=log_dirs, rewritten=rewritten)
     if was_unreachable:
         cluster_reachability_changed.send(
             sender=Cluster, cluster=cluster, reachable=True, error="", at=now
@@ -324,38 +324,62 @@ def _log_dir_entries(described: BrokerLogDirs) -> tuple[list[dict], list[int]]:
     return entries, position
 
 
+# By cluster id, the replica layout (BrokerLogDirs.layout) of the answering brokers at
+# this process's last committed sync of it: while it stays the same, a topic's replica
+# dirs change only with its placement, and an unchanged cluster's are not packed again
+# (hash() is per process, and so is this memo).
+_layouts_seen: dict[int, int] = {}
+
+
 def _log_dirs_apply(
-    *, cluster: Cluster, state: ClusterState, log_dirs: Mapping[int, BrokerLogDirs]
+    *,
+    cluster: Cluster,
+    state: ClusterState,
+    log_dirs: Mapping[int, BrokerLogDirs],
+    rewritten: list[int],
 ) -> None:
-    """Each answering broker's log dirs, and each topic's replica dirs where they changed
-    (one packed value per topic, compared as bytes)."""
-    dirs: dict[int, Mapping[tuple[str, int], int]] = {}
-    broker_rows = []
+    """Each answering broker's log dirs, and the replica dirs of the topics that may
+    have changed: every topic when a broker's layout changed, else those whose
+    placement was rewritten (`rewritten`, ids) or whose replica dirs are not known."""
+    entries_of, positions = {}, {}
     for broker_id, described in log_dirs.items():
-        entries, position = _log_dir_entries(described)
-        if position == sorted(position):  # listed in path order already: no remapping
-            dirs[broker_id] = described.replica_dirs
-        else:
-            dirs[broker_id] = {k: position[i] for k, i in described.replica_dirs.items()}
-        broker_rows.append((broker_id, entries))
+        entries_of[broker_id], positions[broker_id] = _log_dir_entries(described)
     known = dict(cluster.brokers.values_list("node_id", "pk"))
     _rows_update(
         model=Broker,
         field_names=("log_dirs",),
-        rows=[((known[b],), (entries,)) for b, entries in broker_rows if b in known],
+        rows=[((known[b],), (entries,)) for b, entries in entries_of.items() if b in known],
     )
-    _replica_dirs_apply(cluster=cluster, state=state, dirs=dirs)
-
-
-def _replica_dirs_apply(*, cluster: Cluster, state: ClusterState, dirs: DirsOfReplicas) -> None:
-    stored = dict(cluster.topics.values_list("name", "replica_dirs"))
+    layout = hash(tuple(sorted((b, d.layout()) for b, d in log_dirs.items())))
+    same = _layouts_seen.pop(cluster.pk, None) == layout
+    transaction.on_commit(lambda: _layouts_seen.__setitem__(cluster.pk, layout))
     ids = dict(cluster.topics.values_list("name", "pk"))
+    if same:
+        todo = set(rewritten) | set(
+            cluster.topics.filter(replica_dirs__isnull=True).values_list("pk", flat=True)
+        )
+        if not todo:
+            return
+        stored: dict[str, bytes | None] = {}
+    else:
+        todo = set(ids.values())
+        stored = dict(cluster.topics.values_list("name", "replica_dirs"))
+    dirs: dict[int, Mapping[tuple[str, int], int]] = {}
+    for broker_id, described in log_dirs.items():
+        position = positions[broker_id]
+        if position == sorted(position):  # listed in path order already: no remapping
+            dirs[broker_id] = described.replica_dirs
+        else:
+            dirs[broker_id] = {k: position[i] for k, i in described.replica_dirs.items()}
     rows = []
     for topic in state.topics:
+        pk = ids.get(topic.name)
+        if pk not in todo:
+            continue
         packed = replica_dirs_pack(topic=topic.name, partitions=topic.partitions, dirs=dirs)
         old = stored.get(topic.name)
-        if topic.name in ids and (old is None or bytes(old) != packed):
-            rows.append(((ids[topic.name],), (packed,)))
+        if old is None or bytes(old) != packed:
+            rows.append(((pk,), (packed,)))
     _rows_update(model=Topic, field_names=("replica_dirs",), rows=rows)
 
 

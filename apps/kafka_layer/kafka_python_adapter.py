@@ -9,6 +9,7 @@ import logging
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import cached_property
 from itertools import islice
 from typing import Any
 
@@ -239,16 +240,24 @@ class BrokerLogDirs:
     # In the order the broker listed them (log_dirs_decode.LogDir: path, error_code,
     # total_bytes, usable_bytes, replicas).
     dirs: tuple[LogDir, ...]
-    # {(topic, partition): bytes on disk} of the current replicas of its online dirs.
+    # {(topic, partition): bytes on disk} of the current replicas of its online dirs,
+    # each dir's replicas in a run, in the dirs' order (log_dirs_decode).
     sizes: dict[PartitionKey, int]
-    # {(topic, partition): index in `dirs`} for the same replicas.
-    replica_dirs: dict[PartitionKey, int]
+
+    @cached_property
+    def replica_dirs(self) -> dict[PartitionKey, int]:
+        """{(topic, partition): index in `dirs`} of the same replicas."""
+        return log_dir_of_replicas(LogSizes(0, 0, self.sizes, self.dirs))
 
     def used_bytes(self) -> list[int]:
-        """Bytes of the current replicas in each dir (0 for an offline one: unknown).
-        `sizes` holds each dir's replicas in a run, in the dirs' order (log_dirs_decode)."""
+        """Bytes of the current replicas in each dir (0 for an offline one: unknown)."""
         sizes = iter(self.sizes.values())
         return [sum(islice(sizes, log_dir.replicas)) for log_dir in self.dirs]
+
+    def layout(self) -> tuple:
+        """Which replica is in which dir, as a value to compare (and hash) whole: the
+        dirs' paths and replica counts and the replicas in order, built in C."""
+        return tuple((d.path, d.replicas) for d in self.dirs), tuple(self.sizes)
 
 
 def log_dirs_describe(
@@ -259,9 +268,7 @@ def log_dirs_describe(
     topic; a refused one raises its error)."""
     answers = _log_dirs_answers(connection=connection, bootstrap_servers=bootstrap_servers)
     return {
-        broker_id: BrokerLogDirs(
-            dirs=answer.dirs, sizes=answer.sizes, replica_dirs=log_dir_of_replicas(answer)
-        )
+        broker_id: BrokerLogDirs(dirs=answer.dirs, sizes=answer.sizes)
         for broker_id, answer in answers
     }
 

@@ -28,13 +28,12 @@ def _described(broker: int, placed: dict[tuple[str, int], tuple[int, int]]) -> B
         LogDir(f"/k{broker}/a", 0, 200 * GIB, 150 * GIB, 0),
         LogDir(f"/k{broker}/c", 57, None, None, 0),
     ]
-    sizes, replica_dirs = {}, {}
+    sizes = {}  # each dir's replicas in a run, as decoded
     for listed in range(len(dirs)):
         mine = {k: v for k, v in placed.items() if v[0] == listed}
         dirs[listed] = dirs[listed]._replace(replicas=len(mine))
-        for key, (_, size) in mine.items():
-            sizes[key], replica_dirs[key] = size, listed
-    return BrokerLogDirs(dirs=tuple(dirs), sizes=sizes, replica_dirs=replica_dirs)
+        sizes.update((key, size) for key, (_, size) in mine.items())
+    return BrokerLogDirs(dirs=tuple(dirs), sizes=sizes)
 
 
 def _answers() -> dict[int, BrokerLogDirs]:
@@ -163,3 +162,33 @@ def test_it_leaves_the_disks_out_of_the_snapshot_when_never_read(cluster):
 
     assert not any("log_dirs" in b for b in data["brokers"])
     assert not any("log_dirs" in p for p in data["partitions"])
+
+
+def test_it_packs_again_only_what_may_have_changed_while_the_layout_stays(
+    empty_cluster, django_capture_on_commit_callbacks
+):
+    def apply(assignment):
+        with django_capture_on_commit_callbacks(execute=True):
+            cluster_state_apply(
+                cluster=empty_cluster,
+                state=cluster_state(assignment),
+                now=timezone.now(),
+                log_dirs=_answers(),
+            )
+
+    apply(SKEWED)
+    # Values the sync would not write: kept while nothing says the topic changed.
+    Topic.objects.filter(name="audit-log").update(replica_dirs=b"\x07\x00" * 4)
+    Topic.objects.filter(name="orders").update(replica_dirs=b"\x07\x00" * 12)
+    swapped = {**SKEWED, ("orders", 0): [2, 1]}  # same replicas per broker, new order
+
+    apply(swapped)
+
+    assert _replica_dirs("orders")[0] == [1, 1]  # its placement changed: packed again
+    assert _replica_dirs("orders")[1] == [0, 0]
+    assert _replica_dirs("audit-log") == {0: [7, 7], 1: [7, 7]}
+    Topic.objects.filter(name="audit-log").update(replica_dirs=None)
+
+    apply(swapped)
+
+    assert _replica_dirs("audit-log") == {0: [1, -1], 1: [-1, 1]}  # unknown: packed
