@@ -32,7 +32,7 @@ def balancer_acls(metrics_topic: str = METRICS_TOPIC_DEFAULT) -> list[Acl]:
             "DESCRIBE",
             "CLUSTER",
             CLUSTER_RESOURCE,
-            "ListPartitionReassignments, DescribeLogDirs (executor, sampler)",
+            "ListPartitionReassignments, DescribeLogDirs (executor, sampler, sync)",
         ),
         Acl(
             "ALTER",

@@ -11,6 +11,8 @@ from apps.clusters.models import Broker, ClusterRound, Topic
 from apps.clusters.placement import placement_unpack
 from apps.clusters.replica_dirs import replica_dirs_unpack
 from apps.clusters.services import cluster_state_apply, cluster_sync
+from apps.clusters.services import log_dirs_read as real_log_dirs_read  # conftest stubs it
+from apps.kafka_layer import kafka_python_adapter
 from apps.kafka_layer.kafka_python_adapter import BrokerLogDirs
 from apps.kafka_layer.log_dirs_decode import LogDir
 from tests.support.factories import SKEWED, cluster_state
@@ -192,3 +194,18 @@ def test_it_packs_again_only_what_may_have_changed_while_the_layout_stays(
     apply(swapped)
 
     assert _replica_dirs("audit-log") == {0: [1, -1], 1: [-1, 1]}  # unknown: packed
+
+
+def test_it_says_which_acl_the_log_dirs_need_when_refused(empty_cluster, monkeypatch):
+    from kafka.errors import ClusterAuthorizationFailedError
+
+    def refuse(**_):
+        raise ClusterAuthorizationFailedError("DescribeLogDirs on broker 1")
+
+    monkeypatch.setattr(kafka_python_adapter, "log_dirs_describe", refuse)
+
+    log_dirs, why = real_log_dirs_read(cluster=empty_cluster)
+
+    assert log_dirs is None
+    assert why.startswith("not authorized: the principal needs Describe on Cluster")
+    assert "DescribeLogDirs" in why

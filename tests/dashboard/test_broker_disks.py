@@ -38,7 +38,7 @@ def test_it_gives_each_brokers_disks_with_their_use(disks):
     assert rows[2].log_dirs is None  # never read
 
 
-def test_the_cluster_page_shows_each_disk_and_an_offline_one(client, disks, viewer):
+def test_it_shows_each_disk_and_an_offline_one_on_the_cluster_page(client, disks, viewer):
     client.force_login(viewer)
 
     body = client.get("/clusters/prod/").content.decode()
@@ -50,7 +50,7 @@ def test_the_cluster_page_shows_each_disk_and_an_offline_one(client, disks, view
     assert '<div data-log-dir="/d/b" class="bad">/d/b: 0\xa0B / ? — offline</div>' in body
 
 
-def test_the_api_lists_the_same_figures(disks, viewer):
+def test_it_lists_the_same_figures_in_the_api(disks, viewer):
     api = APIClient()
     api.force_login(viewer)
 
