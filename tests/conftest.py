@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from dev_cluster import DevCluster, kafka39_cluster_args, quorum_cluster_args
+from dev_cluster import DevCluster, jbod_cluster_args, kafka39_cluster_args, quorum_cluster_args
 from devkit.users import user_make
 
 from apps.clusters.models import Cluster
@@ -86,6 +86,18 @@ def kafka39_cluster() -> Iterator[DevCluster]:
     lease rules as `kafka_quorum_cluster` (module-scoped).
     """
     cluster = DevCluster(**kafka39_cluster_args())
+    with cluster.use(kafka=True, redis=False):
+        yield cluster
+
+
+@pytest.fixture(scope="module")
+def kafka_jbod_cluster() -> Iterator[DevCluster]:
+    """A second dev cluster whose brokers have two log dirs each (JBOD, `--log-dirs 2`).
+
+    Its own run dir (`.run/kafka-jbod`, or `$KAFKA_DEV_DIR-jbod`) and ports (+ 30); same
+    lease rules as `kafka_quorum_cluster` (module-scoped).
+    """
+    cluster = DevCluster(**jbod_cluster_args())
     with cluster.use(kafka=True, redis=False):
         yield cluster
 
@@ -200,3 +212,15 @@ def _no_live_log_sizes(request, monkeypatch):
 
     monkeypatch.setattr(sizes, "kafka_ops_resolve", resolve)
     monkeypatch.setattr(estimate, "kafka_ops_resolve", resolve)
+
+
+@pytest.fixture(autouse=True)
+def _no_live_log_dirs(request, monkeypatch):
+    """A unit test's sync reads a fake cluster state; its log dirs would be asked of the
+    cluster's address through kafka-python, which waits seconds to give up bootstrapping.
+    They are left unknown; tests of the log dirs patch in their own answer."""
+    if request.node.get_closest_marker("integration"):
+        return
+    from apps.clusters import services
+
+    monkeypatch.setattr(services, "log_dirs_read", lambda *, cluster: (None, ""))

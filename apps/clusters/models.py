@@ -174,6 +174,11 @@ class Broker(models.Model):
     # As the last sync counted them, so pages need not read every partition.
     replicas_count = models.IntegerField(default=0, editable=False)
     leaders_count = models.IntegerField(default=0, editable=False)
+    # Its log dirs (JBOD: several) as the last sync that could read them saw them, sorted
+    # by path: [{"path", "total", "usable", "online", "used"}], bytes (total and usable
+    # null where Kafka does not say: before DescribeLogDirs v4, or an offline dir).
+    # Null: never read. Topic.replica_dirs points into this list.
+    log_dirs = models.JSONField(null=True, blank=True, editable=False)
 
     class Meta:
         ordering = ["cluster", "node_id"]
@@ -196,6 +201,9 @@ class Topic(models.Model):
     # snapshot and the sync's diff read this instead of every partition row. Only
     # trusted while the digest is set: another writer of partitions empties the digest.
     placement = models.BinaryField(default=b"", editable=False)
+    # Which log dir holds each replica, aligned with `placement` (apps.clusters.replica_dirs):
+    # an index into its broker's Broker.log_dirs, -1 unknown. Null: not known.
+    replica_dirs = models.BinaryField(null=True, editable=False)
     # Its partitions as the sync counted them, so topic tables read no partition.
     partitions_count = models.IntegerField(default=0, editable=False)
     replication_factor = models.IntegerField(default=0, editable=False)

@@ -49,12 +49,43 @@ def cluster_visible_get(*, user: User, name: str) -> Cluster | None:
 
 
 @dataclass(frozen=True)
+class LogDirRow:
+    """One disk (log dir) of a broker as the last sync that read it saw it; bytes."""
+
+    path: str
+    used: int  # of the replicas in it
+    total: int | None  # of its volume; None: Kafka did not say (before v4, offline)
+    usable: int | None  # free on its volume for Kafka
+    online: bool
+    used_pct: float | None  # used over total
+
+
+@dataclass(frozen=True)
 class BrokerRow:
     broker: Broker
     replicas: int
     leaders: int
     replica_skew_pct: float | None
     leader_skew_pct: float | None
+    # Its disks (JBOD: several), sorted by path; None: never read.
+    log_dirs: list[LogDirRow] | None = None
+
+
+def log_dir_rows(*, broker: Broker) -> list[LogDirRow] | None:
+    """The broker's disks with their use, from what the sync stored (Broker.log_dirs)."""
+    if broker.log_dirs is None:
+        return None
+    return [
+        LogDirRow(
+            path=d["path"],
+            used=d["used"],
+            total=d["total"],
+            usable=d["usable"],
+            online=d["online"],
+            used_pct=d["used"] / d["total"] * 100.0 if d["total"] else None,
+        )
+        for d in broker.log_dirs
+    ]
 
 
 def _skew(value: int, mean: float) -> float | None:
@@ -77,6 +108,7 @@ def broker_rows_list(*, cluster: Cluster) -> list[BrokerRow]:
             leaders=leaders[b.node_id],
             replica_skew_pct=_skew(replicas[b.node_id], mean_replicas) if b.alive else None,
             leader_skew_pct=_skew(leaders[b.node_id], mean_leaders) if b.alive else None,
+            log_dirs=log_dir_rows(broker=b),
         )
         for b in brokers
     ]

@@ -1,17 +1,25 @@
 """Keep the cluster model in step with the real Kafka cluster."""
 
+from __future__ import annotations
+
 import json
 import logging
 from collections import Counter
+from collections.abc import Mapping
 from datetime import datetime
 from itertools import chain
+from typing import TYPE_CHECKING
 
 from django.db import DEFAULT_DB_ALIAS, connection, connections, models, transaction
 from django.utils import timezone
 
 from apps.core.bulk_write import rows_insert, rows_update
 from apps.core.secrets import SecretDecryptError
-from apps.kafka_layer.authorization import cluster_acl_gaps_text
+from apps.kafka_layer.authorization import (
+    authorization_denied,
+    cluster_acl_gaps_text,
+    missing_acl_text,
+)
 from apps.kafka_layer.clients import AdminClient, ConnectionErrors, admin_client_create
 from apps.kafka_layer.cluster_state import (
     BrokerState,
@@ -27,16 +35,30 @@ from .backoff import cluster_backoff_clear, cluster_backoff_fail
 from .models import Broker, Cluster, ClusterRound, Partition, Topic
 from .placement import placement_diff, placement_hash, placement_pack
 from .placement_counts import topic_placements_apply
-from .rounds import round_lease
+from .replica_dirs import replica_dirs_pack
+from .rounds import round_degraded_record, round_lease
 from .signals import broker_state_changed, cluster_reachability_changed, cluster_synced
 from .sync_outcome import SyncOutcome
+
+if TYPE_CHECKING:  # kafka-python is imported where it is used (log_dirs_read)
+    from apps.kafka_layer.kafka_python_adapter import BrokerLogDirs
 
 logger = logging.getLogger(__name__)
 
 
 @transaction.atomic
-def cluster_state_apply(*, cluster: Cluster, state: ClusterState, now: datetime) -> None:
-    """Make the models match `state`. Idempotent; brokers are never deleted."""
+def cluster_state_apply(
+    *,
+    cluster: Cluster,
+    state: ClusterState,
+    now: datetime,
+    log_dirs: Mapping[int, BrokerLogDirs] | None = None,
+) -> None:
+    """Make the models match `state`. Idempotent; brokers are never deleted.
+
+    `log_dirs`: every live broker's log dirs (log_dirs_read); None when they could not
+    be read, which keeps the log dirs last stored and forgets the replica dirs of the
+    topics whose placement changed (they would no longer line up)."""
     was_unreachable = not cluster.reachable
     cluster.kafka_cluster_id = state.cluster_id
     cluster.controller_id = state.controller_id
@@ -58,7 +80,12 @@ def cluster_state_apply(*, cluster: Cluster, state: ClusterState, now: datetime)
     )
 
     _brokers_apply(cluster=cluster, state=state, now=now)
-    _topics_apply(cluster=cluster, state=state)
+    rewritten = _topics_apply(cluster=cluster, state=state)
+    if log_dirs is None:
+        for ids in _chunks(rewritten):
+            Topic.objects.filter(pk__in=ids).update(replica_dirs=None)
+    else:
+        _log_dirs_apply(cluster=cluster, state=state, log_dirs=log_dirs, rewritten=rewritten)
     if was_unreachable:
         cluster_reachability_changed.send(
             sender=Cluster, cluster=cluster, reachable=True, error="", at=now
@@ -218,10 +245,10 @@ def _chunks(items: list, size: int = _CHUNK):
         yield items[i : i + size]
 
 
-def _topics_apply(*, cluster: Cluster, state: ClusterState) -> None:
+def _topics_apply(*, cluster: Cluster, state: ClusterState) -> list[int]:
     """Diff in memory against each topic's stored digest; only the topics whose digest
     changed have their partitions compared (against the packed placement stored on the
-    topic) and written, in bulk."""
+    topic) and written, in bulk. Returns the ids of the changed topics."""
     existing = {
         name: (pk, internal, digest)
         for pk, name, internal, digest in cluster.topics.values_list(
@@ -274,6 +301,100 @@ def _topics_apply(*, cluster: Cluster, state: ClusterState) -> None:
             + [(pk, s) for pk, (s, _) in changed.items()]
         ]
     )
+    return list(changed)
+
+
+def _log_dir_entries(described: BrokerLogDirs) -> tuple[list[dict], list[int]]:
+    """(Broker.log_dirs, sorted by path; for each dir as Kafka listed it, its index there)."""
+    order = sorted(range(len(described.dirs)), key=lambda i: described.dirs[i].path)
+    used = described.used_bytes()
+    entries = [
+        {
+            "path": described.dirs[i].path,
+            "total": described.dirs[i].total_bytes,
+            "usable": described.dirs[i].usable_bytes,
+            "online": not described.dirs[i].error_code,
+            "used": used[i],
+        }
+        for i in order
+    ]
+    position = [0] * len(order)
+    for sorted_index, listed_index in enumerate(order):
+        position[listed_index] = sorted_index
+    return entries, position
+
+
+# By cluster id, the replica layout (BrokerLogDirs.layout) of the answering brokers at
+# this process's last committed sync of it: while it stays the same, a topic's replica
+# dirs change only with its placement, and an unchanged cluster's are not packed again
+# (hash() is per process, and so is this memo).
+_layouts_seen: dict[int, int] = {}
+
+
+def _log_dirs_apply(
+    *,
+    cluster: Cluster,
+    state: ClusterState,
+    log_dirs: Mapping[int, BrokerLogDirs],
+    rewritten: list[int],
+) -> None:
+    """Each answering broker's log dirs, and the replica dirs of the topics that may
+    have changed: every topic when a broker's layout changed, else those whose
+    placement was rewritten (`rewritten`, ids) or whose replica dirs are not known."""
+    entries_of, positions = {}, {}
+    for broker_id, described in log_dirs.items():
+        entries_of[broker_id], positions[broker_id] = _log_dir_entries(described)
+    known = dict(cluster.brokers.values_list("node_id", "pk"))
+    _rows_update(
+        model=Broker,
+        field_names=("log_dirs",),
+        rows=[((known[b],), (entries,)) for b, entries in entries_of.items() if b in known],
+    )
+    layout = hash(tuple(sorted((b, d.layout()) for b, d in log_dirs.items())))
+    same = _layouts_seen.pop(cluster.pk, None) == layout
+    transaction.on_commit(lambda: _layouts_seen.__setitem__(cluster.pk, layout))
+    ids = dict(cluster.topics.values_list("name", "pk"))
+    if same:
+        todo = set(rewritten) | set(
+            cluster.topics.filter(replica_dirs__isnull=True).values_list("pk", flat=True)
+        )
+        if not todo:
+            return
+        stored: dict[str, bytes | None] = {}
+    else:
+        todo = set(ids.values())
+        stored = dict(cluster.topics.values_list("name", "replica_dirs"))
+    dirs: dict[int, Mapping[tuple[str, int], int]] = {}
+    for broker_id, described in log_dirs.items():
+        position = positions[broker_id]
+        if position == sorted(position):  # listed in path order already: no remapping
+            dirs[broker_id] = described.replica_dirs
+        else:
+            dirs[broker_id] = {k: position[i] for k, i in described.replica_dirs.items()}
+    rows = []
+    for topic in state.topics:
+        pk = ids.get(topic.name)
+        if pk not in todo:
+            continue
+        packed = replica_dirs_pack(topic=topic.name, partitions=topic.partitions, dirs=dirs)
+        old = stored.get(topic.name)
+        if old is None or bytes(old) != packed:
+            rows.append(((pk,), (packed,)))
+    _rows_update(model=Topic, field_names=("replica_dirs",), rows=rows)
+
+
+def log_dirs_read(*, cluster: Cluster) -> tuple[dict[int, BrokerLogDirs] | None, str]:
+    """(every live broker's log dirs, ""), or (None, why not): DescribeLogDirs through
+    kafka-python. Called outside any transaction: it is a Kafka request."""
+    from apps.kafka_layer.kafka_python_adapter import log_dirs_describe
+
+    try:
+        return log_dirs_describe(connection=cluster.connection), ""
+    except Exception as exc:  # kafka-python raises many unrelated types
+        logger.debug("DescribeLogDirs on %s failed: %s", cluster.name, exc)
+        if authorization_denied(exc):
+            return None, missing_acl_text(api="DescribeLogDirs")
+        return None, f"log dirs unknown: {exc.__class__.__name__}: {exc}".rstrip(": ")
 
 
 def _changed_partitions_apply(
@@ -376,12 +497,14 @@ def cluster_sync(*, cluster: Cluster, admin: AdminClient | None = None) -> SyncO
     with round_lease(cluster=cluster, kind=ClusterRound.SYNC) as lease:
         if lease is None:
             return SyncOutcome.SKIPPED
-        if _cluster_sync_round(cluster=cluster, admin=admin):
+        if _cluster_sync_round(cluster=cluster, admin=admin, lease=lease):
             return SyncOutcome.SYNCED
         return SyncOutcome.FAILED
 
 
-def _cluster_sync_round(*, cluster: Cluster, admin: AdminClient | None) -> bool:
+def _cluster_sync_round(
+    *, cluster: Cluster, admin: AdminClient | None, lease: ClusterRound
+) -> bool:
     was_reachable = cluster.reachable
     errors = ConnectionErrors() if admin is None else None
     try:
@@ -407,7 +530,11 @@ def _cluster_sync_round(*, cluster: Cluster, admin: AdminClient | None) -> bool:
         log = logger.warning if was_reachable else logger.debug
         log("cluster %s: %s (next try in %s)", cluster.name, error, _until(cluster, now))
         return False
-    cluster_state_apply(cluster=cluster, state=state, now=timezone.now())
+    log_dirs, degraded = log_dirs_read(cluster=cluster)
+    if round_degraded_record(row=lease, degraded=degraded):
+        log = logger.warning if degraded else logger.info
+        log("cluster %s: %s", cluster.name, degraded or "log dirs read again")
+    cluster_state_apply(cluster=cluster, state=state, now=timezone.now(), log_dirs=log_dirs)
     cluster_backoff_clear(cluster=cluster)
     if not was_reachable:
         logger.warning("cluster %s: reachable again", cluster.name)

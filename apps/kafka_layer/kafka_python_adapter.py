@@ -8,6 +8,9 @@ goes through confluent-kafka (see `clients`).
 import logging
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import dataclass
+from functools import cached_property
+from itertools import islice
 from typing import Any
 
 from kafka import KafkaAdminClient
@@ -19,7 +22,7 @@ from .clients import client_timeouts, connection_resolve
 from .connection import REDACTED, ConnectionSettings, kafka_python_config
 from .kafka_python_noise import connection_noise_mute
 from .log_dirs_decode import MAX_VERSION as LOG_SIZES_MAX_VERSION
-from .log_dirs_decode import LogSizes, log_sizes_decode
+from .log_dirs_decode import LogDir, LogSizes, log_dir_of_replicas, log_sizes_decode
 
 
 class _PasswordRedactor(logging.Filter):
@@ -199,6 +202,19 @@ async def _log_sizes_of_every_broker(client: KafkaAdminClient) -> list[tuple[int
     return [(node_id, await response) for node_id, response in sent]
 
 
+def _log_dirs_answers(
+    *, connection: ConnectionSettings | None, bootstrap_servers: str | None
+) -> list[tuple[int, LogSizes]]:
+    """Every live broker's DescribeLogDirs answer; a refused one raises its error."""
+    with admin_client_open(connection=connection, bootstrap_servers=bootstrap_servers) as client:
+        answers = client._manager.run(_log_sizes_of_every_broker, client)
+    for broker_id, answer in answers:
+        if answer.error_code:
+            error = kafka_errors.for_code(answer.error_code)
+            raise error(f"DescribeLogDirs on broker {broker_id}")
+    return answers
+
+
 def log_sizes_describe(
     *, connection: ConnectionSettings | None = None, bootstrap_servers: str | None = None
 ) -> dict[int, dict[PartitionKey, int]]:
@@ -213,13 +229,48 @@ def log_sizes_describe(
     dict per partition adds a large share to this call's time on a large cluster
     (bench/bench_sample_round.py).
     """
-    with admin_client_open(connection=connection, bootstrap_servers=bootstrap_servers) as client:
-        answers = client._manager.run(_log_sizes_of_every_broker, client)
-    for broker_id, answer in answers:
-        if answer.error_code:
-            error = kafka_errors.for_code(answer.error_code)
-            raise error(f"DescribeLogDirs on broker {broker_id}")
+    answers = _log_dirs_answers(connection=connection, bootstrap_servers=bootstrap_servers)
     return {broker_id: answer.sizes for broker_id, answer in answers}
+
+
+@dataclass(frozen=True)
+class BrokerLogDirs:
+    """One broker's log dirs (JBOD: several) and which of them holds each current replica."""
+
+    # In the order the broker listed them (log_dirs_decode.LogDir: path, error_code,
+    # total_bytes, usable_bytes, replicas).
+    dirs: tuple[LogDir, ...]
+    # {(topic, partition): bytes on disk} of the current replicas of its online dirs,
+    # each dir's replicas in a run, in the dirs' order (log_dirs_decode).
+    sizes: dict[PartitionKey, int]
+
+    @cached_property
+    def replica_dirs(self) -> dict[PartitionKey, int]:
+        """{(topic, partition): index in `dirs`} of the same replicas."""
+        return log_dir_of_replicas(LogSizes(0, 0, self.sizes, self.dirs))
+
+    def used_bytes(self) -> list[int]:
+        """Bytes of the current replicas in each dir (0 for an offline one: unknown)."""
+        sizes = iter(self.sizes.values())
+        return [sum(islice(sizes, log_dir.replicas)) for log_dir in self.dirs]
+
+    def layout(self) -> tuple:
+        """Which replica is in which dir, as a value to compare (and hash) whole: the
+        dirs' paths and replica counts and the replicas in order, built in C."""
+        return tuple((d.path, d.replicas) for d in self.dirs), tuple(self.sizes)
+
+
+def log_dirs_describe(
+    *, connection: ConnectionSettings | None = None, bootstrap_servers: str | None = None
+) -> dict[int, BrokerLogDirs]:
+    """Every live broker's log dirs, their capacity and the dir of each current replica,
+    from the same DescribeLogDirs requests as log_sizes_describe (one per broker, every
+    topic; a refused one raises its error)."""
+    answers = _log_dirs_answers(connection=connection, bootstrap_servers=bootstrap_servers)
+    return {
+        broker_id: BrokerLogDirs(dirs=answer.dirs, sizes=answer.sizes)
+        for broker_id, answer in answers
+    }
 
 
 def replica_sizes_describe(

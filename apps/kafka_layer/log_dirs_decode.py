@@ -1,9 +1,11 @@
-"""DescribeLogDirs answers decoded from the wire straight into replica sizes.
+"""DescribeLogDirs answers decoded from the wire straight into replica sizes and log dirs.
 
 kafka-python decodes an answer into one object per log dir, topic and partition: on a
 large cluster that is millions of objects and a large share of a sample round's CPU
 (bench/bench_sample_round.py). A round keeps one number per replica, so this reads
-the bytes once into {(topic, partition): size}, with no object in between.
+the bytes once into {(topic, partition): size}, with no object in between, plus one
+small record per log dir (path, error, total and usable bytes, and how many of the
+sizes are its replicas: which dir holds a replica costs nothing per partition here).
 
 Versions 0-5 (all kafka-python 3.0 speaks; the request pins that range), as in Kafka's
 DescribeLogDirsResponse.json:
@@ -24,6 +26,7 @@ error), never a wrong size.
 
 from __future__ import annotations
 
+from itertools import islice, repeat
 from struct import Struct
 from struct import error as StructError
 from typing import NamedTuple
@@ -36,8 +39,24 @@ _THROTTLE_AND_ERROR = Struct(">ih").unpack_from
 # A partition of a flexible answer with its tagged-field count, the count almost always 0.
 _PARTITION_TAGGED = Struct(">iqq?B").unpack_from
 _PARTITION = Struct(">iqq?").unpack_from
+_TOTAL_AND_USABLE = Struct(">qq").unpack_from
 # A log dir's error code and its path's length (0-1).
 _ERROR_AND_LENGTH = Struct(">hh").unpack_from
+
+
+class LogDir(NamedTuple):
+    """One log dir of a broker's answer."""
+
+    path: str
+    # 0 when online; KAFKA_STORAGE_ERROR (57) for an offline dir, whose replicas are unknown.
+    error_code: int
+    # Bytes of the dir's volume, and the free bytes usable by Kafka (4+; None before,
+    # and where the broker could not tell: it sends -1, e.g. for an offline dir).
+    total_bytes: int | None
+    usable_bytes: int | None
+    # Its current replicas: this many keys of LogSizes.sizes, in order, after those of
+    # the dirs before it (log_dir_of_replicas maps them).
+    replicas: int
 
 
 class LogSizes(NamedTuple):
@@ -51,6 +70,18 @@ class LogSizes(NamedTuple):
     # A log dir that answered with an error (offline) adds nothing: its replicas are
     # unknown, not empty.
     sizes: dict[tuple[str, int], int]
+    # Its log dirs in the order the broker listed them.
+    dirs: tuple[LogDir, ...] = ()
+
+
+def log_dir_of_replicas(answer: LogSizes) -> dict[tuple[str, int], int]:
+    """{(topic, partition): index in answer.dirs} of every current replica in `sizes`,
+    built by C loops (zip/islice/repeat) over the keys in the order decoded."""
+    keys = iter(answer.sizes)
+    placed: dict[tuple[str, int], int] = {}
+    for index, log_dir in enumerate(answer.dirs):
+        placed.update(zip(islice(keys, log_dir.replicas), repeat(index)))
+    return placed
 
 
 def log_sizes_decode(data: bytes, *, version: int) -> LogSizes:
@@ -95,6 +126,14 @@ def _tags_skip(data: bytes, pos: int) -> int:
     return pos
 
 
+def _string(data: bytes, pos: int, length: int) -> str:
+    """`length` bytes at `pos` as UTF-8 ("" for a null string, length -1)."""
+    end = pos + max(length, 0)
+    if end > len(data):
+        raise IndexError("string past the end")
+    return str(data[pos:end], "utf-8")
+
+
 def _length(data: bytes, pos: int) -> tuple[int, int]:
     """A compact array's or string's length (the varint holds length + 1; 0 is null)."""
     byte = data[pos]
@@ -106,6 +145,7 @@ def _length(data: bytes, pos: int) -> tuple[int, int]:
 
 def _flexible(data: bytes, version: int) -> tuple[LogSizes, int]:
     sizes: dict[tuple[str, int], int] = {}
+    dirs: list[LogDir] = []
     if version >= 3:
         throttle, error_code = _THROTTLE_AND_ERROR(data, 0)
         pos = 6
@@ -116,7 +156,9 @@ def _flexible(data: bytes, version: int) -> tuple[LogSizes, int]:
     for _ in range(results):
         (dir_error,) = _INT16(data, pos)
         length, pos = _length(data, pos + 2)
-        pos += length  # the log dir's path
+        path = _string(data, pos, length)
+        pos += max(length, 0)
+        before = len(sizes)
         topics, pos = _length(data, pos)
         for _ in range(topics):
             length, pos = _length(data, pos)
@@ -133,23 +175,30 @@ def _flexible(data: bytes, version: int) -> tuple[LogSizes, int]:
                 if not future and not dir_error:
                     sizes[(name, index)] = size
             pos = _tags_skip(data, pos) if data[pos] else pos + 1
+        total = usable = None
         if version >= 4:
-            pos += 16  # TotalBytes, UsableBytes
+            total, usable = _TOTAL_AND_USABLE(data, pos)
+            total, usable = (None if total < 0 else total), (None if usable < 0 else usable)
+            pos += 16
         if version >= 5:
             pos += 1  # IsCordoned
         pos = _tags_skip(data, pos) if data[pos] else pos + 1
+        dirs.append(LogDir(path, dir_error, total, usable, len(sizes) - before))
     pos = _tags_skip(data, pos)
-    return LogSizes(throttle, error_code, sizes), pos
+    return LogSizes(throttle, error_code, sizes, tuple(dirs)), pos
 
 
 def _classic(data: bytes) -> tuple[LogSizes, int]:
     sizes: dict[tuple[str, int], int] = {}
+    dirs: list[LogDir] = []
     (throttle,) = _INT32(data, 0)
     (results,) = _INT32(data, 4)
     pos = 8
     for _ in range(max(results, 0)):
         dir_error, length = _ERROR_AND_LENGTH(data, pos)
-        pos += 4 + max(length, 0)  # the log dir's path
+        path = _string(data, pos + 4, length)
+        pos += 4 + max(length, 0)
+        before = len(sizes)
         (topics,) = _INT32(data, pos)
         pos += 4
         for _ in range(max(topics, 0)):
@@ -165,4 +214,5 @@ def _classic(data: bytes) -> tuple[LogSizes, int]:
                 pos += 21
                 if not future and not dir_error:
                     sizes[(name, index)] = size
-    return LogSizes(throttle, 0, sizes), pos
+        dirs.append(LogDir(path, dir_error, None, None, len(sizes) - before))
+    return LogSizes(throttle, 0, sizes, tuple(dirs)), pos

@@ -21,7 +21,7 @@ secure_acls: the `--secure` profile), cli (`scripts/dev-cluster`, or
 
 from .cli import main
 from .cluster import UP_TIMEOUT_S, DevCluster, NodeStatus
-from .companions import kafka39_cluster_args, quorum_cluster_args
+from .companions import jbod_cluster_args, kafka39_cluster_args, quorum_cluster_args
 from .errors import DevClusterError, UnknownNodeError
 from .listeners import PROFILES, ListenerProfile, PlaintextProfile
 from .redis_server import RedisStatus
@@ -41,6 +41,7 @@ __all__ = [
     "RedisStatus",
     "SecureDevCluster",
     "UnknownNodeError",
+    "jbod_cluster_args",
     "kafka39_cluster_args",
     "main",
     "quorum_cluster_args",

@@ -125,6 +125,13 @@ def _parser() -> argparse.ArgumentParser:
         "as if it held a replica of every one; default: as last started, else what the "
         "log dirs hold)",
     )
+    p_up.add_argument(
+        "--log-dirs",
+        type=int,
+        metavar="N",
+        help="log dirs per broker (JBOD; default: as last started, else 1); "
+        "fixed once the run dir holds data",
+    )
     p_up.add_argument("--timeout", type=float, default=UP_TIMEOUT_S)
     p_up.add_argument("--secure", action="store_true", help=_SECURE_HELP)
     p_down = sub.add_parser("down", help="stop the nodes (and Redis) this tool started")
@@ -161,6 +168,7 @@ def main(argv: list[str] | None = None) -> int:
             broker_heap=getattr(args, "broker_heap", None),
             kafka_version=getattr(args, "kafka_version", None),
             partitions_hint=getattr(args, "partitions_hint", None),
+            log_dirs=getattr(args, "log_dirs", None),
         )
         if args.cmd in ("up", "down", "redis-up", "redis-down"):
             # A person asked for this state: test sessions must not undo it on exit.

@@ -25,7 +25,7 @@ from .leaders import ElectionResult, preferred_leaders_elect
 from .leases import auto_started_forget, cluster_use
 from .listeners import PROFILES, ListenerProfile
 from .locking import RunDirLock
-from .node_config import config_write, node_props
+from .node_config import config_write, node_data_dirs, node_props
 from .options import options_check_change, options_load, options_resolve, options_save
 from .paths import DEFAULT_REDIS_DIR, DEFAULT_RUN_DIR
 from .processes import (
@@ -81,6 +81,7 @@ class DevCluster:
         broker_heap: str | None = None,
         kafka_version: str | None = None,
         partitions_hint: int | None = None,
+        log_dirs: int | None = None,
     ) -> None:
         env = os.environ
         self.run_dir = Path(run_dir or env.get("KAFKA_DEV_DIR") or DEFAULT_RUN_DIR).resolve()
@@ -109,6 +110,7 @@ class DevCluster:
             broker_heap=broker_heap or env.get("KAFKA_DEV_BROKER_HEAP") or None,
             kafka_version=kafka_version,
             partitions_hint=partitions_hint,
+            log_dirs=log_dirs,
         )
         self.kafka: KafkaVersion = KAFKA_VERSIONS[self.options.kafka_version]
         self.profile: ListenerProfile = PROFILES[self.options.profile]
@@ -157,6 +159,11 @@ class DevCluster:
 
     def node_dir(self, node_id: int) -> Path:
         return self.run_dir / str(node_id)
+
+    def data_dirs(self, node_id: int) -> list[Path]:
+        """The node's log dirs: a broker has `--log-dirs` of them, a controller one."""
+        count = self.options.log_dirs if self.nodes[node_id].role == "broker" else 1
+        return node_data_dirs(self.node_dir(node_id), count=count)
 
     def log_file(self, node_id: int) -> Path:
         return self.node_dir(node_id) / "server.log"
@@ -252,6 +259,7 @@ class DevCluster:
         props = node_props(
             spec,
             node_dir=self.node_dir(spec.node_id),
+            log_dirs=self.options.log_dirs,
             quorum_voters=self.quorum_voters,
             profile=self.profile,
             run_dir=self.run_dir,
@@ -260,12 +268,11 @@ class DevCluster:
         return config_write(self._config_file(spec.node_id), props)
 
     def replicas_held(self, broker_id: int) -> int:
-        """Partition replicas in the broker's log dir (`<topic>-<partition>` directories)."""
-        data = self.node_dir(broker_id) / "data"
-        if not data.is_dir():
-            return 0
+        """Partition replicas in the broker's log dirs (`<topic>-<partition>` directories)."""
         return sum(
             1
+            for data in self.data_dirs(broker_id)
+            if data.is_dir()
             for d in data.iterdir()
             if d.is_dir()
             and d.name.rpartition("-")[2].isdigit()
@@ -318,7 +325,10 @@ class DevCluster:
                 self.bootstrap_servers, self.admin_security(), timeout=5.0
             )
         self.strays_freed = {
-            b: stray_dirs_remove(self.node_dir(b) / "data", broker_id=b, assignment=assignment)
+            b: sum(
+                stray_dirs_remove(data, broker_id=b, assignment=assignment)
+                for data in self.data_dirs(b)
+            )
             for b in broker_ids
         }
 
@@ -345,6 +355,7 @@ class DevCluster:
             kafka=self.kafka,
             run_dir=self.run_dir,
             configs={n: self._config_file(n) for n in node_ids},
+            data_dirs={n: self.data_dirs(n) for n in node_ids},
             extra_args=self.profile.format_args(self.run_dir),
         )
         for node_id in node_ids:

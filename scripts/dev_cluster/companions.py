@@ -40,3 +40,12 @@ KAFKA39_PORT_OFFSET = 20
 def kafka39_cluster_args() -> dict[str, Any]:
     """DevCluster(**these): Kafka 3.9.x, run dir `<run dir>-3.9`, ports + 20."""
     return {**_companion_args("3.9", KAFKA39_PORT_OFFSET), "kafka_version": "3.9"}
+
+
+JBOD_PORT_OFFSET = 30
+
+
+def jbod_cluster_args() -> dict[str, Any]:
+    """DevCluster(**these): two log dirs per broker (JBOD), run dir `<run dir>-jbod`,
+    ports + 30."""
+    return {**_companion_args("jbod", JBOD_PORT_OFFSET), "log_dirs": 2}

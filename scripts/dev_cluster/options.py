@@ -17,6 +17,8 @@ from .listeners import DEFAULT_PROFILE, PROFILES
 from .versions import DEFAULT_KAFKA_VERSION, kafka_version_line
 
 MAX_CONTROLLERS = 5
+# Log dirs per broker (JBOD): a few are enough to exercise the disks-inside-a-broker paths.
+MAX_LOG_DIRS = 8
 
 
 @dataclass(frozen=True)
@@ -27,6 +29,7 @@ class ClusterOptions:
     # Partitions the cluster is about to hold: a fresh or small run dir is sized for them.
     partitions_hint: int | None = None
     kafka_version: str = DEFAULT_KAFKA_VERSION  # a release line of versions.KAFKA_VERSIONS
+    log_dirs: int = 1  # log dirs of each broker (JBOD); controllers keep one
 
     def validate(self) -> ClusterOptions:
         line = kafka_version_line(self.kafka_version)
@@ -47,6 +50,10 @@ class ClusterOptions:
             raise DevClusterError(
                 f"--partitions-hint must be 0 or more, got {self.partitions_hint}"
             )
+        if not 1 <= self.log_dirs <= MAX_LOG_DIRS:
+            raise DevClusterError(
+                f"--log-dirs must be from 1 to {MAX_LOG_DIRS}, got {self.log_dirs}"
+            )
         if self.profile not in PROFILES:
             raise DevClusterError(
                 f"unknown profile {self.profile!r} (known: {', '.join(PROFILES)})"
@@ -54,10 +61,11 @@ class ClusterOptions:
         return self
 
 
-# Changing these on a formatted run dir would leave nodes that cannot join each other.
-FIXED_ONCE_FORMATTED = ("controllers", "kafka_version")
+# Changing these on a formatted run dir would leave nodes that cannot join each other, or
+# (log_dirs) brokers whose replicas sit in a log dir they no longer list.
+FIXED_ONCE_FORMATTED = ("controllers", "kafka_version", "log_dirs")
 # Running nodes must be restarted for these (the others apply to the next node started).
-FIXED_WHILE_RUNNING = ("controllers", "profile", "kafka_version")
+FIXED_WHILE_RUNNING = ("controllers", "profile", "kafka_version", "log_dirs")
 
 
 def _path(run_dir: Path) -> Path:

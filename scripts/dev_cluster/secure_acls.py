@@ -35,7 +35,7 @@ def balancer_acls(
             "DESCRIBE",
             "CLUSTER",
             CLUSTER_RESOURCE,
-            "ListPartitionReassignments, DescribeLogDirs (executor, sampler)",
+            "ListPartitionReassignments, DescribeLogDirs (executor, sampler, sync)",
         ),
         Acl(
             "ALTER",

@@ -32,13 +32,15 @@ def storage_format(
     kafka: KafkaVersion,
     run_dir: Path,
     configs: dict[int, Path],
+    data_dirs: dict[int, list[Path]],
     extra_args: list[str],
 ) -> None:
-    """Format the storage of nodes never formatted before (in parallel: each is a JVM start)."""
+    """Format the storage of nodes with a log dir never formatted before (in parallel:
+    each is a JVM start; --ignore-formatted leaves the formatted dirs alone)."""
     todo = {
         node_id: config
         for node_id, config in configs.items()
-        if not (config.parent / "data" / "meta.properties").exists()
+        if not all((d / "meta.properties").exists() for d in data_dirs[node_id])
     }
     if not todo:
         return

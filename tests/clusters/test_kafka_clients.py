@@ -5,6 +5,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from apps.clusters.models import Cluster
+from apps.clusters.services import log_dirs_read  # the real one (conftest stubs the sync's)
 from apps.kafka_layer import kafka_python_adapter
 from apps.kafka_layer.clients import client_config_build, client_timeouts
 from apps.kafka_layer.connection import ConnectionSettings
@@ -63,6 +64,7 @@ def adapter_calls(monkeypatch):
 
     replace("reassignments_list")
     replace("log_sizes_describe")
+    replace("log_dirs_describe")
     return calls
 
 
@@ -74,6 +76,11 @@ def test_the_executor_hands_the_connection_to_kafka_python(secured, adapter_call
 def test_the_sampler_reads_replica_sizes_with_the_connection(secured, adapter_calls):
     assert replica_sizes_read(cluster=secured) == {}
     assert adapter_calls["log_sizes_describe"] == {"connection": secured.connection}
+
+
+def test_it_reads_the_sync_s_log_dirs_with_the_connection(secured, adapter_calls):
+    assert log_dirs_read(cluster=secured) == ({}, "")
+    assert adapter_calls["log_dirs_describe"] == {"connection": secured.connection}
 
 
 def test_demo_traffic_reaches_a_registered_cluster_by_name():

@@ -129,3 +129,26 @@ def test_it_raises_when_a_broker_refuses(requests_seen, refused):
 
     with pytest.raises(ClusterAuthorizationFailedError, match="broker 2"):
         kafka_python_adapter.log_sizes_describe(bootstrap_servers="k:9092")
+
+
+def test_it_reads_each_brokers_log_dirs_and_the_dir_of_each_replica(requests_seen):
+    described = kafka_python_adapter.log_dirs_describe(bootstrap_servers="k:9092")
+
+    two = described[2]
+    assert [(d.path, d.error_code, d.replicas) for d in two.dirs] == [
+        ("/var/lib/kafka", 0, 1),
+        ("/var/lib/kafka", 0, 0),  # only a future replica
+        ("/var/lib/kafka", 57, 0),  # offline: its replicas are unknown
+    ]
+    assert two.replica_dirs == {("orders", 0): 0}
+    assert two.used_bytes() == [90, 0, 0]
+    assert described[1].replica_dirs == {("orders", 0): 0, ("orders", 1): 0}
+    assert described[1].used_bytes() == [107]
+    assert requests_seen == [(1, None), (2, None), ("answer read", 1), ("answer read", 2)]
+
+
+def test_it_raises_when_a_broker_refuses_its_log_dirs(requests_seen, refused):
+    refused.add(1)
+
+    with pytest.raises(ClusterAuthorizationFailedError, match="broker 1"):
+        kafka_python_adapter.log_dirs_describe(bootstrap_servers="k:9092")

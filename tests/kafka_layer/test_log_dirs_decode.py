@@ -10,7 +10,12 @@ import struct
 import pytest
 from kafka.protocol.admin.cluster import DescribeLogDirsResponse as Response
 
-from apps.kafka_layer.log_dirs_decode import MAX_VERSION, log_sizes_decode
+from apps.kafka_layer.log_dirs_decode import (
+    MAX_VERSION,
+    LogDir,
+    log_dir_of_replicas,
+    log_sizes_decode,
+)
 
 Result = Response.DescribeLogDirsResult
 Topic = Result.DescribeLogDirsTopic
@@ -42,8 +47,8 @@ def _random_answer(rng: random.Random, version: int) -> bytes:
             Result(
                 error_code=rng.choice([0, 0, 0, 57]),  # 57: KAFKA_STORAGE_ERROR, offline
                 log_dir=f"/var/lib/kafka/{d}",
-                total_bytes=rng.randint(0, 2**40),
-                usable_bytes=rng.randint(0, 2**40),
+                total_bytes=rng.choice([-1, rng.randint(0, 2**40)]),
+                usable_bytes=rng.choice([-1, rng.randint(0, 2**40)]),
                 topics=topics,
             )
         )
@@ -56,16 +61,29 @@ def _random_answer(rng: random.Random, version: int) -> bytes:
     return bytes(response.encode(version=version))
 
 
-def _as_kafka_python_reads_it(wire: bytes, version: int) -> tuple[int, int, dict]:
+def _known(value: int) -> int | None:
+    return None if value < 0 else value
+
+
+def _as_kafka_python_reads_it(wire: bytes, version: int) -> tuple:
+    """(throttle, error, sizes, dirs, {replica: index of its dir}) from kafka-python's
+    objects."""
     answer = Response.decode(wire, version=version)
-    sizes = {}
-    for log_dir in answer.results:
+    sizes, dirs, placed = {}, [], {}
+    for d, log_dir in enumerate(answer.results):
+        count = 0
         for topic in log_dir.topics:
             for p in topic.partitions:
                 if not log_dir.error_code and not p.is_future_key:
-                    sizes[(topic.name, p.partition_index)] = p.partition_size
+                    key = (topic.name, p.partition_index)
+                    count += key not in sizes
+                    sizes[key] = p.partition_size
+                    placed.setdefault(key, d)
+        total = _known(log_dir.total_bytes) if version >= 4 else None
+        usable = _known(log_dir.usable_bytes) if version >= 4 else None
+        dirs.append(LogDir(log_dir.log_dir, log_dir.error_code, total, usable, count))
     error_code = answer.error_code if version >= 3 else 0
-    return answer.throttle_time_ms, error_code, sizes
+    return answer.throttle_time_ms, error_code, sizes, tuple(dirs), placed
 
 
 @pytest.mark.parametrize("version", range(MAX_VERSION + 1))
@@ -74,9 +92,45 @@ def test_it_reads_what_kafka_python_reads(version):
     for _ in range(8):
         wire = _random_answer(rng, version)
 
-        assert tuple(log_sizes_decode(wire, version=version)) == _as_kafka_python_reads_it(
-            wire, version
-        )
+        decoded = log_sizes_decode(wire, version=version)
+
+        assert (*decoded, log_dir_of_replicas(decoded)) == _as_kafka_python_reads_it(wire, version)
+
+
+def test_it_reads_each_log_dir_and_the_dir_of_each_replica():
+    def part(index, size, future=False):
+        return Part(partition_index=index, partition_size=size, offset_lag=0, is_future_key=future)
+
+    results = [
+        Result(
+            error_code=0,
+            log_dir="/disks/a",
+            total_bytes=1000,
+            usable_bytes=600,
+            topics=[Topic(name="orders", partitions=[part(0, 10), part(1, 11, future=True)])],
+        ),
+        Result(
+            error_code=0,
+            log_dir="/disks/b",
+            total_bytes=2000,
+            usable_bytes=1500,
+            topics=[Topic(name="orders", partitions=[part(1, 12), part(2, 13)])],
+        ),
+        Result(error_code=57, log_dir="/disks/c", total_bytes=-1, usable_bytes=-1, topics=[]),
+    ]
+    wire = bytes(
+        Response(version=4, throttle_time_ms=0, error_code=0, results=results).encode(version=4)
+    )
+
+    decoded = log_sizes_decode(wire, version=4)
+
+    assert decoded.dirs == (
+        LogDir("/disks/a", 0, 1000, 600, 1),
+        LogDir("/disks/b", 0, 2000, 1500, 2),
+        LogDir("/disks/c", 57, None, None, 0),
+    )
+    # orders-1's future copy on /disks/a is not where the replica is.
+    assert log_dir_of_replicas(decoded) == {("orders", 0): 0, ("orders", 1): 1, ("orders", 2): 1}
 
 
 def test_it_skips_tagged_fields_it_does_not_know():

@@ -70,12 +70,24 @@ class BrokerSerializer(serializers.ModelSerializer):
         ]
 
 
+class LogDirRowSerializer(serializers.Serializer):
+    path = serializers.CharField()
+    used = serializers.IntegerField(help_text="bytes of the replicas in the dir")
+    total = serializers.IntegerField(allow_null=True, help_text="bytes of its volume")
+    usable = serializers.IntegerField(allow_null=True, help_text="free bytes for Kafka")
+    online = serializers.BooleanField()
+    used_pct = serializers.FloatField(allow_null=True)
+
+
 class BrokerRowSerializer(serializers.Serializer):
     broker = BrokerSerializer()
     replicas = serializers.IntegerField()
     leaders = serializers.IntegerField()
     replica_skew_pct = serializers.FloatField(allow_null=True)
     leader_skew_pct = serializers.FloatField(allow_null=True)
+    log_dirs = LogDirRowSerializer(
+        many=True, allow_null=True, help_text="its disks (JBOD); null: never read"
+    )
 
 
 class TopicRowSerializer(serializers.Serializer):

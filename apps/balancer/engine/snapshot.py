@@ -42,6 +42,15 @@ class Snapshot:
     bytes_out: np.ndarray  # (P,) float64
     messages_in: np.ndarray  # (P,) float64
     size: np.ndarray  # (P,) float64
+    # Disks (JBOD, BALANCING.md §1), kept for the goals that will read them; no planning
+    # uses them yet. None where the snapshot lists none.
+    log_dirs: list[list[str]] | None = None  # (B,) each broker's dir paths, as listed
+    log_dir_total: np.ndarray | None = None  # (B, D) float64 bytes, NaN unknown or padding
+    log_dir_usable: np.ndarray | None = None  # (B, D) float64 bytes, NaN unknown or padding
+    log_dir_online: np.ndarray | None = None  # (B, D) bool, False for padding
+    # (P, K) int32: the index in its broker's log_dirs of each replica's dir, -1 where
+    # unknown or padding; None when no partition lists its dirs.
+    replica_dir: np.ndarray | None = None
 
     @property
     def n_brokers(self) -> int:
@@ -77,7 +86,9 @@ def _number(value: Any, where: str) -> float:
     return x
 
 
-def _parse_brokers(raw: Any) -> tuple[list[int], list[str | None], list[bool], list[list[float]]]:
+def _parse_brokers(
+    raw: Any,
+) -> tuple[list[int], list[str | None], list[bool], list[list[float]], list[list[_LogDir] | None]]:
     if not isinstance(raw, list):
         raise SnapshotError("snapshot field 'brokers' must be a list")
     if not raw:
@@ -109,14 +120,87 @@ def _parse_brokers(raw: Any) -> tuple[list[int], list[str | None], list[bool], l
             for j, key in enumerate(CAPACITY_KEYS):
                 if cap.get(key) is not None:
                     caps[j] = _number(cap[key], f"broker {bid}: capacity.{key}")
-        rows.append((bid, rack, alive, caps))
+        rows.append((bid, rack, alive, caps, _parse_log_dirs(b.get("log_dirs"), bid)))
     rows.sort(key=lambda r: r[0])
     return (
         [r[0] for r in rows],
         [r[1] for r in rows],
         [r[2] for r in rows],
         [r[3] for r in rows],
+        [r[4] for r in rows],
     )
+
+
+# One disk of a broker: path, total bytes, usable bytes (NaN unknown), online.
+_LogDir = tuple[str, float, float, bool]
+
+
+def _parse_log_dirs(raw: Any, bid: int) -> list[_LogDir] | None:
+    if raw is None:
+        return None
+    if not isinstance(raw, list):
+        raise SnapshotError(f"broker {bid}: 'log_dirs' must be a list")
+    dirs: list[_LogDir] = []
+    for k, d in enumerate(raw):
+        where = f"broker {bid}: log_dirs[{k}]"
+        if not isinstance(d, Mapping):
+            raise SnapshotError(f"{where} must be an object")
+        path = d.get("path")
+        if not isinstance(path, str) or not path:
+            raise SnapshotError(f"{where}: 'path' must be a non-empty string, got {path!r}")
+        if any(path == other[0] for other in dirs):
+            raise SnapshotError(f"broker {bid}: log dir {path!r} is listed twice")
+        total, usable = (
+            math.nan if d.get(key) is None else _number(d[key], f"{where}: {key}")
+            for key in ("total", "usable")
+        )
+        if usable > total:  # False when either is NaN (unknown)
+            raise SnapshotError(f"{where}: usable {d['usable']} is more than total {d['total']}")
+        online = d.get("online", True)
+        if not isinstance(online, bool):
+            raise SnapshotError(f"{where}: 'online' must be true or false, got {online!r}")
+        dirs.append((path, total, usable, online))
+    return dirs
+
+
+def _dir_row(
+    raw: Any, reps: list, row: list[int], dir_index: list[dict[str, int] | None], name: str
+) -> list[int]:
+    """A partition's `log_dirs` as the index of each replica's dir in its broker's list
+    (-1: null, unknown)."""
+    if not isinstance(raw, list) or len(raw) != len(row):
+        raise SnapshotError(
+            f"partition {name}: 'log_dirs' must be a list aligned with replicas {reps}"
+        )
+    out = []
+    for path, broker in zip(raw, row, strict=True):
+        if path is None:
+            out.append(-1)
+            continue
+        known = dir_index[broker]
+        k = known.get(path) if known is not None and isinstance(path, str) else None
+        if k is None:
+            raise SnapshotError(
+                f"partition {name}: log dir {path!r} is not one that broker {reps[len(out)]} lists"
+            )
+        out.append(k)
+    return out
+
+
+def _log_dir_arrays(
+    dirs: list[list[_LogDir] | None],
+) -> tuple[list[list[str]], np.ndarray, np.ndarray, np.ndarray] | None:
+    """Each broker's paths and (B, D) total, usable, online; None when none lists any."""
+    if all(d is None for d in dirs):
+        return None
+    width = max((len(d) for d in dirs if d), default=0)
+    total = np.full((len(dirs), width), np.nan)
+    usable = np.full((len(dirs), width), np.nan)
+    online = np.zeros((len(dirs), width), dtype=bool)
+    for b, listed in enumerate(dirs):
+        for k, (_, t, u, on) in enumerate(listed or ()):
+            total[b, k], usable[b, k], online[b, k] = t, u, on
+    return [[d[0] for d in listed or ()] for listed in dirs], total, usable, online
 
 
 def parse_snapshot(data: Any) -> Snapshot:
@@ -132,19 +216,28 @@ def parse_snapshot(data: Any) -> Snapshot:
         raw_brokers = data.get("brokers")
     else:
         raise SnapshotError("snapshot must be a JSON object")
-    ids, racks, alive, caps = _parse_brokers(raw_brokers)
+    ids, racks, alive, caps, dirs = _parse_brokers(raw_brokers)
     index = {bid: i for i, bid in enumerate(ids)}
+    dir_index = [None if d is None else {x[0]: k for k, x in enumerate(d)} for d in dirs]
+    dir_rows: dict[int, list[int]] = {}  # partition (as listed) -> its replicas' dirs
     if isinstance(data, ClusterSnapshot):
-        parsed = _parse_typed_partitions(data.partitions, index)
+        parsed = _parse_typed_partitions(data.partitions, index, dir_index, dir_rows)
     else:
         parts = data.get("partitions")
         if not isinstance(parts, list):
             raise SnapshotError("snapshot field 'partitions' must be a list")
-        parsed = _parse_partitions(parts, index)
+        parsed = _parse_partitions(parts, index, dir_index, dir_rows)
     topic_names, numbers, rep_lists, leaders, loads, maxrf = parsed
     topics, topic_arr, numbers, order = _sort_partitions(topic_names, numbers)
     replicas, rf = _replica_matrix(rep_lists, maxrf, order)
     loads = loads[order]
+    disks = _log_dir_arrays(dirs)
+    replica_dir = None
+    if dir_rows:
+        listed = np.full(replicas.shape, -1, dtype=np.int32)
+        for i, row in dir_rows.items():
+            listed[i, : len(row)] = row
+        replica_dir = listed[order]
     return Snapshot(
         cluster=cluster,
         taken_at=taken_at,
@@ -162,6 +255,11 @@ def parse_snapshot(data: Any) -> Snapshot:
         bytes_out=np.ascontiguousarray(loads[:, 1]),
         messages_in=np.ascontiguousarray(loads[:, 2]),
         size=np.ascontiguousarray(loads[:, 3]),
+        log_dirs=None if disks is None else disks[0],
+        log_dir_total=None if disks is None else disks[1],
+        log_dir_usable=None if disks is None else disks[2],
+        log_dir_online=None if disks is None else disks[3],
+        replica_dir=replica_dir,
     )
 
 
@@ -182,7 +280,12 @@ def _columns(
     )
 
 
-def _parse_typed_partitions(parts: list[SnapshotPartition], index: dict[int, int]) -> _Parsed:
+def _parse_typed_partitions(
+    parts: list[SnapshotPartition],
+    index: dict[int, int],
+    dir_index: list[dict[str, int] | None],
+    dir_rows: dict[int, list[int]],
+) -> _Parsed:
     """As `_parse_partitions`, for typed partitions: their field types are the
     producer's; what a type cannot say (known, distinct replicas; the leader one of
     them; finite loads >= 0) is checked here the same way."""
@@ -207,16 +310,23 @@ def _parse_typed_partitions(parts: list[SnapshotPartition], index: dict[int, int
             leaders[i] = index[p.leader]
         if p.load is not None:
             _parse_load(p.load, loads[i], topic, num)
+        if p.log_dirs is not None:
+            dir_rows[i] = _dir_row(p.log_dirs, reps, row, dir_index, f"{topic}-{num}")
         topic_names[i] = topic
         numbers[i] = num
         rep_lists[i] = row
     return topic_names, numbers, rep_lists, leaders, loads, maxrf
 
 
-def _parse_partitions(parts: list, index: dict[int, int]) -> _Parsed:
+def _parse_partitions(
+    parts: list,
+    index: dict[int, int],
+    dir_index: list[dict[str, int] | None],
+    dir_rows: dict[int, list[int]],
+) -> _Parsed:
     """Each partition in the order listed: topic names, partition numbers, replica
     lists as broker indices, leader indices (-1 offline), loads (P, 4), the largest
-    replica count."""
+    replica count; the dir rows of those that list `log_dirs` go into `dir_rows`."""
     topic_names, numbers, rep_lists, leaders, loads = _columns(len(parts))
     maxrf = 1
     for i, p in enumerate(parts):
@@ -264,6 +374,9 @@ def _parse_partitions(parts: list, index: dict[int, int]) -> _Parsed:
         load = p.get("load")
         if load is not None:
             _parse_load(load, loads[i], topic, num)
+        on_dirs = p.get("log_dirs")
+        if on_dirs is not None:
+            dir_rows[i] = _dir_row(on_dirs, reps, row, dir_index, f"{topic}-{num}")
         topic_names[i] = topic
         numbers[i] = num
         rep_lists[i] = row

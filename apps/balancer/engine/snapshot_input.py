@@ -20,11 +20,15 @@ class SnapshotBroker:
     alive: bool = True
     # network_in / network_out / disk; a resource left out is unbounded.
     capacity: dict[str, float] = field(default_factory=dict)
+    # Its disks (JBOD): {"path", "total", "usable", "online"} each; None: not known.
+    log_dirs: list[dict[str, Any]] | None = None
 
     def as_json(self) -> dict[str, Any]:
         entry: dict[str, Any] = {"id": self.id, "rack": self.rack, "alive": self.alive}
         if self.capacity:
             entry["capacity"] = dict(self.capacity)
+        if self.log_dirs is not None:
+            entry["log_dirs"] = [dict(d) for d in self.log_dirs]
         return entry
 
 
@@ -36,6 +40,9 @@ class SnapshotPartition:
     leader: int = -1  # -1: offline
     # The measured figures of LOAD_KEYS; None: not measured; a figure left out is zero.
     load: dict[str, float] | None = None
+    # The dir of each replica (a path its broker lists in log_dirs), aligned with
+    # replicas; None in it: that replica's dir is unknown; None: none known.
+    log_dirs: list[str | None] | None = None
 
     @property
     def key(self) -> tuple[str, int]:
@@ -50,6 +57,8 @@ class SnapshotPartition:
         }
         if self.load is not None:
             entry["load"] = dict(self.load)
+        if self.log_dirs is not None:
+            entry["log_dirs"] = list(self.log_dirs)
         return entry
 
 

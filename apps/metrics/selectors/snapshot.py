@@ -15,6 +15,7 @@ from apps.balancer.engine import (
 from apps.balancer.engine.snapshot_input import LOAD_KEYS
 from apps.clusters.models import Broker, Cluster, Partition, Topic
 from apps.clusters.placement import placement_unpack
+from apps.clusters.replica_dirs import replica_dirs_unpack
 
 from .windows import partition_loads_latest
 
@@ -34,36 +35,69 @@ def _broker_entry(broker: Broker) -> SnapshotBroker:
         if value is not None
     }
     # A resource left out is unbounded (BALANCING.md §1).
+    log_dirs = None
+    if broker.log_dirs is not None:
+        keys = ("path", "total", "usable", "online")
+        log_dirs = [{key: d[key] for key in keys} for d in broker.log_dirs]
     return SnapshotBroker(
-        id=broker.node_id, rack=broker.rack or None, alive=broker.alive, capacity=capacity
+        id=broker.node_id,
+        rack=broker.rack or None,
+        alive=broker.alive,
+        capacity=capacity,
+        log_dirs=log_dirs,
     )
 
 
-def _placement_read(*, cluster: Cluster) -> list[tuple[str, int, int | None, list[int]]]:
-    """(topic, index, leader, replicas), sorted: from each topic's packed placement (no
-    partition row read, no JSON decoded), or its partition rows where no digest vouches
-    for the packed value (a writer other than the sync)."""
-    placed = []
+Placed = tuple[str, int, int | None, list[int], list[str | None] | None]
+
+
+def _dir_paths(
+    replicas: list[int], dirs: list[int], paths: dict[int, list[str]]
+) -> list[str | None] | None:
+    """The path of each replica's dir (None where unknown); None when none is known."""
+    named = [
+        paths[b][k] if 0 <= k < len(paths.get(b, ())) else None
+        for b, k in zip(replicas, dirs, strict=True)
+    ]
+    return named if any(named) else None
+
+
+def _placement_read(*, cluster: Cluster, paths: dict[int, list[str]]) -> list[Placed]:
+    """(topic, index, leader, replicas, replica dir paths or None), sorted: from each
+    topic's packed placement and replica dirs (no partition row read, no JSON decoded),
+    or its partition rows where no digest vouches for the packed value (a writer other
+    than the sync; their dirs are not known). `paths`: each broker's log dir paths."""
+    placed: list[Placed] = []
     unpacked: dict[int, str] = {}
     # Sorted here, not by the database: its collation may order names otherwise.
-    for name, pk, digest, packed in sorted(
-        (name, pk, digest, packed)
-        for pk, name, digest, packed in Topic.objects.filter(cluster=cluster).values_list(
-            "pk", "name", "placement_digest", "placement"
+    for name, pk, digest, packed, on_dirs in sorted(
+        (name, pk, digest, packed, on_dirs)
+        for pk, name, digest, packed, on_dirs in Topic.objects.filter(cluster=cluster).values_list(
+            "pk", "name", "placement_digest", "placement", "replica_dirs"
         )
     ):
         if not digest:
             unpacked[pk] = name
             continue
-        placed += [(name, i, leader, r) for i, leader, r, _ in placement_unpack(packed=packed)]
+        rows = list(placement_unpack(packed=packed))
+        dirs = None
+        if on_dirs is not None and paths:
+            dirs = replica_dirs_unpack(packed=on_dirs, replica_counts=[len(r[2]) for r in rows])
+        if dirs is None:
+            placed += [(name, i, leader, r, None) for i, leader, r, _ in rows]
+        else:
+            placed += [
+                (name, i, leader, r, _dir_paths(r, d, paths))
+                for (i, leader, r, _), d in zip(rows, dirs, strict=True)
+            ]
     if unpacked:
         placed += [
-            (unpacked[topic_id], index, leader, replicas)
+            (unpacked[topic_id], index, leader, replicas, None)
             for topic_id, index, leader, replicas in Partition.objects.filter(
                 topic_id__in=list(unpacked)
             ).values_list("topic_id", "index", "leader", "replicas")
         ]
-        placed.sort()
+        placed.sort(key=lambda row: row[:2])
     return placed
 
 
@@ -76,8 +110,10 @@ def cluster_snapshot_build(*, cluster: Cluster, now: datetime | None = None) -> 
     # Plain tuples, not model instances: instances cost far more at 200k partitions.
     window = partition_loads_latest(cluster=cluster, fields=LOAD_KEYS)
     loads = window.loads
+    brokers = list(cluster.brokers.order_by("node_id"))
+    paths = {b.node_id: [d["path"] for d in b.log_dirs] for b in brokers if b.log_dirs}
     partitions = []
-    for topic, index, leader, replicas in _placement_read(cluster=cluster):
+    for topic, index, leader, replicas, on_dirs in _placement_read(cluster=cluster, paths=paths):
         measured = loads.get((topic, index))
         load = None
         if measured is None:
@@ -94,6 +130,7 @@ def cluster_snapshot_build(*, cluster: Cluster, now: datetime | None = None) -> 
                 replicas=replicas,
                 leader=leader if leader is not None and leader in replicas else -1,
                 load=load,
+                log_dirs=on_dirs,
             )
         )
     measured_window = None
@@ -102,7 +139,7 @@ def cluster_snapshot_build(*, cluster: Cluster, now: datetime | None = None) -> 
     return ClusterSnapshot(
         cluster=cluster.name,
         taken_at=_iso(now or timezone.now()),
-        brokers=[_broker_entry(b) for b in cluster.brokers.order_by("node_id")],
+        brokers=[_broker_entry(b) for b in brokers],
         partitions=partitions,
         window=measured_window,
     )

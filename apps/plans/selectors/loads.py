@@ -24,12 +24,14 @@ def snapshot_with_assignment(
     *, snapshot: ClusterSnapshot, replicas: dict[PartitionKey, list[int]]
 ) -> ClusterSnapshot:
     """A copy of `snapshot` with some partitions' replica lists replaced (the first
-    replica leads, as the load model has it)."""
+    replica leads, as the load model has it). Where the replicas change, their dirs
+    are no longer known."""
     partitions = []
     for p in snapshot.partitions:
         target = replicas.get(p.key)
         if target is not None:
-            p = dataclasses.replace(p, replicas=list(target), leader=target[0])
+            dirs = p.log_dirs if list(target) == p.replicas else None
+            p = dataclasses.replace(p, replicas=list(target), leader=target[0], log_dirs=dirs)
         partitions.append(p)
     return snapshot.with_partitions(partitions)
 
