@@ -5,10 +5,22 @@ A broker without a declared capacity for a resource is unbounded for it.
 When the whole cluster is over the limit (total load / total capacity above the
 threshold) no plan can meet the goal; it then levels instead: a broker over its limit
 may take load from other brokers over it up to the ideal utilisation (total / total
-capacity x its capacity) but may not drop under its limit; once levelled, a broker
-over its limit may not grow, and a broker under its limit may not go over it. So the
-goal's violation (load over the limits, summed) never grows, the worst utilisation
-relative to capacity only falls, and what stays unmet is reported.
+capacity x its capacity) but may not drop under its limit. Once levelled, the goal's
+violation (load over the limits, summed) must never grow, and a move from a broker
+under its limit to one over it is the only one that makes it grow. Per broker, one
+of two rules rules that out, whichever restricts fewer brokers:
+
+- most brokers under their limit: a broker over its limit may not grow, one under it
+  may not go over it;
+- most brokers over their limit (every one of them, typically): a broker under its
+  limit may not shed and may not go over it, one over it stays between its limit and
+  LEVEL_MARGIN above the ideal (never above the worst utilisation at the start).
+  Moves among brokers over their limit leave the violation as it is; without that
+  margin a cluster levelled exactly to the ideal in one resource has no room left to
+  level the next one (every replica carries both).
+
+So the violation never grows, the worst utilisation relative to capacity only falls,
+and what stays unmet is reported.
 """
 
 from __future__ import annotations
@@ -19,6 +31,8 @@ from ..measures import DISK, NW_IN, NW_OUT
 from ..model import ClusterModel
 from .band import BandGoal
 
+# room above the ideal utilisation a broker over its limit keeps for later moves
+LEVEL_MARGIN = 0.02
 RESOURCE_NAMES = {NW_IN: "network-in", NW_OUT: "network-out", DISK: "disk"}
 
 
@@ -30,6 +44,7 @@ class CapacityGoal(BandGoal):
         self.measure = measure
         self.name = f"{RESOURCE_NAMES[measure]}-capacity"
         self.capacity_threshold = capacity_threshold
+        self._worst: float | None = None
 
     def band(self, model: ClusterModel) -> tuple[np.ndarray, np.ndarray]:
         cap = model.snap.capacity[:, self.measure]
@@ -56,12 +71,17 @@ class CapacityGoal(BandGoal):
         over = load > hi
         # while this goal levels, load comes only from brokers over their limit (they
         # shed down to the level, never under the limit), so any broker may take it up
-        # to the level; afterwards no broker may grow past its limit or, if it is
-        # already over it, past what it holds: a broker under its limit shedding to
-        # one over it would make the violation grow
-        lo = np.where(over, hi, -np.inf)
+        # to the level; afterwards see the module docstring
         if optimising:
-            return lo, level
+            return np.where(over, hi, -np.inf), level
+        under = model.usable & ~over
+        if under.sum() <= over.sum():
+            if self._worst is None:
+                self._worst = float((load[model.usable] / cap[model.usable]).max())
+            room = cap * min(ideal * (1.0 + LEVEL_MARGIN), self._worst)
+            lo = np.where(over, hi, np.where(under, load * (1.0 - 1e-9), -np.inf))
+            return lo, np.where(over, np.maximum(np.maximum(level, room), load * (1.0 + 1e-9)), hi)
+        lo = np.where(over, hi, -np.inf)
         return lo, np.where(over, np.maximum(hi, load * (1.0 + 1e-9)), hi)
 
     def prepare(self, model: ClusterModel) -> None:
