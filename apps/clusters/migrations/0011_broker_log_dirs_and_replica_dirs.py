@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("clusters", "0009_round_duration"),
+        ("clusters", "0010_round_kind_canary"),
     ]
 
     operations = [
