@@ -306,6 +306,9 @@ BALANCER_ADMIN_PASSWORD = os.environ.get("BALANCER_ADMIN_PASSWORD", "")
 
 # --- Periodic work (seconds) ---------------------------------------------------
 CLUSTER_SYNC_INTERVAL = env.float("CLUSTER_SYNC_INTERVAL", 10.0)
+# How often beat sends the sync fan-out: a quarter interval in whole seconds (beat keeps
+# whole seconds), so a sync lost with its worker is made up a tick later.
+CLUSTER_SYNC_TICK = max(1, int(CLUSTER_SYNC_INTERVAL // 4))
 METRICS_SAMPLE_INTERVAL = env.float("METRICS_SAMPLE_INTERVAL", 10.0)
 METRICS_TOPIC = os.environ.get("METRICS_TOPIC", "__balancer_metrics")
 # The metrics topic is created on first use with these (and min(3, alive brokers) replicas).
@@ -426,7 +429,10 @@ def beat_entry(task: str, every: float) -> dict:
     A fan-out still queued by then is dropped by the worker, not piled up behind the
     next one; django-celery-beat turns `expire_seconds` into the message's `expires`.
     """
-    return {"task": task, "schedule": every, "options": {"expire_seconds": math.ceil(every)}}
+    # django-celery-beat keeps an interval in whole seconds, and an entry of 0 stops
+    # beat from sending anything: at least a second, in whole seconds.
+    every = max(1, math.floor(every))
+    return {"task": task, "schedule": every, "options": {"expire_seconds": every}}
 
 
 # Periodic tasks; django-celery-beat copies these into its tables on start, where

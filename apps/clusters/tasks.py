@@ -9,21 +9,18 @@ from .models import Cluster
 from .rounds import rounds_started_before
 from .services import cluster_sync
 
-# Beat's sync ticks per CLUSTER_SYNC_INTERVAL (balancer_site.settings).
-SYNC_TICKS = 4
-
 
 @shared_task(ignore_result=True)
 def clusters_sync_all() -> None:
     """Fan out: one task per cluster not in backoff whose last sync started an interval
     ago, less three quarters of a tick (the time its task may have waited in the queue),
-    so one unreachable cluster delays no other. Beat sends this
-    every SYNC_TICKS-th of CLUSTER_SYNC_INTERVAL: a cluster syncs once an interval, and
-    a sync lost with its worker (or to a Redis restart) is made up a tick later, not an
-    interval later. A sync still queued at the next tick is dropped."""
+    so one unreachable cluster delays no other. Beat sends this every CLUSTER_SYNC_TICK
+    (a quarter interval): a cluster syncs once an interval, and a sync lost with its
+    worker (or to a Redis restart) is made up a tick later, not an interval later. A
+    sync still queued at the next tick is dropped."""
     now = timezone.now()
     interval = float(settings.CLUSTER_SYNC_INTERVAL)
-    tick = interval / SYNC_TICKS
+    tick = float(settings.CLUSTER_SYNC_TICK)
     due = clusters_due(now=now).values_list("id", flat=True)
     recent = rounds_started_before(kind="sync", seconds=interval - 0.75 * tick, now=now)
     for cluster_id in due:

@@ -1,6 +1,6 @@
-"""The sync fan-out, sent by beat every quarter CLUSTER_SYNC_INTERVAL: a cluster is
-synced once its last sync started an interval ago (less three quarters of a tick), so a lost sync is
-made up a tick later."""
+"""The sync fan-out, sent by beat every quarter CLUSTER_SYNC_INTERVAL in whole seconds
+(CLUSTER_SYNC_TICK): a cluster is synced once its last sync started an interval ago,
+less three quarters of a tick, so a lost sync is made up a tick later."""
 
 from datetime import timedelta
 from unittest import mock
@@ -67,8 +67,16 @@ def test_it_leaves_a_cluster_whose_sync_holds_its_lease(three) -> None:
     assert _sent() == [three[0].pk]
 
 
+def test_it_ticks_in_whole_seconds_of_at_least_one() -> None:
+    from balancer_site.settings import beat_entry
+
+    # django-celery-beat keeps whole seconds; an interval of 0 stops beat altogether.
+    assert beat_entry("t", 0.25)["schedule"] == 1
+    assert beat_entry("t", 2.5) == {"task": "t", "schedule": 2, "options": {"expire_seconds": 2}}
+
+
 def test_it_expires_a_queued_sync_at_the_next_tick(three) -> None:
     with mock.patch("apps.clusters.tasks.cluster_sync_task.apply_async") as sync_async:
         clusters_sync_all()
 
-    assert {c.kwargs["expires"] for c in sync_async.call_args_list} == {2.5}
+    assert {c.kwargs["expires"] for c in sync_async.call_args_list} == {2.0}
