@@ -12,12 +12,12 @@ from devkit.polling import wait_until
 
 from apps.canary.models import CanaryWindow
 from apps.canary.probes import canary_probe_drop
-from apps.canary.services import canary_round
 from apps.clusters.models import Cluster
 from apps.clusters.services import cluster_sync
 from apps.kafka_layer.clients import admin_client_create
 from apps.plans.selectors.snapshot import snapshot_build
 from apps.plans.services import policy_get
+from tests.support.canary import canary_all_measured
 
 pytestmark = [pytest.mark.django_db, pytest.mark.integration]
 
@@ -32,12 +32,6 @@ def canary_topic(settings, kafka_cluster):
         admin.delete_topics([settings.CANARY_TOPIC])[settings.CANARY_TOPIC].result(30)
 
 
-def _all_measured(cluster: Cluster) -> list[CanaryWindow] | None:
-    windows = canary_round(cluster=cluster) or []
-    whole = [w for w in windows if w.acked == w.sent == w.received == 5 and not w.errors]
-    return windows if len(whole) == 3 else None
-
-
 def test_it_measures_each_broker_through_a_partition_it_leads(kafka_cluster, canary_topic):
     cluster = Cluster.objects.create(
         name="canary", bootstrap_servers=kafka_cluster.bootstrap_servers
@@ -45,12 +39,13 @@ def test_it_measures_each_broker_through_a_partition_it_leads(kafka_cluster, can
     assert cluster_sync(cluster=cluster), cluster.last_sync_error
     try:
         windows = wait_until(
-            lambda: _all_measured(cluster), timeout=60, what="a round measuring every broker"
+            lambda: canary_all_measured(cluster), timeout=60, what="a round measuring every broker"
         )
     finally:
         canary_probe_drop(cluster=cluster)
 
     assert sorted(w.broker_id for w in windows) == [1, 2, 3]
+    assert all(w.sent == 5 for w in windows)  # CANARY_RECORDS
     for w in windows:
         assert 0 < w.produce_p50_ms <= w.produce_p99_ms
         assert 0 < w.end_to_end_p50_ms <= w.end_to_end_p99_ms

@@ -14,7 +14,6 @@ prints the sync intervals and queue lengths it saw.
 from __future__ import annotations
 
 import os
-import signal
 import socket
 import sqlite3
 import subprocess
@@ -30,6 +29,7 @@ import redis
 from devkit.polling import wait_until
 
 from tests.support.migrated import sqlite_migrated
+from tests.support.processes import processes_start, processes_stop
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -84,8 +84,6 @@ def stack(tmp_path, kafka_cluster, redis_server) -> Iterator[dict]:
     )
     subprocess.run([*manage, "shell", "-c", register], env=env, check=True, capture_output=True)
 
-    logs = {}
-    processes = []
     commands = {
         # As scripts/run starts them.
         "clusters-worker": [
@@ -110,19 +108,7 @@ def stack(tmp_path, kafka_cluster, redis_server) -> Iterator[dict]:
         ],
         "beat": [*CELERY, "beat", f"--schedule={tmp_path / 'beat-schedule'}", "--pidfile="],
     }
-    for name, command in commands.items():
-        logs[name] = tmp_path / f"{name}.log"
-        with logs[name].open("w") as log:
-            processes.append(
-                subprocess.Popen(
-                    [*command, "--loglevel=INFO"],
-                    env=env,
-                    cwd=REPO,
-                    stdout=log,
-                    stderr=subprocess.STDOUT,
-                    start_new_session=True,
-                )
-            )
+    processes, logs = processes_start(commands=commands, env=env, cwd=REPO, logs_dir=tmp_path)
     try:
         yield {
             "db": tmp_path / "db.sqlite3",
@@ -130,14 +116,7 @@ def stack(tmp_path, kafka_cluster, redis_server) -> Iterator[dict]:
             "logs": logs,
         }
     finally:
-        for process in processes:
-            os.killpg(process.pid, signal.SIGTERM)
-        for process in processes:
-            try:
-                process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                os.killpg(process.pid, signal.SIGKILL)
-                process.wait()
+        processes_stop(processes)
 
 
 def _last_synced(db: Path, name: str) -> datetime | None:

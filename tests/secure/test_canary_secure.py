@@ -5,8 +5,8 @@ import pytest
 from devkit.polling import wait_until
 
 from apps.canary.probes import canary_probe_drop
-from apps.canary.services import canary_round
 from apps.clusters.services import cluster_sync
+from tests.support.canary import canary_all_measured
 
 pytestmark = [pytest.mark.django_db, pytest.mark.integration]
 
@@ -19,17 +19,13 @@ def canary_cleanup(settings, super_admin):
         super_admin.delete_topics([topic])[topic].result(30)
 
 
-def _measured(cluster) -> list | None:
-    windows = canary_round(cluster=cluster) or []
-    whole = [w for w in windows if w.acked == w.sent == w.received and not w.errors]
-    return windows if len(whole) == 3 else None
-
-
 def test_it_measures_every_broker_with_the_listed_acls(secured, canary_cleanup) -> None:
     assert cluster_sync(cluster=secured), secured.last_sync_error
     try:
         windows = wait_until(
-            lambda: _measured(secured), timeout=60, what="a canary round measuring every broker"
+            lambda: canary_all_measured(secured),
+            timeout=60,
+            what="a canary round measuring every broker",
         )
     finally:
         canary_probe_drop(cluster=secured)

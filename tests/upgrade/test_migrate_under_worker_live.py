@@ -11,7 +11,6 @@ the same worker's next insert fail: that is what the rule prevents."""
 from __future__ import annotations
 
 import os
-import signal
 import sqlite3
 import subprocess
 import sys
@@ -26,6 +25,7 @@ from devkit.live import FRESH_METADATA, topic_create
 from devkit.polling import wait_until
 
 from tests.support.migrated import sqlite_migrated
+from tests.support.processes import processes_start, processes_stop
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -62,33 +62,13 @@ def site(tmp_path: Path, kafka_cluster, redis_server) -> Iterator[dict]:
         + ["-Q", "clusters", "-n", f"upgrade-{os.getpid()}@%h"],
         "beat": [*CELERY, "beat", f"--schedule={tmp_path / 'beat-schedule'}", "--pidfile="],
     }
-    logs, processes = {}, []
-    for name, command in commands.items():
-        logs[name] = tmp_path / f"{name}.log"
-        with logs[name].open("w") as log:
-            processes.append(
-                subprocess.Popen(
-                    [*command, "--loglevel=INFO"],
-                    env=env,
-                    cwd=REPO,
-                    stdout=log,
-                    stderr=subprocess.STDOUT,
-                    start_new_session=True,
-                )
-            )
+    processes, logs = processes_start(commands=commands, env=env, cwd=REPO, logs_dir=tmp_path)
     admin = AdminClient({"bootstrap.servers": kafka_cluster.bootstrap_servers, **FRESH_METADATA})
     created: list[str] = []
     try:
         yield {"db": database, "env": env, "logs": logs, "admin": admin, "created": created}
     finally:
-        for process in processes:
-            os.killpg(process.pid, signal.SIGTERM)
-        for process in processes:
-            try:
-                process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                os.killpg(process.pid, signal.SIGKILL)
-                process.wait()
+        processes_stop(processes)
         if created:
             for future in admin.delete_topics(created).values():
                 future.result(30)
