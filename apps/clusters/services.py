@@ -58,7 +58,7 @@ def cluster_state_apply(
 
     `log_dirs`: every live broker's log dirs (log_dirs_read); None when they could not
     be read, which keeps the log dirs last stored and forgets the replica dirs of the
-    topics whose placement changed (they would no longer line up)."""
+    topics whose placement changed (the stored dirs would not line up with it)."""
     was_unreachable = not cluster.reachable
     cluster.kafka_cluster_id = state.cluster_id
     cluster.controller_id = state.controller_id

@@ -62,7 +62,7 @@ class ClusterOptions:
 
 
 # Changing these on a formatted run dir would leave nodes that cannot join each other, or
-# (log_dirs) brokers whose replicas sit in a log dir they no longer list.
+# (log_dirs) brokers whose replicas sit in a log dir missing from their settings.
 FIXED_ONCE_FORMATTED = ("controllers", "kafka_version", "log_dirs")
 # Running nodes must be restarted for these (the others apply to the next node started).
 FIXED_WHILE_RUNNING = ("controllers", "profile", "kafka_version", "log_dirs")

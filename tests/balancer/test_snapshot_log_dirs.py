@@ -1,5 +1,6 @@
 """Disks inside brokers (JBOD) in the snapshot (BALANCING.md §1): the optional broker and
-partition `log_dirs`, validated and kept as arrays; a snapshot without them as before."""
+partition `log_dirs`, validated and kept as arrays; a snapshot without them is one disk
+per broker."""
 
 from __future__ import annotations
 

@@ -25,7 +25,7 @@ def snapshot_with_assignment(
 ) -> ClusterSnapshot:
     """A copy of `snapshot` with some partitions' replica lists replaced (the first
     replica leads, as the load model has it). Where the replicas change, their dirs
-    are no longer known."""
+    are unknown (None)."""
     partitions = []
     for p in snapshot.partitions:
         target = replicas.get(p.key)
