@@ -40,7 +40,11 @@ SOFT_GOALS = (
 )
 ALL_GOALS = HARD_GOALS + SOFT_GOALS
 # Goals the final leadership pass runs again, by reordering replica lists only.
-LEADERSHIP_GOALS = ("leader-distribution", "leader-bytes-in-distribution")
+LEADERSHIP_GOALS = (
+    "network-out-distribution",
+    "leader-distribution",
+    "leader-bytes-in-distribution",
+)
 
 
 def make_goal(name: str, options: PlannerOptions) -> Goal:

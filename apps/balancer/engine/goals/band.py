@@ -26,6 +26,7 @@ from .band_replicas import replica_moves
 from .band_swaps import pair_swap_moves, swap_moves
 from .goal import Goal
 from .judging import MAX_OFFENDERS, broker_offender, judgement
+from .leader_levelling import leader_level_moves
 from .limits import MAX_ROUNDS
 from .tolerance import tolerance
 
@@ -114,6 +115,8 @@ class BandGoal(Goal):
                 moved += leadership_moves(self, model, lo=lo, hi=hi)
                 if self.measure == LEADERS and self._out_of_band(model, lo, hi):
                     moved += leader_chain_moves(self, model, lo=lo, hi=hi)
+                elif self.leadership_only and self._out_of_band(model, lo, hi):
+                    moved += leader_level_moves(self, model, lo=lo, hi=hi)
             if can_move:
                 moved += replica_moves(self, model, lo=lo, hi=hi, shed=True)
                 moved += replica_moves(self, model, lo=lo, hi=hi, shed=False)
