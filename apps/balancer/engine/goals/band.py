@@ -58,7 +58,10 @@ class BandGoal(Goal):
     def register(self, model: ClusterModel) -> None:
         if self._lo is None:
             self.prepare(model)
-        model.tighten(self.measure, None if self.hard else self._lo, self._hi)
+        # network out in the leadership pass holds its top only: the leader count
+        # after it may still take leadership from a broker with little network out
+        keep_floor = not self.hard and not (self.leadership_only and self.measure == NW_OUT)
+        model.tighten(self.measure, self._lo if keep_floor else None, self._hi)
 
     def scale(self, model: ClusterModel) -> tuple[np.ndarray, str] | None:
         """Per broker, what a judgement states values relative to: its fair share of
