@@ -350,6 +350,12 @@ CANARY_RECORDS = env.int("CANARY_RECORDS", 10)
 # Seconds a round waits for its records to be acknowledged and read back.
 CANARY_TIMEOUT = env.float("CANARY_TIMEOUT", 4.0)
 CANARY_RETENTION_HOURS = env.float("CANARY_RETENTION_HOURS", 6.0)
+# A broker's canary band (apps/canary/band.py): its produce p99 may reach
+# max(baseline x FACTOR, FLOOR_MS); STRIKES rounds in a row above it put it out.
+CANARY_BAND_FACTOR = env.float("CANARY_BAND_FACTOR", 2.0)
+CANARY_BAND_FLOOR_MS = env.float("CANARY_BAND_FLOOR_MS", 50.0)
+CANARY_BAND_STRIKES = env.int("CANARY_BAND_STRIKES", 2)
+CANARY_BASELINE_MINUTES = env.float("CANARY_BASELINE_MINUTES", 30.0)
 
 # --- Plans: detection and execution -------------------------------------------
 # Defaults of a new cluster policy (each cluster's policy is edited on its dashboard page).

@@ -48,6 +48,11 @@ urlpatterns = [
     path("clusters/<slug:name>/traffic/", metrics.TrafficView.as_view(), name="traffic"),
     path("clusters/<slug:name>/canary/", canary.CanaryWindowListView.as_view(), name="canary"),
     path(
+        "clusters/<slug:name>/canary/bands/",
+        canary.CanaryBandListView.as_view(),
+        name="canary-bands",
+    ),
+    path(
         "clusters/<slug:name>/loads/brokers/",
         metrics.BrokerLoadListView.as_view(),
         name="broker-loads",

@@ -34,3 +34,28 @@ class CanaryWindow(models.Model):
     def availability(self) -> float:
         """The share of the round's writes that were acknowledged."""
         return self.acked / self.sent if self.sent else 0.0
+
+
+class CanaryBand(models.Model):
+    """Where a broker's canary latency is expected to be, and whether it is there.
+
+    `baseline_ms` follows the broker's produce p99 while it is in its band (a moving
+    average over CANARY_BASELINE_MINUTES), so a slow spell does not raise the band it
+    is judged by; `outside` says the last rounds put the broker out of its band."""
+
+    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="canary_bands")
+    broker_id = models.IntegerField()
+    baseline_ms = models.FloatField(null=True)
+    top_ms = models.FloatField()
+    # rounds in a row above the top (or with nothing acknowledged)
+    strikes = models.IntegerField(default=0)
+    outside = models.BooleanField(default=False)
+    changed_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["cluster", "broker_id"], name="canary_band_broker")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.cluster_id}/broker-{self.broker_id} top {self.top_ms:.0f} ms"

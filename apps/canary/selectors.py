@@ -8,7 +8,7 @@ from django.db.models import QuerySet
 
 from apps.clusters.models import Cluster
 
-from .models import CanaryWindow
+from .models import CanaryBand, CanaryWindow
 
 
 def canary_windows(*, cluster: Cluster, since: datetime) -> list[CanaryWindow]:
@@ -36,3 +36,8 @@ def canary_windows_filter(
     if until is not None:
         found = found.filter(at__lt=until)
     return found.order_by("at", "broker_id")
+
+
+def canary_bands(*, cluster: Cluster) -> QuerySet[CanaryBand]:
+    """Each measured broker's band, by broker id."""
+    return CanaryBand.objects.filter(cluster=cluster).order_by("broker_id")

@@ -1,5 +1,6 @@
 """The canary round of one cluster: keep the canary topic placed, probe every broker,
-store what each felt, and forget rounds older than the retention."""
+store what each felt (judged against its band), and forget rounds older than the
+retention."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from apps.kafka_layer.canary import BrokerProbe, canary_topic_ensure
 from apps.kafka_layer.clients import KafkaException, admin_client_create
 from apps.plans.selectors.drains import brokers_leaving
 
+from .band_updates import canary_bands_update
 from .models import CanaryWindow
 from .probes import canary_probe_drop, canary_probe_for
 from .stats import percentile
@@ -78,6 +80,7 @@ def canary_round(*, cluster: Cluster) -> list[CanaryWindow] | None:
             for broker, result in sorted(results.items())
         ]
         CanaryWindow.objects.bulk_create(windows)
+        canary_bands_update(cluster=cluster, windows=windows)
         canary_prune(cluster=cluster, before=now - timedelta(hours=settings.CANARY_RETENTION_HOURS))
         if round_outcome_record(row=lease, error=""):
             logger.warning("cluster %s: canary measures again", cluster.name)

@@ -1,5 +1,6 @@
 """What happened, as one notification event: built from an audit event (plans and
-executions) or from the clusters app's signals (brokers and reachability).
+executions), from the clusters app's signals (brokers and reachability) or from the
+canary's (a broker's latency out of its band).
 
 An event carries its one-line summary, so every channel kind says the same thing.
 """
@@ -240,6 +241,35 @@ def event_cluster(*, cluster: Cluster, reachable: bool, error: str, at: datetime
     else:
         kind, text = EventKind.CLUSTER_UNREACHABLE, f"Cluster is unreachable: {_cut(error)}"
     data = {"reachable": reachable, "error": error}
+    return _cluster_event(cluster=cluster, kind=kind, text=text, at=at, data=data)
+
+
+def event_canary_band(
+    *,
+    cluster: Cluster,
+    broker_id: int,
+    outside: bool,
+    p99_ms: float | None,
+    top_ms: float,
+    baseline_ms: float | None,
+    at: datetime,
+) -> Event:
+    if not outside:
+        kind = EventKind.CANARY_BACK
+        text = f"Broker {broker_id}: canary p99 back in its band (≤ {top_ms:.0f} ms)"
+    elif p99_ms is None:
+        kind = EventKind.CANARY_SLOW
+        text = f"Broker {broker_id}: canary writes not acknowledged (band ≤ {top_ms:.0f} ms)"
+    else:
+        kind = EventKind.CANARY_SLOW
+        text = f"Broker {broker_id}: canary p99 {p99_ms:.0f} ms > its band {top_ms:.0f} ms"
+    data = {
+        "broker": broker_id,
+        "outside": outside,
+        "p99_ms": p99_ms,
+        "top_ms": top_ms,
+        "baseline_ms": baseline_ms,
+    }
     return _cluster_event(cluster=cluster, kind=kind, text=text, at=at, data=data)
 
 

@@ -21,6 +21,8 @@ class EventKind(models.TextChoices):
     BROKER_BACK = "broker.back", "broker back"
     CLUSTER_UNREACHABLE = "cluster.unreachable", "cluster unreachable"
     CLUSTER_BACK = "cluster.back", "cluster reachable again"
+    CANARY_SLOW = "canary.slow", "broker's canary latency out of its band"
+    CANARY_BACK = "canary.back", "broker's canary latency back in its band"
     PLAN_PROPOSED = "plan.proposed", "plan proposed"
     PLAN_APPROVED = "plan.approved", "plan approved"
     PLAN_REJECTED = "plan.rejected", "plan rejected"

@@ -2,7 +2,9 @@
 
 - the plans app's `plan_changed`, sent with the audit row of every plan decision and
   execution step in the transaction that makes it;
-- the clusters app's sync sends `broker_state_changed` and `cluster_reachability_changed`.
+- the clusters app's sync sends `broker_state_changed` and `cluster_reachability_changed`;
+- the canary sends `canary_band_changed` when a broker's latency leaves its band or
+  comes back.
 
 A failure here is logged and rolled back to a savepoint: a notification problem must
 never fail the change it reports.
@@ -15,10 +17,18 @@ from django.db import transaction
 from django.dispatch import receiver
 
 from apps.audit.models import AuditEvent
+from apps.canary.signals import canary_band_changed
 from apps.clusters.signals import broker_state_changed, cluster_reachability_changed
 from apps.plans.signals import plan_changed
 
-from .events import AUDIT_ACTIONS, Event, event_broker, event_cluster, event_from_audit
+from .events import (
+    AUDIT_ACTIONS,
+    Event,
+    event_broker,
+    event_canary_band,
+    event_cluster,
+    event_from_audit,
+)
 from .services.dispatch import notifications_dispatch
 
 logger = logging.getLogger(__name__)
@@ -50,3 +60,10 @@ def _from_reachability(sender, cluster, reachable: bool, error: str, at, **kwarg
     _dispatch_safely(
         lambda: event_cluster(cluster=cluster, reachable=reachable, error=error, at=at)
     )
+
+
+@receiver(canary_band_changed, dispatch_uid="notifications_from_canary_band")
+def _from_canary_band(sender, cluster, **kwargs) -> None:
+    fields = ("broker_id", "outside", "p99_ms", "top_ms", "baseline_ms", "at")
+    values = {k: kwargs[k] for k in fields}
+    _dispatch_safely(lambda: event_canary_band(cluster=cluster, **values))

@@ -9,7 +9,7 @@ import pytest
 from django.utils import timezone
 
 from apps.access.roles import Role
-from apps.canary.models import CanaryWindow
+from apps.canary.models import CanaryBand, CanaryWindow
 from apps.clusters.models import Cluster
 from tests.support.factories import user_granted
 
@@ -70,3 +70,27 @@ def test_it_refuses_a_window_that_ends_before_it_starts(api, cluster) -> None:
     )
 
     assert answer.status_code == 400
+
+
+def test_it_lists_each_brokers_band(api, cluster) -> None:
+    now = timezone.now()
+    CanaryBand.objects.create(
+        cluster=cluster,
+        broker_id=2,
+        baseline_ms=30.0,
+        top_ms=60.0,
+        strikes=2,
+        outside=True,
+        changed_at=now,
+    )
+    CanaryBand.objects.create(cluster=cluster, broker_id=1, top_ms=50.0, changed_at=now)
+    api.force_login(user_granted("viewer", Role.VIEWER, cluster))
+
+    rows = api.get(f"/api/clusters/{cluster.name}/canary/bands/").json()
+
+    assert [(r["broker_id"], r["top_ms"], r["outside"]) for r in rows] == [
+        (1, 50.0, False),
+        (2, 60.0, True),
+    ]
+    assert rows[1]["baseline_ms"] == 30.0
+    assert "strikes" not in rows[1]

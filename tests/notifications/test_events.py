@@ -1,11 +1,15 @@
 """Which audit events and sync changes become notifications, for which channels, and
 that a notification problem never fails the change it reports."""
 
+from datetime import timedelta
+
 import pytest
 from django.utils import timezone
 
 from apps.audit.models import AuditEvent
 from apps.audit.services import actor_system, audit_record
+from apps.canary.band_updates import canary_bands_update
+from apps.canary.models import CanaryWindow
 from apps.clusters.models import Cluster
 from apps.clusters.services import cluster_state_apply, cluster_sync, cluster_sync_error_record
 from apps.clusters.sync_outcome import SyncOutcome
@@ -247,3 +251,26 @@ def test_it_notifies_a_cluster_becoming_unreachable_and_back_once_each(empty_clu
     assert events_sent(webhook) == [EventKind.CLUSTER_UNREACHABLE, EventKind.CLUSTER_BACK]
     down = webhook.deliveries.order_by("id").first()
     assert down.payload["summary"] == "[prod] Cluster is unreachable: unreachable: no answer"
+
+
+def test_it_notifies_a_broker_whose_canary_latency_leaves_its_band(empty_cluster, webhook):
+    t0 = timezone.now()
+    for i, p99 in enumerate([5.0, 300.0, 310.0, 6.0]):
+        window = CanaryWindow.objects.create(
+            cluster=empty_cluster,
+            broker_id=2,
+            at=t0 + timedelta(seconds=5 * i),
+            sent=10,
+            acked=10,
+            received=10,
+            errors=0,
+            produce_p50_ms=p99,
+            produce_p99_ms=p99,
+        )
+        canary_bands_update(cluster=empty_cluster, windows=[window])
+
+    assert events_sent(webhook) == [EventKind.CANARY_SLOW, EventKind.CANARY_BACK]
+    slow, back = webhook.deliveries.order_by("id")
+    assert slow.payload["summary"] == "[prod] Broker 2: canary p99 310 ms > its band 50 ms"
+    assert slow.payload["data"]["p99_ms"] == 310.0
+    assert back.payload["summary"] == "[prod] Broker 2: canary p99 back in its band (≤ 50 ms)"

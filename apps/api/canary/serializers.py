@@ -20,3 +20,13 @@ class CanaryWindowSerializer(serializers.Serializer):
     end_to_end_p50_ms = serializers.FloatField(allow_null=True)
     end_to_end_p99_ms = serializers.FloatField(allow_null=True)
     last_error = serializers.CharField()
+
+
+class CanaryBandSerializer(serializers.Serializer):
+    broker_id = serializers.IntegerField()
+    baseline_ms = serializers.FloatField(
+        allow_null=True, help_text="Moving average of the broker's p99 while in its band."
+    )
+    top_ms = serializers.FloatField(help_text="The band's top: max(baseline x factor, floor).")
+    outside = serializers.BooleanField(help_text="The last rounds put the broker out of it.")
+    changed_at = serializers.DateTimeField(help_text="When it last left or came back.")
