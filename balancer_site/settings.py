@@ -356,6 +356,11 @@ CANARY_BAND_FACTOR = env.float("CANARY_BAND_FACTOR", 2.0)
 CANARY_BAND_FLOOR_MS = env.float("CANARY_BAND_FLOOR_MS", 50.0)
 CANARY_BAND_STRIKES = env.int("CANARY_BAND_STRIKES", 2)
 CANARY_BASELINE_MINUTES = env.float("CANARY_BASELINE_MINUTES", 30.0)
+# The adaptive throttle (apps/plans/services/throttle_auto.py), bytes/s: where a run
+# starts, what each canary round within the objective adds, how low a halving goes.
+THROTTLE_AUTO_START = env.int("THROTTLE_AUTO_START", 5_000_000)
+THROTTLE_AUTO_STEP = env.int("THROTTLE_AUTO_STEP", 5_000_000)
+THROTTLE_AUTO_MIN = env.int("THROTTLE_AUTO_MIN", 1_000_000)
 
 # --- Plans: detection and execution -------------------------------------------
 # Defaults of a new cluster policy (each cluster's policy is edited on its dashboard page).

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from django.conf import settings
 from django.db import transaction
 
@@ -22,11 +24,26 @@ def band_rules() -> BandRules:
     )
 
 
-def canary_bands_update(*, cluster: Cluster, windows: list[CanaryWindow]) -> list[CanaryBand]:
+@dataclass(frozen=True)
+class BrokerJudgement:
+    """One broker's round against the top of its band as it stood before the round."""
+
+    broker_id: int
+    sent: int
+    acked: int
+    p99_ms: float | None
+    top_ms: float
+
+    @property
+    def within(self) -> bool:
+        return self.acked == self.sent and self.p99_ms is not None and self.p99_ms <= self.top_ms
+
+
+def canary_bands_update(*, cluster: Cluster, windows: list[CanaryWindow]) -> list[BrokerJudgement]:
     """Step each measured broker's band by its window; send `canary_band_changed` for
-    each broker that left or came back into its band. The bands that changed side."""
+    each broker that left or came back into its band. Each broker's judgement."""
     rules = band_rules()
-    changed: list[CanaryBand] = []
+    judged: list[BrokerJudgement] = []
     with transaction.atomic():
         bands = {
             b.broker_id: b
@@ -46,13 +63,21 @@ def canary_bands_update(*, cluster: Cluster, windows: list[CanaryWindow]) -> lis
             after = band_step(state=before, p99_ms=w.produce_p99_ms, acked=w.acked, rules=rules)
             # judged against the top the round was measured against
             top = band_top_ms(baseline_ms=before.baseline_ms, rules=rules)
+            judged.append(
+                BrokerJudgement(
+                    broker_id=w.broker_id,
+                    sent=w.sent,
+                    acked=w.acked,
+                    p99_ms=w.produce_p99_ms,
+                    top_ms=top,
+                )
+            )
             band.baseline_ms = after.baseline_ms
             band.strikes = after.strikes
             band.top_ms = band_top_ms(baseline_ms=after.baseline_ms, rules=rules)
             if after.outside != before.outside:
                 band.outside = after.outside
                 band.changed_at = w.at
-                changed.append(band)
                 band.save()
                 canary_band_changed.send(
                     sender=Cluster,
@@ -66,4 +91,4 @@ def canary_bands_update(*, cluster: Cluster, windows: list[CanaryWindow]) -> lis
                 )
             else:
                 band.save()
-    return changed
+    return judged

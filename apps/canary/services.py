@@ -1,6 +1,6 @@
 """The canary round of one cluster: keep the canary topic placed, probe every broker,
-store what each felt (judged against its band), and forget rounds older than the
-retention."""
+store what each felt (judged against its band, which steers adaptive throttles), and
+forget rounds older than the retention."""
 
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ from .band_updates import canary_bands_update
 from .models import CanaryWindow
 from .probes import canary_probe_drop, canary_probe_for
 from .stats import percentile
+from .throttle_feedback import canary_throttle_feedback
 
 logger = logging.getLogger(__name__)
 
@@ -80,7 +81,8 @@ def canary_round(*, cluster: Cluster) -> list[CanaryWindow] | None:
             for broker, result in sorted(results.items())
         ]
         CanaryWindow.objects.bulk_create(windows)
-        canary_bands_update(cluster=cluster, windows=windows)
+        judged = canary_bands_update(cluster=cluster, windows=windows)
+        canary_throttle_feedback(cluster=cluster, judged=judged)
         canary_prune(cluster=cluster, before=now - timedelta(hours=settings.CANARY_RETENTION_HOURS))
         if round_outcome_record(row=lease, error=""):
             logger.warning("cluster %s: canary measures again", cluster.name)

@@ -47,6 +47,7 @@ class ExecutionAction(StrEnum):
     THROTTLE_SET = "execution.throttle_set"
     THROTTLE_CHANGED = "execution.throttle_changed"
     THROTTLE_REMOVED = "execution.throttle_removed"
+    THROTTLE_ADAPTED = "execution.throttle_adapted"
 
 
 class PolicyAction(StrEnum):

@@ -88,6 +88,13 @@ class ClusterPolicy(models.Model):
     throttle_bytes_per_sec = models.BigIntegerField(
         default=_default_throttle, help_text="Replication throttle during execution; 0: none."
     )
+    throttle_auto = models.BooleanField(
+        default=False,
+        db_default=False,
+        help_text="Adaptive throttle: start low, raise it while every broker's canary p99 "
+        "stays in its band, halve it when one leaves; never above the throttle above (or "
+        "the approver's), which is its ceiling.",
+    )
     max_moves_per_broker = models.PositiveIntegerField(default=_default_moves_per_broker)
     max_moves_cluster = models.PositiveIntegerField(default=_default_moves_cluster)
     # Bookkeeping of the detector, not an operator setting (not audited).
@@ -388,6 +395,9 @@ class Execution(models.Model):
     )
     approved_max_moves_cluster = models.PositiveIntegerField(null=True, blank=True, editable=False)
     # What was throttled (rate, brokers, topics), so cleanup deletes exactly that.
+    # The canary steers throttle_rate (services/throttle_auto.py); an operator's own
+    # throttle turns it off.
+    throttle_auto = models.BooleanField(default=False, db_default=False)
     throttle = models.JSONField(default=dict, blank=True)
     throttle_applied = models.BooleanField(default=False)
     batches = models.PositiveIntegerField(default=0)

@@ -24,6 +24,7 @@ from ..kafka_ops import KafkaOps, PartitionInfo, PartitionKey, kafka_ops_resolve
 from ..models import Execution, MoveState, Plan, PlanMove, PlanState
 from ..services.actors import EXECUTOR
 from ..services.estimate import plan_estimate
+from ..services.throttle_auto import throttle_auto_begin
 from ..services.transitions import plan_transition
 from .batches import batch_submit
 from .doomed import doomed_moves_fail
@@ -133,6 +134,7 @@ def _execution_begin(*, plan: Plan, kafka: KafkaOps) -> bool:
         plan.refresh_from_db(fields=["bytes_to_move"])
         execution.bytes_total = max(plan.bytes_to_move, sum(m.bytes for m in moves))
         execution.save(update_fields=["bytes_total", "updated_at"])
+        throttle_auto_begin(execution=execution)
         plan_transition(
             plan=plan,
             to=PlanState.EXECUTING,

@@ -161,11 +161,17 @@ def execution_tune(
         before |= {"duration_estimate_seconds": plan.duration_estimate_seconds}
         for key, value in changes.items():
             setattr(execution, key, value)
+        # an operator's own throttle ends the adaptive one
+        auto_off = "throttle_rate" in changes and execution.throttle_auto
+        if auto_off:
+            execution.throttle_auto = False
+            before["throttle_auto"] = True
         # An approver's values are the bounds operators tune within from now on.
         bounds = {f"approved_{k}": v for k, v in changes.items()} if approver else {}
         for key, value in bounds.items():
             setattr(execution, key, value)
-        execution.save(update_fields=[*changes, *bounds, "updated_at"])
+        auto = ["throttle_auto"] if auto_off else []
+        execution.save(update_fields=[*changes, *bounds, *auto, "updated_at"])
         # Re-estimated at once: the page's copy time and ETA follow the new setting.
         copy = plan_reestimate_remaining(plan=plan, execution=execution)
         plan_audit_record(
@@ -174,6 +180,7 @@ def execution_tune(
             plan=plan,
             before=before,
             after=changes
+            | ({"throttle_auto": False} if auto_off else {})
             | {
                 "duration_estimate_seconds": plan.duration_estimate_seconds,
                 "eta_seconds": copy.seconds,

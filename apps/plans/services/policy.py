@@ -31,6 +31,7 @@ POLICY_FIELDS = (
     "auto_approve_max_bytes",
     "four_eyes",
     "throttle_bytes_per_sec",
+    "throttle_auto",
     "max_moves_per_broker",
     "max_moves_cluster",
 )

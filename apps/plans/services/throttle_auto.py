@@ -1,0 +1,108 @@
+"""The adaptive throttle (`throttle: auto`): additive increase while clients feel
+nothing, multiplicative decrease when they do (AIMD, as TCP does).
+
+The canary judges each round (`ThrottleVerdict`); each running execution with
+`throttle_auto` then gets its `throttle_rate` raised by THROTTLE_AUTO_STEP up to its
+ceiling (what the approver, else the policy, allows) or halved down to
+THROTTLE_AUTO_MIN. The executor applies the rate to Kafka at its next step
+(`executor/throttles.py` `throttles_retune`); here only the row and its audit are
+written, so no transaction waits on Kafka.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.db import transaction
+
+from apps.clusters.models import Cluster
+
+from ..actions import ExecutionAction
+from ..models import Execution, PlanState
+from .actors import EXECUTOR
+from .execution_control import execution_bounds
+from .plan_audit import plan_audit_record
+from .policy import policy_get
+
+# A ceiling for a run approved without any throttle (0): the rate still adapts.
+UNTHROTTLED_CEILING = 1_000_000_000
+
+
+@dataclass(frozen=True)
+class ThrottleVerdict:
+    """One canary round's judgement: did every broker keep the client objective, and
+    in a few words why not (or what held)."""
+
+    met: bool
+    reason: str
+
+
+def rate_text(rate: int) -> str:
+    return f"{rate / 1e6:.1f} MB/s"
+
+
+def throttle_auto_ceiling(*, execution: Execution) -> int:
+    ceiling = execution_bounds(plan=execution.plan, execution=execution)["throttle_rate"]
+    return ceiling if ceiling > 0 else UNTHROTTLED_CEILING
+
+
+def throttle_auto_next(*, rate: int, ceiling: int, met: bool) -> int:
+    """The next rate: one step up while the objective holds, half when it breaks."""
+    if met:
+        return min(ceiling, rate + settings.THROTTLE_AUTO_STEP)
+    return min(ceiling, max(settings.THROTTLE_AUTO_MIN, rate // 2))
+
+
+def throttle_auto_begin(*, execution: Execution) -> None:
+    """Start a run's adaptive throttle low if its cluster's policy asks for it; the
+    throttle the approver chose (else the policy's) is its ceiling. Inside the
+    executor's start transaction."""
+    if execution.throttle_auto or not policy_get(cluster=execution.plan.cluster).throttle_auto:
+        return
+    ceiling = throttle_auto_ceiling(execution=execution)
+    rate = min(ceiling, settings.THROTTLE_AUTO_START)
+    execution.throttle_auto = True
+    execution.throttle_rate = rate
+    execution.save(update_fields=["throttle_auto", "throttle_rate", "updated_at"])
+    plan_audit_record(
+        actor=EXECUTOR,
+        action=ExecutionAction.THROTTLE_ADAPTED,
+        plan=execution.plan,
+        after={"throttle_rate": rate, "ceiling": ceiling},
+        reason=f"started at {rate_text(rate)} (auto, ceiling {rate_text(ceiling)})",
+    )
+
+
+def executions_throttle_adapt(*, cluster: Cluster, verdict: ThrottleVerdict) -> list[Execution]:
+    """Step the adaptive throttle of every running execution of `cluster` that has one
+    by one canary round's verdict; the executions whose rate changed."""
+    changed = []
+    ids = Execution.objects.filter(
+        plan__cluster=cluster, plan__state=PlanState.EXECUTING, throttle_auto=True, paused=False
+    ).values_list("pk", flat=True)
+    for pk in ids:
+        with transaction.atomic():
+            execution = (
+                Execution.objects.select_for_update().select_related("plan").filter(pk=pk).first()
+            )
+            if execution is None or not execution.throttle_auto:
+                continue
+            ceiling = throttle_auto_ceiling(execution=execution)
+            rate = int(execution.throttle_rate or settings.THROTTLE_AUTO_START)
+            new = throttle_auto_next(rate=rate, ceiling=ceiling, met=verdict.met)
+            if new == rate:
+                continue
+            execution.throttle_rate = new
+            execution.save(update_fields=["throttle_rate", "updated_at"])
+            word = "raised" if new > rate else "lowered"
+            plan_audit_record(
+                actor=EXECUTOR,
+                action=ExecutionAction.THROTTLE_ADAPTED,
+                plan=execution.plan,
+                before={"throttle_rate": rate},
+                after={"throttle_rate": new, "ceiling": ceiling},
+                reason=f"{word} to {rate_text(new)}: {verdict.reason}",
+            )
+            changed.append(execution)
+    return changed

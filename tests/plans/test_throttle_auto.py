@@ -1,0 +1,132 @@
+"""The adaptive throttle against an in-memory Kafka: a run starts low, each canary round
+within the objective adds a step up to the approver's ceiling, a round outside it
+halves the rate (never under the floor), the executor's next step writes the new rate
+to the brokers, every change is audited with its reason, and an operator's own
+throttle ends it."""
+
+import pytest
+
+from apps.audit.models import AuditEvent
+from apps.canary.band_updates import BrokerJudgement
+from apps.canary.throttle_feedback import canary_verdict
+from apps.plans.executor import execution_step
+from apps.plans.models import Execution, Plan
+from apps.plans.services import plan_approve
+from apps.plans.services.execution_control import execution_tune
+from apps.plans.services.throttle_auto import (
+    ThrottleVerdict,
+    executions_throttle_adapt,
+    throttle_auto_next,
+)
+from tests.plans.fakes import FakeKafka
+from tests.support.factories import cluster_apply, plan_from_assignment, policy_set
+
+pytestmark = pytest.mark.django_db
+
+BEFORE = {("t", i): [1, 2] if i % 2 else [2, 1] for i in range(12)}
+AFTER = {("t", i): [3, 1] if i % 2 else [3, 2] for i in range(12)}
+MET = ThrottleVerdict(met=True, reason="every broker's canary p99 in its band")
+BROKEN = ThrottleVerdict(met=False, reason="broker 2 p99 140 ms > 50 ms")
+
+
+@pytest.fixture(autouse=True)
+def _steps(settings) -> None:
+    settings.THROTTLE_AUTO_START = 4_000_000
+    settings.THROTTLE_AUTO_STEP = 2_000_000
+    settings.THROTTLE_AUTO_MIN = 1_500_000
+
+
+@pytest.fixture
+def kafka() -> FakeKafka:
+    return FakeKafka(
+        assignment={k: list(v) for k, v in BEFORE.items()},
+        sizes={k: 1000 for k in BEFORE},
+        ticks=50,
+    )
+
+
+@pytest.fixture
+def plan(orders_cluster, admin_member) -> Plan:
+    cluster_apply(orders_cluster, BEFORE)
+    policy_set(orders_cluster, admin_member, throttle_bytes_per_sec=9_000_000, throttle_auto=True)
+    plan = plan_from_assignment(orders_cluster, AFTER, BEFORE, actor=admin_member)
+    plan_approve(plan=plan, user=admin_member)
+    return plan
+
+
+def _rate_written(kafka: FakeKafka) -> str:
+    brokers, _ = kafka.config_writes[-1]
+    return brokers[3]["leader.replication.throttled.rate"]
+
+
+def test_it_steps_up_to_the_ceiling_and_halves_down_to_the_floor(settings) -> None:
+    assert throttle_auto_next(rate=4_000_000, ceiling=9_000_000, met=True) == 6_000_000
+    assert throttle_auto_next(rate=8_000_000, ceiling=9_000_000, met=True) == 9_000_000
+    assert throttle_auto_next(rate=8_000_000, ceiling=9_000_000, met=False) == 4_000_000
+    assert throttle_auto_next(rate=2_000_000, ceiling=9_000_000, met=False) == 1_500_000
+
+
+def test_it_judges_a_round_by_its_failed_writes_first_then_its_slowest_broker() -> None:
+    ok = BrokerJudgement(broker_id=1, sent=10, acked=10, p99_ms=20.0, top_ms=50.0)
+    slow = BrokerJudgement(broker_id=2, sent=10, acked=10, p99_ms=140.0, top_ms=50.0)
+    lost = BrokerJudgement(broker_id=3, sent=10, acked=7, p99_ms=9.0, top_ms=50.0)
+
+    assert canary_verdict(judged=[]) is None
+    assert canary_verdict(judged=[ok]).met
+    assert canary_verdict(judged=[ok, slow]) == ThrottleVerdict(
+        met=False, reason="broker 2 p99 140 ms > 50 ms"
+    )
+    assert canary_verdict(judged=[ok, slow, lost]).reason == (
+        "broker 3: 3 of 10 canary writes failed"
+    )
+
+
+def test_it_starts_low_and_follows_the_canary_within_the_ceiling(plan, kafka) -> None:
+    execution_step(plan=plan, kafka=kafka)
+    execution = Execution.objects.get(plan=plan)
+    assert execution.throttle_auto and execution.throttle_rate == 4_000_000
+    assert _rate_written(kafka) == "4000000"
+
+    for _ in range(3):
+        executions_throttle_adapt(cluster=plan.cluster, verdict=MET)
+    execution.refresh_from_db()
+    assert execution.throttle_rate == 9_000_000  # 4 -> 6 -> 8 -> 9 (the ceiling)
+    execution_step(plan=plan, kafka=kafka)
+    assert _rate_written(kafka) == "9000000"
+
+    executions_throttle_adapt(cluster=plan.cluster, verdict=BROKEN)
+    execution_step(plan=plan, kafka=kafka)
+    assert _rate_written(kafka) == "4500000"
+
+    reasons = list(
+        AuditEvent.objects.filter(action="execution.throttle_adapted")
+        .order_by("id")
+        .values_list("reason", flat=True)
+    )
+    assert reasons == [
+        "started at 4.0 MB/s (auto, ceiling 9.0 MB/s)",
+        "raised to 6.0 MB/s: every broker's canary p99 in its band",
+        "raised to 8.0 MB/s: every broker's canary p99 in its band",
+        "raised to 9.0 MB/s: every broker's canary p99 in its band",
+        "lowered to 4.5 MB/s: broker 2 p99 140 ms > 50 ms",
+    ]
+
+
+def test_it_stops_adapting_once_an_operator_sets_a_throttle(plan, kafka, admin_member) -> None:
+    execution_step(plan=plan, kafka=kafka)
+
+    execution_tune(plan=plan, user=admin_member, throttle_rate=3_000_000)
+    executions_throttle_adapt(cluster=plan.cluster, verdict=MET)
+
+    execution = Execution.objects.get(plan=plan)
+    assert not execution.throttle_auto and execution.throttle_rate == 3_000_000
+    tuned = AuditEvent.objects.filter(action="execution.tuned").latest("id")
+    assert tuned.after["throttle_auto"] is False
+
+
+def test_it_leaves_a_run_without_auto_alone(plan, kafka, orders_cluster, admin_member) -> None:
+    policy_set(orders_cluster, admin_member, throttle_auto=False)
+    execution_step(plan=plan, kafka=kafka)
+
+    assert executions_throttle_adapt(cluster=plan.cluster, verdict=BROKEN) == []
+    assert Execution.objects.get(plan=plan).throttle_rate is None
