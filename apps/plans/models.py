@@ -398,6 +398,8 @@ class Execution(models.Model):
     # The canary steers throttle_rate (services/throttle_auto.py); an operator's own
     # throttle turns it off.
     throttle_auto = models.BooleanField(default=False, db_default=False)
+    # Until the objective first breaks, the adaptive throttle doubles (a slow start).
+    throttle_auto_doubling = models.BooleanField(default=True, db_default=True)
     throttle = models.JSONField(default=dict, blank=True)
     throttle_applied = models.BooleanField(default=False)
     batches = models.PositiveIntegerField(default=0)

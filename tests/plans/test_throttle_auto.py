@@ -1,8 +1,8 @@
 """The adaptive throttle against an in-memory Kafka: a run starts low, each canary round
-within the objective adds a step up to the approver's ceiling, a round outside it
-halves the rate (never under the floor), the executor's next step writes the new rate
-to the brokers, every change is audited with its reason, and an operator's own
-throttle ends it."""
+within the objective doubles the rate until the first round outside it (which halves
+it, never under the floor) and adds a step after that, up to the approver's ceiling;
+the executor's next step writes the new rate to the brokers, every change is audited
+with its reason, and an operator's own throttle ends it."""
 
 import pytest
 
@@ -60,10 +60,15 @@ def _rate_written(kafka: FakeKafka) -> str:
 
 
 def test_it_steps_up_to_the_ceiling_and_halves_down_to_the_floor(settings) -> None:
-    assert throttle_auto_next(rate=4_000_000, ceiling=9_000_000, met=True) == 6_000_000
-    assert throttle_auto_next(rate=8_000_000, ceiling=9_000_000, met=True) == 9_000_000
-    assert throttle_auto_next(rate=8_000_000, ceiling=9_000_000, met=False) == 4_000_000
-    assert throttle_auto_next(rate=2_000_000, ceiling=9_000_000, met=False) == 1_500_000
+    def step(rate: int, met: bool, doubling: bool = False) -> int:
+        return throttle_auto_next(rate=rate, ceiling=9_000_000, met=met, doubling=doubling)
+
+    assert step(3_000_000, True, doubling=True) == 6_000_000
+    assert step(6_000_000, True, doubling=True) == 9_000_000
+    assert step(4_000_000, True) == 6_000_000
+    assert step(8_000_000, True) == 9_000_000
+    assert step(8_000_000, False) == 4_000_000
+    assert step(2_000_000, False) == 1_500_000
 
 
 def test_it_judges_a_round_by_its_failed_writes_first_then_its_slowest_broker() -> None:
@@ -87,16 +92,19 @@ def test_it_starts_low_and_follows_the_canary_within_the_ceiling(plan, kafka) ->
     assert execution.throttle_auto and execution.throttle_rate == 4_000_000
     assert _rate_written(kafka) == "4000000"
 
-    for _ in range(3):
-        executions_throttle_adapt(cluster=plan.cluster, verdict=MET)
+    executions_throttle_adapt(cluster=plan.cluster, verdict=MET)
+    executions_throttle_adapt(cluster=plan.cluster, verdict=MET)
     execution.refresh_from_db()
-    assert execution.throttle_rate == 9_000_000  # 4 -> 6 -> 8 -> 9 (the ceiling)
+    assert execution.throttle_rate == 9_000_000  # 4 -> 8 -> 9 (the ceiling)
     execution_step(plan=plan, kafka=kafka)
     assert _rate_written(kafka) == "9000000"
 
     executions_throttle_adapt(cluster=plan.cluster, verdict=BROKEN)
     execution_step(plan=plan, kafka=kafka)
     assert _rate_written(kafka) == "4500000"
+    executions_throttle_adapt(cluster=plan.cluster, verdict=MET)  # a step, no doubling
+    execution_step(plan=plan, kafka=kafka)
+    assert _rate_written(kafka) == "6500000"
 
     reasons = list(
         AuditEvent.objects.filter(action="execution.throttle_adapted")
@@ -105,10 +113,10 @@ def test_it_starts_low_and_follows_the_canary_within_the_ceiling(plan, kafka) ->
     )
     assert reasons == [
         "started at 4.0 MB/s (auto, ceiling 9.0 MB/s)",
-        "raised to 6.0 MB/s: every broker's canary p99 in its band",
         "raised to 8.0 MB/s: every broker's canary p99 in its band",
         "raised to 9.0 MB/s: every broker's canary p99 in its band",
         "lowered to 4.5 MB/s: broker 2 p99 140 ms > 50 ms",
+        "raised to 6.5 MB/s: every broker's canary p99 in its band",
     ]
 
 

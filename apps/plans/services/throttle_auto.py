@@ -1,12 +1,12 @@
-"""The adaptive throttle (`throttle: auto`): additive increase while clients feel
-nothing, multiplicative decrease when they do (AIMD, as TCP does).
+"""The adaptive throttle (`throttle: auto`): a slow start, then additive increase
+while clients feel nothing, multiplicative decrease when they do (AIMD, as TCP does).
 
 The canary judges each round (`ThrottleVerdict`); each running execution with
-`throttle_auto` then gets its `throttle_rate` raised by THROTTLE_AUTO_STEP up to its
-ceiling (what the approver, else the policy, allows) or halved down to
-THROTTLE_AUTO_MIN. The executor applies the rate to Kafka at its next step
-(`executor/throttles.py` `throttles_retune`); here only the row and its audit are
-written, so no transaction waits on Kafka.
+`throttle_auto` then gets its `throttle_rate` raised up to its ceiling (what the
+approver, else the policy, allows) — doubled until the objective first breaks, then by
+THROTTLE_AUTO_STEP — or halved down to THROTTLE_AUTO_MIN. The executor applies the
+rate to Kafka at its next step (`executor/throttles.py` `throttles_retune`); here only
+the row and its audit are written, so no transaction waits on Kafka.
 """
 
 from __future__ import annotations
@@ -47,10 +47,11 @@ def throttle_auto_ceiling(*, execution: Execution) -> int:
     return ceiling if ceiling > 0 else UNTHROTTLED_CEILING
 
 
-def throttle_auto_next(*, rate: int, ceiling: int, met: bool) -> int:
-    """The next rate: one step up while the objective holds, half when it breaks."""
+def throttle_auto_next(*, rate: int, ceiling: int, met: bool, doubling: bool) -> int:
+    """The next rate: up while the objective holds (double in the slow start, one step
+    after it), half when it breaks."""
     if met:
-        return min(ceiling, rate + settings.THROTTLE_AUTO_STEP)
+        return min(ceiling, rate * 2 if doubling else rate + settings.THROTTLE_AUTO_STEP)
     return min(ceiling, max(settings.THROTTLE_AUTO_MIN, rate // 2))
 
 
@@ -90,11 +91,15 @@ def executions_throttle_adapt(*, cluster: Cluster, verdict: ThrottleVerdict) -> 
                 continue
             ceiling = throttle_auto_ceiling(execution=execution)
             rate = int(execution.throttle_rate or settings.THROTTLE_AUTO_START)
-            new = throttle_auto_next(rate=rate, ceiling=ceiling, met=verdict.met)
-            if new == rate:
+            doubling = execution.throttle_auto_doubling
+            new = throttle_auto_next(rate=rate, ceiling=ceiling, met=verdict.met, doubling=doubling)
+            execution.throttle_auto_doubling = doubling and verdict.met
+            if new == rate and execution.throttle_auto_doubling == doubling:
                 continue
             execution.throttle_rate = new
-            execution.save(update_fields=["throttle_rate", "updated_at"])
+            execution.save(update_fields=["throttle_rate", "throttle_auto_doubling", "updated_at"])
+            if new == rate:
+                continue
             word = "raised" if new > rate else "lowered"
             plan_audit_record(
                 actor=EXECUTOR,
