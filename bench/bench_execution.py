@@ -231,7 +231,7 @@ def main() -> None:
     from apps.kafka_layer.clients import admin_client_create
 
     cluster_dev = DevCluster()
-    with cluster_dev.use(kafka=True, redis=False):
+    with cluster_dev.use(kafka=True, redis=True):  # the sync pushes to Channels
         bootstrap = cluster_dev.bootstrap_servers
         admin = admin_client_create(bootstrap_servers=bootstrap)
         topic = live.topic_name("bench-exec")

@@ -3,7 +3,8 @@
 The top of the band is max(baseline × CANARY_BAND_FACTOR, CANARY_BAND_FLOOR_MS): the
 floor keeps a fast, quiet broker's few milliseconds of noise from counting. A broker
 leaves its band after CANARY_BAND_STRIKES rounds in a row above the top (a round with
-nothing acknowledged counts as above); one round inside brings it back.
+nothing acknowledged counts as above); one round inside brings it back. The first
+round with a p99 sets the baseline, whatever it is: the band judges change.
 """
 
 from __future__ import annotations
@@ -41,6 +42,9 @@ def band_step(*, state: BandState, p99_ms: float | None, acked: int, rules: Band
     strikes = state.strikes + 1 if above else 0
     outside = strikes >= rules.strikes if above else False
     baseline = state.baseline_ms
+    if baseline is None and acked > 0 and p99_ms is not None:
+        # the first round measured sets the baseline: the band is about change
+        return BandState(baseline_ms=p99_ms, strikes=0, outside=False)
     if not above and p99_ms is not None:
         baseline = p99_ms if baseline is None else baseline + (p99_ms - baseline) * rules.weight
     return BandState(baseline_ms=baseline, strikes=strikes, outside=outside)

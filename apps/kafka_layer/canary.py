@@ -191,7 +191,12 @@ class CanaryProbe:
                 result.last_error = err.str()
                 return
             result.acked += 1
-            result.produce_ms.append((time.monotonic_ns() - sent_at[broker, seq]) / 1e6)
+            # librdkafka's own produce-to-acknowledgement time: the callback runs only
+            # when this thread polls, which may be a consume() wait later
+            latency = msg.latency()
+            if latency is None:
+                latency = (time.monotonic_ns() - sent_at[broker, seq]) / 1e9
+            result.produce_ms.append(latency * 1000.0)
 
         for seq in range(records):
             for broker, partition in leaders.items():

@@ -88,3 +88,10 @@ def test_it_signals_each_broker_leaving_and_coming_back_once(cluster, settings) 
     bands = {b.broker_id: b for b in CanaryBand.objects.filter(cluster=cluster)}
     assert not bands[1].outside and not bands[2].outside
     assert bands[2].baseline_ms == pytest.approx(5.0, abs=0.1)
+
+
+def test_it_sets_the_baseline_from_the_first_round_even_above_the_floor() -> None:
+    states = _steps([70.0, 70.0, 150.0, 160.0])
+    assert states[0].baseline_ms == 70.0
+    # top 140 ms, not the 50 ms floor: 70 is inside, 150 and 160 put it out
+    assert [s.outside for s in states] == [False, False, False, True]
