@@ -4,7 +4,9 @@ The top of the band is max(baseline × CANARY_BAND_FACTOR, CANARY_BAND_FLOOR_MS)
 floor keeps a fast, quiet broker's few milliseconds of noise from counting. A broker
 leaves its band after CANARY_BAND_STRIKES rounds in a row above the top (a round with
 nothing acknowledged counts as above); one round inside brings it back. The first
-round with a p99 sets the baseline, whatever it is: the band judges change.
+round with a p99 sets the baseline, whatever it is: the band judges change. The
+baseline is the plain mean of the rounds that fed it until there are as many as the
+moving average spans, a moving average after that.
 """
 
 from __future__ import annotations
@@ -26,6 +28,9 @@ class BandState:
     baseline_ms: float | None
     strikes: int
     outside: bool
+    # rounds that fed the baseline: the first ones weigh as a plain mean, so one slow
+    # first round (a new connection) does not set the band for half an hour
+    fed: int = 0
 
 
 def band_top_ms(*, baseline_ms: float | None, rules: BandRules) -> float:

@@ -58,7 +58,10 @@ def canary_bands_update(*, cluster: Cluster, windows: list[CanaryWindow]) -> lis
                     cluster=cluster, broker_id=w.broker_id, top_ms=rules.floor_ms, changed_at=w.at
                 )
             before = BandState(
-                baseline_ms=band.baseline_ms, strikes=band.strikes, outside=band.outside
+                baseline_ms=band.baseline_ms,
+                strikes=band.strikes,
+                outside=band.outside,
+                fed=band.fed,
             )
             after = band_step(state=before, p99_ms=w.produce_p99_ms, acked=w.acked, rules=rules)
             # judged against the top the round was measured against
@@ -74,6 +77,7 @@ def canary_bands_update(*, cluster: Cluster, windows: list[CanaryWindow]) -> lis
             )
             band.baseline_ms = after.baseline_ms
             band.strikes = after.strikes
+            band.fed = after.fed
             band.top_ms = band_top_ms(baseline_ms=after.baseline_ms, rules=rules)
             if after.outside != before.outside:
                 band.outside = after.outside

@@ -95,3 +95,12 @@ def test_it_sets_the_baseline_from_the_first_round_even_above_the_floor() -> Non
     assert states[0].baseline_ms == 70.0
     # top 140 ms, not the 50 ms floor: 70 is inside, 150 and 160 put it out
     assert [s.outside for s in states] == [False, False, False, True]
+
+
+def test_it_averages_the_first_rounds_plainly_so_a_slow_first_one_fades() -> None:
+    slow_rules = BandRules(factor=2.0, floor_ms=50.0, strikes=2, weight=0.001)
+    state = START
+    for p99 in [140.0, 50.0, 50.0, 50.0]:
+        state = band_step(state=state, p99_ms=p99, acked=10, rules=slow_rules)
+    assert state.baseline_ms == pytest.approx(72.5)  # the mean of the four
+    assert state.fed == 4
