@@ -49,7 +49,9 @@ def band_step(*, state: BandState, p99_ms: float | None, acked: int, rules: Band
     baseline = state.baseline_ms
     if baseline is None and acked > 0 and p99_ms is not None:
         # the first round measured sets the baseline: the band is about change
-        return BandState(baseline_ms=p99_ms, strikes=0, outside=False)
-    if not above and p99_ms is not None:
-        baseline = p99_ms if baseline is None else baseline + (p99_ms - baseline) * rules.weight
-    return BandState(baseline_ms=baseline, strikes=strikes, outside=outside)
+        return BandState(baseline_ms=p99_ms, strikes=0, outside=False, fed=1)
+    fed = state.fed
+    if not above and p99_ms is not None and baseline is not None:
+        fed += 1
+        baseline += (p99_ms - baseline) * max(rules.weight, 1.0 / fed)
+    return BandState(baseline_ms=baseline, strikes=strikes, outside=outside, fed=fed)
