@@ -227,6 +227,7 @@ def main() -> None:
     from devkit import live
     from devkit.users import user_make
 
+    from apps.canary.probes import canary_probe_drop
     from apps.clusters.services import cluster_register, cluster_sync
     from apps.kafka_layer.clients import admin_client_create
 
@@ -272,6 +273,7 @@ def main() -> None:
             traffic.stopped.set()
             canary.join(30)
             traffic.join(30)
+            canary_probe_drop(cluster=cluster)
         finally:
             live.topics_delete(admin, [topic, traffic_topic])
     calibration_after = calibrate()

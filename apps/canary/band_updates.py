@@ -32,11 +32,14 @@ class BrokerJudgement:
     sent: int
     acked: int
     p99_ms: float | None
-    top_ms: float
+    # None before the broker's first round: nothing to judge its latency by yet
+    top_ms: float | None
 
     @property
     def within(self) -> bool:
-        return self.acked == self.sent and self.p99_ms is not None and self.p99_ms <= self.top_ms
+        if self.acked < self.sent:
+            return False
+        return self.top_ms is None or (self.p99_ms is not None and self.p99_ms <= self.top_ms)
 
 
 def canary_bands_update(*, cluster: Cluster, windows: list[CanaryWindow]) -> list[BrokerJudgement]:
@@ -72,7 +75,7 @@ def canary_bands_update(*, cluster: Cluster, windows: list[CanaryWindow]) -> lis
                     sent=w.sent,
                     acked=w.acked,
                     p99_ms=w.produce_p99_ms,
-                    top_ms=top,
+                    top_ms=None if before.baseline_ms is None else top,
                 )
             )
             band.baseline_ms = after.baseline_ms

@@ -10,7 +10,8 @@ from .band_updates import BrokerJudgement
 
 def canary_verdict(*, judged: list[BrokerJudgement]) -> ThrottleVerdict | None:
     """Met when every broker measured acknowledged every write within the top of its
-    band; the worst broker says why not. None when no broker was measured."""
+    band; the worst broker says why not. None when no broker was measured, or none has
+    a band yet."""
     if not judged:
         return None
     failing = [j for j in judged if j.acked < j.sent]
@@ -20,13 +21,20 @@ def canary_verdict(*, judged: list[BrokerJudgement]) -> ThrottleVerdict | None:
             met=False,
             reason=f"broker {j.broker_id}: {j.sent - j.acked} of {j.sent} canary writes failed",
         )
+
+    def share(j: BrokerJudgement) -> tuple[float, int]:
+        return ((j.p99_ms or 0.0) / (j.top_ms or float("inf")), -j.broker_id)
+
     slow = [j for j in judged if not j.within]
     if slow:
-        j = max(slow, key=lambda j: ((j.p99_ms or 0.0) / j.top_ms, -j.broker_id))
+        j = max(slow, key=share)
         return ThrottleVerdict(
             met=False, reason=f"broker {j.broker_id} p99 {j.p99_ms:.0f} ms > {j.top_ms:.0f} ms"
         )
-    worst = max(judged, key=lambda j: ((j.p99_ms or 0.0) / j.top_ms, -j.broker_id))
+    banded = [j for j in judged if j.top_ms is not None]
+    if not banded:
+        return None  # every broker's first round: nothing to judge by yet
+    worst = max(banded, key=share)
     return ThrottleVerdict(
         met=True,
         reason=f"every broker's canary p99 in its band (worst: broker {worst.broker_id} "

@@ -76,7 +76,10 @@ def test_it_judges_a_round_by_its_failed_writes_first_then_its_slowest_broker() 
     slow = BrokerJudgement(broker_id=2, sent=10, acked=10, p99_ms=140.0, top_ms=50.0)
     lost = BrokerJudgement(broker_id=3, sent=10, acked=7, p99_ms=9.0, top_ms=50.0)
 
+    first = BrokerJudgement(broker_id=1, sent=10, acked=10, p99_ms=90.0, top_ms=None)
     assert canary_verdict(judged=[]) is None
+    assert canary_verdict(judged=[first]) is None  # no band yet: nothing to judge by
+    assert canary_verdict(judged=[first, ok]).met
     assert canary_verdict(judged=[ok]).met
     assert canary_verdict(judged=[ok, slow]) == ThrottleVerdict(
         met=False, reason="broker 2 p99 140 ms > 50 ms"
