@@ -361,6 +361,8 @@ CANARY_BASELINE_MINUTES = env.float("CANARY_BASELINE_MINUTES", 30.0)
 THROTTLE_AUTO_START = env.int("THROTTLE_AUTO_START", 5_000_000)
 THROTTLE_AUTO_STEP = env.int("THROTTLE_AUTO_STEP", 5_000_000)
 THROTTLE_AUTO_MIN = env.int("THROTTLE_AUTO_MIN", 1_000_000)
+# Canary rounds in a row outside the objective before the adaptive throttle halves.
+THROTTLE_AUTO_MISSES = env.int("THROTTLE_AUTO_MISSES", 2)
 
 # --- Plans: detection and execution -------------------------------------------
 # Defaults of a new cluster policy (each cluster's policy is edited on its dashboard page).

@@ -20,6 +20,7 @@ def canary_verdict(*, judged: list[BrokerJudgement]) -> ThrottleVerdict | None:
         return ThrottleVerdict(
             met=False,
             reason=f"broker {j.broker_id}: {j.sent - j.acked} of {j.sent} canary writes failed",
+            urgent=True,
         )
 
     def share(j: BrokerJudgement) -> tuple[float, int]:

@@ -400,6 +400,8 @@ class Execution(models.Model):
     throttle_auto = models.BooleanField(default=False, db_default=False)
     # Until the objective first breaks, the adaptive throttle doubles (a slow start).
     throttle_auto_doubling = models.BooleanField(default=True, db_default=True)
+    # Canary rounds in a row outside the objective, not yet acted on.
+    throttle_auto_misses = models.PositiveIntegerField(default=0, db_default=0)
     throttle = models.JSONField(default=dict, blank=True)
     throttle_applied = models.BooleanField(default=False)
     batches = models.PositiveIntegerField(default=0)

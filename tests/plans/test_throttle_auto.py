@@ -102,7 +102,10 @@ def test_it_starts_low_and_follows_the_canary_within_the_ceiling(plan, kafka) ->
     execution_step(plan=plan, kafka=kafka)
     assert _rate_written(kafka) == "9000000"
 
-    executions_throttle_adapt(cluster=plan.cluster, verdict=BROKEN)
+    executions_throttle_adapt(cluster=plan.cluster, verdict=BROKEN)  # one round: held
+    execution.refresh_from_db()
+    assert execution.throttle_rate == 9_000_000 and execution.throttle_auto_misses == 1
+    executions_throttle_adapt(cluster=plan.cluster, verdict=BROKEN)  # the second: halved
     execution_step(plan=plan, kafka=kafka)
     assert _rate_written(kafka) == "4500000"
     executions_throttle_adapt(cluster=plan.cluster, verdict=MET)  # a step, no doubling
@@ -121,6 +124,26 @@ def test_it_starts_low_and_follows_the_canary_within_the_ceiling(plan, kafka) ->
         "lowered to 4.5 MB/s: broker 2 p99 140 ms > 50 ms",
         "raised to 6.5 MB/s: every broker's canary p99 in its band",
     ]
+
+
+def test_it_halves_at_once_when_canary_writes_failed(plan, kafka) -> None:
+    execution_step(plan=plan, kafka=kafka)
+    failed = ThrottleVerdict(
+        met=False, reason="broker 3: 4 of 10 canary writes failed", urgent=True
+    )
+
+    executions_throttle_adapt(cluster=plan.cluster, verdict=failed)
+
+    assert Execution.objects.get(plan=plan).throttle_rate == 2_000_000
+
+
+def test_it_forgets_a_slow_round_followed_by_a_good_one(plan, kafka) -> None:
+    execution_step(plan=plan, kafka=kafka)
+    for verdict in (BROKEN, MET, BROKEN, MET):
+        executions_throttle_adapt(cluster=plan.cluster, verdict=verdict)
+
+    execution = Execution.objects.get(plan=plan)
+    assert execution.throttle_rate == 9_000_000 and execution.throttle_auto_misses == 0
 
 
 def test_it_stops_adapting_once_an_operator_sets_a_throttle(plan, kafka, admin_member) -> None:

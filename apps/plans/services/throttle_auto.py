@@ -4,7 +4,8 @@ while clients feel nothing, multiplicative decrease when they do (AIMD, as TCP d
 The canary judges each round (`ThrottleVerdict`); each running execution with
 `throttle_auto` then gets its `throttle_rate` raised up to its ceiling (what the
 approver, else the policy, allows) — doubled until the objective first breaks, then by
-THROTTLE_AUTO_STEP — or halved down to THROTTLE_AUTO_MIN. The executor applies the
+THROTTLE_AUTO_STEP — or halved down to THROTTLE_AUTO_MIN after THROTTLE_AUTO_MISSES
+rounds in a row outside it (at once when canary writes failed). The executor applies the
 rate to Kafka at its next step (`executor/throttles.py` `throttles_retune`); here only
 the row and its audit are written, so no transaction waits on Kafka.
 """
@@ -36,6 +37,8 @@ class ThrottleVerdict:
 
     met: bool
     reason: str
+    # writes failed: back off at once, not after THROTTLE_AUTO_MISSES rounds
+    urgent: bool = False
 
 
 def rate_text(rate: int) -> str:
@@ -77,7 +80,12 @@ def throttle_auto_begin(*, execution: Execution) -> None:
 
 def executions_throttle_adapt(*, cluster: Cluster, verdict: ThrottleVerdict) -> list[Execution]:
     """Step the adaptive throttle of every running execution of `cluster` that has one
-    by one canary round's verdict; the executions whose rate changed."""
+    by one canary round's verdict; the executions whose rate changed.
+
+    A round within the objective raises the rate. One outside it halves the rate when
+    it is the THROTTLE_AUTO_MISSES-th in a row, or at once when writes failed: a
+    single slow round is often one stalled request, and halving for it costs a plan
+    minutes of copying at a fraction of what the cluster can take."""
     changed = []
     ids = Execution.objects.filter(
         plan__cluster=cluster, plan__state=PlanState.EXECUTING, throttle_auto=True, paused=False
@@ -89,25 +97,43 @@ def executions_throttle_adapt(*, cluster: Cluster, verdict: ThrottleVerdict) -> 
             )
             if execution is None or not execution.throttle_auto:
                 continue
-            ceiling = throttle_auto_ceiling(execution=execution)
-            rate = int(execution.throttle_rate or settings.THROTTLE_AUTO_START)
-            doubling = execution.throttle_auto_doubling
-            new = throttle_auto_next(rate=rate, ceiling=ceiling, met=verdict.met, doubling=doubling)
-            execution.throttle_auto_doubling = doubling and verdict.met
-            if new == rate and execution.throttle_auto_doubling == doubling:
-                continue
-            execution.throttle_rate = new
-            execution.save(update_fields=["throttle_rate", "throttle_auto_doubling", "updated_at"])
-            if new == rate:
-                continue
-            word = "raised" if new > rate else "lowered"
-            plan_audit_record(
-                actor=EXECUTOR,
-                action=ExecutionAction.THROTTLE_ADAPTED,
-                plan=execution.plan,
-                before={"throttle_rate": rate},
-                after={"throttle_rate": new, "ceiling": ceiling},
-                reason=f"{word} to {rate_text(new)}: {verdict.reason}",
-            )
-            changed.append(execution)
+            if _adapt(execution=execution, verdict=verdict):
+                changed.append(execution)
     return changed
+
+
+def _adapt(*, execution: Execution, verdict: ThrottleVerdict) -> bool:
+    ceiling = throttle_auto_ceiling(execution=execution)
+    rate = int(execution.throttle_rate or settings.THROTTLE_AUTO_START)
+    misses = 0 if verdict.met else execution.throttle_auto_misses + 1
+    if verdict.met or verdict.urgent or misses >= settings.THROTTLE_AUTO_MISSES:
+        new = throttle_auto_next(
+            rate=rate, ceiling=ceiling, met=verdict.met, doubling=execution.throttle_auto_doubling
+        )
+        if not verdict.met:
+            misses = 0
+            execution.throttle_auto_doubling = False
+    else:
+        new = rate
+    execution.throttle_auto_misses = misses
+    execution.throttle_rate = new
+    execution.save(
+        update_fields=[
+            "throttle_rate",
+            "throttle_auto_doubling",
+            "throttle_auto_misses",
+            "updated_at",
+        ]
+    )
+    if new == rate:
+        return False
+    word = "raised" if new > rate else "lowered"
+    plan_audit_record(
+        actor=EXECUTOR,
+        action=ExecutionAction.THROTTLE_ADAPTED,
+        plan=execution.plan,
+        before={"throttle_rate": rate},
+        after={"throttle_rate": new, "ceiling": ceiling},
+        reason=f"{word} to {rate_text(new)}: {verdict.reason}",
+    )
+    return True
