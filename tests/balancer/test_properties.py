@@ -111,9 +111,13 @@ def impossible(snap: dict, mode: str, ids: list[int]) -> bool:
         return True
     if mode == "add-brokers" and not all(alive[b] for b in ids):
         return True
-    if mode in ("add-brokers", "remove-brokers") and not ids:
+    if mode in ("add-brokers", "remove-brokers", "demote") and not ids:
         return True
-    return mode != "leaders" and any(len(p["replicas"]) > len(usable) for p in snap["partitions"])
+    if mode == "demote" and not set(usable) - set(ids):
+        return True  # nobody left to lead
+    return mode not in ("leaders", "demote") and any(
+        len(p["replicas"]) > len(usable) for p in snap["partitions"]
+    )
 
 
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -122,7 +126,7 @@ def test_it_always_plans_within_the_contract(snap: dict, data) -> None:
     mode = data.draw(st.sampled_from(MODES), label="mode")
     all_ids = [b["id"] for b in snap["brokers"]]
     ids: list[int] = []
-    if mode in ("add-brokers", "remove-brokers"):
+    if mode in ("add-brokers", "remove-brokers", "demote"):
         ids = data.draw(st.lists(st.sampled_from(all_ids), min_size=1, max_size=2, unique=True))
     goals = data.draw(
         st.one_of(
@@ -163,7 +167,7 @@ def test_it_always_plans_within_the_contract(snap: dict, data) -> None:
         assert all(b in usable for b in added), (e, old)
         if mode == "add-brokers":
             assert all(b in ids for b in added)
-        if mode == "leaders":
+        if mode in ("leaders", "demote"):
             assert sorted(e["replicas"]) == sorted(old)
         # fix-offline and remove-brokers copy only what the unusable brokers force;
         # any other partition is at most reordered by the final leadership pass
@@ -173,6 +177,21 @@ def test_it_always_plans_within_the_contract(snap: dict, data) -> None:
         assert rack_violation(after_snap, e["replicas"], removed) <= rack_violation(
             snap, old, removed
         )
+
+    # a demoted broker follows every replica that is not demoted, and leads nothing
+    # another alive replica could lead, or the report says the goal is unmet (a
+    # capacity limit of every other replica's broker)
+    if mode == "demote":
+        alive = {b["id"] for b in snap["brokers"] if b["alive"]}
+        goal = next(g for g in pr.report["goals"] if g["name"] == "demoted-brokers")
+        for p in after_snap["partitions"]:
+            reps = p["replicas"]
+            if not all(r in alive for r in reps):
+                continue  # a partition with a dead replica is never listed
+            demoted_at = [i for i, r in enumerate(reps) if r in ids]
+            kept_at = [i for i, r in enumerate(reps) if r not in ids]
+            if demoted_at and kept_at and min(demoted_at) < max(kept_at):
+                assert demoted_at[0] == 0 and not goal["satisfied_final"], (p, ids, goal)
 
     # hard goals never worse: replicas on unusable brokers, capacities, max replicas
     def stranded(s: dict) -> int:
@@ -220,9 +239,14 @@ def test_it_always_plans_within_the_contract(snap: dict, data) -> None:
 
 @contextmanager
 def recording_moves() -> Iterator[list[tuple[str, int, int, int]]]:
-    """Every move_replica / move_leader call of the engine, in order."""
+    """Every move_replica / move_leader / swap_followers call of the engine, in order."""
     moves: list[tuple[str, int, int, int]] = []
     replica, leader = ClusterModel.move_replica, ClusterModel.move_leader
+    followers = ClusterModel.swap_followers
+
+    def swap_followers(self, p, k1, k2, goal):
+        moves.append(("f", p, k1, k2))
+        followers(self, p, k1, k2, goal)
 
     def move_replica(self, p, k, d, goal):
         moves.append(("r", p, k, d))
@@ -235,6 +259,7 @@ def recording_moves() -> Iterator[list[tuple[str, int, int, int]]]:
     with (
         mock.patch.object(ClusterModel, "move_replica", move_replica),
         mock.patch.object(ClusterModel, "move_leader", move_leader),
+        mock.patch.object(ClusterModel, "swap_followers", swap_followers),
     ):
         yield moves
 
@@ -243,7 +268,7 @@ def draw_request(snap: dict, data) -> tuple[str, list[int], PlannerOptions]:
     mode = data.draw(st.sampled_from(MODES), label="mode")
     all_ids = [b["id"] for b in snap["brokers"]]
     ids: list[int] = []
-    if mode in ("add-brokers", "remove-brokers"):
+    if mode in ("add-brokers", "remove-brokers", "demote"):
         ids = data.draw(st.lists(st.sampled_from(all_ids), min_size=1, max_size=2, unique=True))
     options = PlannerOptions(balance_threshold=data.draw(st.sampled_from([1.0, 1.1, 1.5])))
     return mode, ids, options
@@ -303,6 +328,8 @@ def test_it_plans_the_net_difference_of_all_moves(snap: dict, data) -> None:
         reps = lists[order[p]]
         if kind == "r":
             reps[k] = ids_sorted[d]
+        elif kind == "f":
+            reps[k], reps[d] = reps[d], reps[k]
         else:
             reps[0], reps[k] = reps[k], reps[0]
     start = {(p["topic"], p["partition"]): p for p in snap["partitions"]}

@@ -57,9 +57,9 @@ def propose(
     options.validate()
     snap = parse_snapshot(snapshot)
     t_parse = time.perf_counter()
-    setup = setup_mode(snap, mode, brokers)
+    setup = setup_mode(snap, mode, brokers, demoted=options.demoted)
     soft = options.goals if options.goals is not None else default_soft_goals(mode)
-    goals = build_goals(soft, options)
+    goals = build_goals(soft, options, demoted=setup.demoted is not None)
     model = ClusterModel(
         snap,
         setup,
@@ -91,9 +91,9 @@ def judge(
     options = options or PlannerOptions()
     options.validate()
     snap = parse_snapshot(snapshot)
-    setup = setup_mode(snap, mode, brokers)
+    setup = setup_mode(snap, mode, brokers, demoted=options.demoted)
     soft = options.goals if options.goals is not None else default_soft_goals(mode)
-    goals = build_goals(soft, options)
+    goals = build_goals(soft, options, demoted=setup.demoted is not None)
     named = {g.name for g in goals}
     goals += [g for g in build_leadership_pass(options) if g.name not in named]
     model = ClusterModel(

@@ -32,11 +32,12 @@ def _largest_replica(model: ClusterModel, j: int) -> float:
 
 
 def resource_figures(model: ClusterModel, assign: np.ndarray) -> dict[str, dict]:
-    """Per resource: ideal, max and min utilisation over ideal, over usable brokers."""
+    """Per resource: ideal, max and min utilisation over ideal, over the brokers it is
+    shared among (usable, and for what leadership carries not demoted)."""
     load = broker_loads(assign, model.fvec, model.lvec, model.n_brokers)
-    u = model.usable
     out: dict[str, dict] = {}
     for name, j in RESOURCES.items():
+        u = model.sharing(j)
         x = load[u, j]
         c = model.norm[u, j] if j not in COUNTS else np.ones(x.shape[0])
         total = float(x.sum())
@@ -60,8 +61,8 @@ def lower_bounds(model: ClusterModel, figures_after: dict[str, dict]) -> dict[st
     """No plan can get a ratio below these: max(1, largest replica / capacity / ideal)
     for loads, ceil(ideal) / ideal for counts."""
     out: dict[str, float] = {}
-    u = model.usable
     for name, j in RESOURCES.items():
+        u = model.sharing(j)
         ideal = figures_after[name]["ideal"]
         if ideal <= 0:
             out[name] = 1.0

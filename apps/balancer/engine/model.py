@@ -15,6 +15,7 @@ import numpy as np
 from .measures import (
     DISK,
     LEADER_BYTES_IN,
+    LEADER_MEASURES,
     N_MEASURES,
     NW_IN,
     NW_OUT,
@@ -45,6 +46,8 @@ class ModeSetup:
     leader_movable: np.ndarray  # (P,) partitions whose leadership the mode lets change
     removed: list[int] = field(default_factory=list)  # broker indices being removed
     added: list[int] = field(default_factory=list)  # broker indices being added
+    # (B,) brokers demoted: they lead nothing a plan can give to another (None: none)
+    demoted: np.ndarray | None = None
 
 
 class ClusterModel:
@@ -102,7 +105,13 @@ class ClusterModel:
         self.usable = setup.usable
         self.alive = snap.alive
         self.dest = setup.dest & setup.usable
-        self.leader_dest = setup.leader_dest & setup.usable
+        self.demoted = (
+            np.zeros(snap.n_brokers, dtype=bool) if setup.demoted is None else setup.demoted
+        )
+        # the brokers leadership is shared among: the measures leadership carries are
+        # balanced over them, a demoted broker being meant to carry none
+        self.leading = self.usable & ~self.demoted
+        self.leader_dest = setup.leader_dest & self.leading
         self.movable = setup.movable.copy()
         self.leader_movable = setup.leader_movable
         self.n_usable = int(self.usable.sum())
@@ -369,10 +378,15 @@ class ClusterModel:
                     return False
         return True
 
+    def sharing(self, j: int) -> np.ndarray:
+        """The brokers measure j is balanced over: the usable ones, less the demoted for
+        the measures leadership carries."""
+        return self.leading if j in LEADER_MEASURES else self.usable
+
     def open_leadership(self) -> None:
-        """Let leadership go to any usable broker in any partition, whatever the mode:
-        the final leadership pass reorders replica lists, which copies no data."""
-        self.leader_dest = self.usable.copy()
+        """Let leadership go to any usable broker not demoted, in any partition, whatever
+        the mode: the final leadership pass reorders replica lists, which copies no data."""
+        self.leader_dest = self.leading.copy()
         self.leader_movable = np.ones(self.n_partitions, dtype=bool)
 
     # ---------------------------------------------------------------- moves
@@ -410,6 +424,18 @@ class ClusterModel:
         self.note(p, goal)
         self.counter(goal).leader_moves += 1
 
+    def swap_followers(self, p: int, k1: int, k2: int, goal: str) -> None:
+        """Swap two followers' places in p's replica list: the order Kafka elects them
+        in when the leader fails; no load moves."""
+        assert k1 > 0 and k2 > 0
+        a = self.assign
+        a[p, k1], a[p, k2] = a[p, k2], a[p, k1]
+        mv = self.movable
+        mv[p, k1], mv[p, k2] = mv[p, k2], mv[p, k1]
+        if self.journal is not None:
+            self.journal.append(("f", p, k1, k2, goal))
+        self.note(p, goal)
+
     def begin(self) -> None:
         self.journal = []
 
@@ -424,6 +450,8 @@ class ClusterModel:
             if kind == "r":
                 self.move_replica(p, k, s, goal)
                 c.replica_moves -= 2
+            elif kind == "f":
+                self.swap_followers(p, k, s, goal)
             else:
                 self.move_leader(p, k, goal)
                 c.leader_moves -= 2

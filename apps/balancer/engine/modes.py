@@ -5,8 +5,11 @@ add-brokers     move load onto the brokers in IDS only (replicas and leadership)
 remove-brokers  drain IDS: every replica on them moves; only drained partitions change.
 fix-offline     only what dead brokers force: their replicas move, nothing else.
 leaders         leadership reordering only; no data is copied.
+demote          leadership off IDS (they go last in every replica list); no data is copied.
 
 Usable brokers are alive and not being removed; only they may receive replicas.
+Demoted brokers (IDS of `demote`, and any demotion that holds, whatever the mode)
+receive no leadership.
 """
 
 from __future__ import annotations
@@ -20,12 +23,13 @@ from .goals import SOFT_GOALS
 from .model import ModeSetup
 from .snapshot import Snapshot
 
-MODES = ("full", "add-brokers", "remove-brokers", "fix-offline", "leaders")
+MODES = ("full", "add-brokers", "remove-brokers", "fix-offline", "leaders", "demote")
 
 
 def default_soft_goals(mode: str) -> tuple[str, ...]:
-    if mode == "fix-offline":
-        return ()  # hard goals only: evacuate the dead, touch nothing else
+    if mode in ("fix-offline", "demote"):
+        # hard goals only: evacuate the dead / hand over the demoted's leadership
+        return ()
     return SOFT_GOALS
 
 
@@ -42,11 +46,13 @@ def _broker_indices(snap: Snapshot, brokers: Iterable[int]) -> list[int]:
     return sorted(out)
 
 
-def setup_mode(snap: Snapshot, mode: str, brokers: Iterable[int] = ()) -> ModeSetup:
+def setup_mode(
+    snap: Snapshot, mode: str, brokers: Iterable[int] = (), demoted: Iterable[int] = ()
+) -> ModeSetup:
     if mode not in MODES:
         raise PlanError(f"unknown mode {mode!r} (known: {', '.join(MODES)})")
     ids = _broker_indices(snap, brokers)
-    if mode in ("add-brokers", "remove-brokers"):
+    if mode in ("add-brokers", "remove-brokers", "demote"):
         if not ids:
             raise PlanError(f"mode {mode} needs the broker ids to act on")
     elif ids:
@@ -72,7 +78,7 @@ def setup_mode(snap: Snapshot, mode: str, brokers: Iterable[int] = ()) -> ModeSe
         movable = on_unusable
     elif mode == "fix-offline":
         movable = on_unusable & (~alive)[np.maximum(assign, 0)]
-    else:  # leaders
+    else:  # leaders, demote
         movable = np.zeros_like(cells)
     # remove-brokers drains: leadership changes only where a partition is drained
     if mode == "remove-brokers":
@@ -86,8 +92,16 @@ def setup_mode(snap: Snapshot, mode: str, brokers: Iterable[int] = ()) -> ModeSe
         leader_dest = np.zeros(b, dtype=bool)
     else:
         leader_dest = usable.copy()
+    demoted_mask = np.zeros(b, dtype=bool)
+    demoted_mask[_broker_indices(snap, demoted)] = True
+    if mode == "demote":
+        demoted_mask |= chosen
+    if demoted_mask.any():
+        leader_dest &= ~demoted_mask
+        if not (usable & ~demoted_mask).any():
+            raise PlanError("every alive broker would be demoted: none is left to lead")
 
-    if mode != "leaders":
+    if mode not in ("leaders", "demote"):
         n_usable = int(usable.sum())
         too_big = np.flatnonzero(snap.rf > n_usable)
         if too_big.shape[0]:
@@ -106,4 +120,5 @@ def setup_mode(snap: Snapshot, mode: str, brokers: Iterable[int] = ()) -> ModeSe
         leader_movable=leader_movable,
         removed=ids if mode == "remove-brokers" else [],
         added=ids if mode == "add-brokers" else [],
+        demoted=demoted_mask if demoted_mask.any() else None,
     )

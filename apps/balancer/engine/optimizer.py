@@ -36,6 +36,8 @@ def run(model: ClusterModel, goals: Sequence[Goal], leadership: Sequence[Goal] =
         model.open_leadership()
     _leadership_pass(model, leadership, stats)
     _trim_and_polish(model, goals, stats)
+    for g in goals:
+        g.finish(model)
     # measured again at the end: a goal satisfied in its turn must still be satisfied
     for g, st, first in zip([*goals, *extra], stats, start, strict=True):
         end = g.judge(model)

@@ -27,6 +27,8 @@ class PlannerOptions:
     capacity_threshold: share of a capacity a broker may use (0 < x <= 1).
     max_replicas_per_broker: hard cap on replicas per broker.
     allow_data_loss: re-create partitions whose every replica is on dead brokers.
+    demoted: broker ids that lead nothing another replica can lead, whatever the mode
+        (a demotion that holds; the `demote` mode adds its own brokers).
     """
 
     goals: tuple[str, ...] | None = None
@@ -35,6 +37,7 @@ class PlannerOptions:
     capacity_threshold: float = DEFAULT_CAPACITY_THRESHOLD
     max_replicas_per_broker: int = DEFAULT_MAX_REPLICAS_PER_BROKER
     allow_data_loss: bool = False
+    demoted: tuple[int, ...] = ()
 
     def validate(self) -> None:
         if not self.balance_threshold >= 1.0:

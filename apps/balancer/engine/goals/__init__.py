@@ -12,6 +12,7 @@ from ..options import PlannerOptions
 from .band import BandGoal
 from .capacity import CapacityGoal
 from .dead_brokers import DeadBrokersGoal
+from .demoted_brokers import DemotedBrokersGoal
 from .goal import Goal
 from .leader_bytes_in_distribution import LeaderBytesInDistributionGoal
 from .leader_distribution import LeaderDistributionGoal
@@ -39,6 +40,8 @@ SOFT_GOALS = (
     "leader-bytes-in-distribution",
 )
 ALL_GOALS = HARD_GOALS + SOFT_GOALS
+# The hard goal a demotion adds, right after dead-brokers (demoted_brokers.py).
+DEMOTION_GOAL = "demoted-brokers"
 # Goals the final leadership pass runs again, by reordering replica lists only.
 LEADERSHIP_GOALS = (
     "network-out-distribution",
@@ -52,6 +55,7 @@ def make_goal(name: str, options: PlannerOptions) -> Goal:
     cap = options.capacity_threshold
     factories = {
         "dead-brokers": lambda: DeadBrokersGoal(options.allow_data_loss),
+        DEMOTION_GOAL: DemotedBrokersGoal,
         "rack-awareness": RackAwarenessGoal,
         "max-replicas": lambda: MaxReplicasGoal(options.max_replicas_per_broker),
         "disk-capacity": lambda: CapacityGoal(DISK, cap),
@@ -71,10 +75,15 @@ def make_goal(name: str, options: PlannerOptions) -> Goal:
     return factory()
 
 
-def build_goals(soft: tuple[str, ...] | list[str], options: PlannerOptions) -> list[Goal]:
-    """Hard goals in their fixed order, then the requested soft goals in order."""
+def build_goals(
+    soft: tuple[str, ...] | list[str], options: PlannerOptions, *, demoted: bool = False
+) -> list[Goal]:
+    """Hard goals in their fixed order (with `demoted-brokers` after `dead-brokers`
+    while brokers are demoted), then the requested soft goals in order."""
     seen: set[str] = set()
     names = list(HARD_GOALS)
+    if demoted:
+        names.insert(1, DEMOTION_GOAL)
     for name in soft:
         if name in HARD_GOALS:
             continue  # always there, always first

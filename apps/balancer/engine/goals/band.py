@@ -42,14 +42,16 @@ class BandGoal(Goal):
         # the final leadership pass: reorder replica lists only, never copy data
         self.leadership_only = False
 
-    # subclasses return the band for usable brokers; unusable ones get (-inf, inf)
+    # subclasses return the band for the brokers the measure is shared among
+    # (model.sharing); the others get (-inf, inf)
     def band(self, model: ClusterModel) -> tuple[np.ndarray, np.ndarray]:
         raise NotImplementedError
 
     def _band(self, model: ClusterModel) -> tuple[np.ndarray, np.ndarray]:
         lo, hi = self.band(model)
-        lo = np.where(model.usable, lo, -np.inf)
-        hi = np.where(model.usable, hi, np.inf)
+        sharing = model.sharing(self.measure)
+        lo = np.where(sharing, lo, -np.inf)
+        hi = np.where(sharing, hi, np.inf)
         return lo, hi
 
     def prepare(self, model: ClusterModel) -> None:
@@ -71,7 +73,7 @@ class BandGoal(Goal):
     def _outside(self, model: ClusterModel) -> tuple[np.ndarray, ...]:
         lo, hi = self._band(model)
         x = model.load[:, self.measure]
-        u = model.usable
+        u = model.sharing(self.measure)
         over = np.where(u, np.maximum(x - hi - tolerance(hi), 0.0), 0.0)
         under = np.where(u, np.maximum(lo - x - tolerance(lo), 0.0), 0.0)
         return x, lo, hi, over, under

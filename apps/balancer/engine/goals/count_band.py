@@ -40,11 +40,13 @@ class CountBandGoal(BandGoal):
         self.threshold = threshold
 
     def band(self, model: ClusterModel) -> tuple[np.ndarray, np.ndarray]:
-        total = float(model.load[model.usable, self.measure].sum())
-        lo, hi = count_band(total, model.n_usable, self.threshold)
+        sharing = model.sharing(self.measure)
+        total = float(model.load[sharing, self.measure].sum())
+        lo, hi = count_band(total, int(sharing.sum()), self.threshold)
         b = model.n_brokers
         return np.full(b, lo), np.full(b, hi)
 
     def scale(self, model: ClusterModel) -> tuple[np.ndarray, str] | None:
-        total = float(model.load[model.usable, self.measure].sum())
-        return np.full(model.n_brokers, total / max(model.n_usable, 1)), "mean"
+        sharing = model.sharing(self.measure)
+        total = float(model.load[sharing, self.measure].sum())
+        return np.full(model.n_brokers, total / max(int(sharing.sum()), 1)), "mean"

@@ -25,6 +25,9 @@ class Goal:
     def register(self, model: ClusterModel) -> None:
         """Make this goal a constraint for every later move."""
 
+    def finish(self, model: ClusterModel) -> None:
+        """Last touches once every goal and pass has moved (follower order only)."""
+
     def violation(self, model: ClusterModel) -> float:
         raise NotImplementedError
 

@@ -19,7 +19,7 @@ def fair_share(model: ClusterModel, measure: int) -> np.ndarray:
     """Per broker, the load it would carry at the ideal utilisation: total load /
     total capacity x its capacity (or total / brokers without capacities)."""
     norm = model.norm[:, measure]
-    u = model.usable
+    u = model.sharing(measure)
     total = float(model.load[u, measure].sum())
     ideal = total / float(norm[u].sum()) if u.any() else 0.0
     return ideal * norm

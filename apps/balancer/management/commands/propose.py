@@ -71,7 +71,14 @@ class Command(BaseCommand):
         parser.add_argument("--output", required=True, help="where to write the plan JSON")
         parser.add_argument("--mode", default="full", help=f"one of {', '.join(MODES)}")
         parser.add_argument(
-            "--brokers", default="", help="comma-separated broker ids (add-/remove-brokers)"
+            "--brokers",
+            default="",
+            help="comma-separated broker ids (add-/remove-brokers, demote)",
+        )
+        parser.add_argument(
+            "--demoted",
+            default="",
+            help="comma-separated broker ids kept demoted: no plan makes them lead",
         )
         parser.add_argument("--report", help="where to write the report JSON")
         parser.add_argument(
@@ -135,10 +142,11 @@ class Command(BaseCommand):
             capacity_threshold=opts["capacity_threshold"],
             max_replicas_per_broker=opts["max_replicas_per_broker"],
             allow_data_loss=opts["allow_data_loss"],
+            demoted=tuple(self._brokers(opts["demoted"], "--demoted")),
         )
 
     @staticmethod
-    def _brokers(raw: str) -> list[int]:
+    def _brokers(raw: str, option: str = "--brokers") -> list[int]:
         out = []
         for item in raw.split(","):
             item = item.strip()
@@ -148,7 +156,7 @@ class Command(BaseCommand):
                 out.append(int(item))
             except ValueError:
                 raise CommandError(
-                    f"--brokers expects comma-separated broker ids, got {item!r}",
+                    f"{option} expects comma-separated broker ids, got {item!r}",
                     returncode=USAGE_ERROR,
                 ) from None
         return out
