@@ -12,6 +12,7 @@ from apps.core.url_converters import url_converters_register
 from .audit import views as audit
 from .canary import views as canary
 from .clusters import views as clusters
+from .demotions import views as demotions
 from .drains import views as drains
 from .metrics import views as metrics
 from .plans import views as plans
@@ -39,6 +40,16 @@ urlpatterns = [
         "clusters/<slug:name>/drained-brokers/<broker:node_id>/undrain/",
         drains.BrokerUndrainView.as_view(),
         name="broker-undrain",
+    ),
+    path(
+        "clusters/<slug:name>/demoted-brokers/",
+        demotions.DemotedBrokerListView.as_view(),
+        name="demoted-brokers",
+    ),
+    path(
+        "clusters/<slug:name>/demoted-brokers/<broker:node_id>/undemote/",
+        demotions.BrokerUndemoteView.as_view(),
+        name="broker-undemote",
     ),
     path("clusters/<slug:name>/topics/", clusters.TopicListView.as_view(), name="topics"),
     path(

@@ -27,6 +27,11 @@ urlpatterns = [
         views_drains.broker_undrain_view,
         name="broker-undrain",
     ),
+    path(
+        "clusters/<slug:name>/brokers/<broker:node_id>/undemote/",
+        views_drains.broker_undemote_view,
+        name="broker-undemote",
+    ),
     path("clusters/<slug:name>/plans/<int:plan_id>/", views.plan_page, name="plan"),
     path("clusters/<slug:name>/plans/<int:plan_id>/loads/", views.plan_loads, name="plan-loads"),
     path("clusters/<slug:name>/what-if/", views.whatif_page, name="what-if"),

@@ -48,6 +48,7 @@ from apps.plans.selectors import (
     cluster_audited_objects,
     cluster_health_get,
     cluster_health_list,
+    demoted_brokers_list,
     drained_brokers_list,
     plan_actions_get,
     plan_estimate_check,
@@ -109,6 +110,7 @@ def cluster_page(request: HttpRequest, name: str) -> HttpResponse:
         "health": cluster_health_get(cluster=cluster),
         "brokers": broker_rows_list(cluster=cluster),
         "drained": drained_brokers_list(cluster=cluster),
+        "demoted": demoted_brokers_list(cluster=cluster),
         "topics": topic_rows_page(
             cluster=cluster,
             search=request.GET.get("topic", "").strip()[:249],

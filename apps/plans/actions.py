@@ -58,6 +58,8 @@ class PolicyAction(StrEnum):
 class BrokerAction(StrEnum):
     DRAINED = "broker.drained"
     UNDRAINED = "broker.undrained"
+    DEMOTED = "broker.demoted"
+    UNDEMOTED = "broker.undemoted"
 
 
 # The action that ends an execution in each final state.

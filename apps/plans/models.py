@@ -154,6 +154,7 @@ class PlanMode(models.TextChoices):
     REMOVE_BROKERS = "remove-brokers", "remove brokers (drain)"
     FIX_OFFLINE = "fix-offline", "self-healing (dead brokers)"
     LEADERS = "leaders", "leaders only"
+    DEMOTE = "demote", "demote brokers (leadership off)"
     ROLLBACK = "rollback", "rollback"
 
 
@@ -449,3 +450,30 @@ class BrokerDrain(models.Model):
 
     def __str__(self) -> str:
         return f"broker {self.node_id} of {self.cluster.name} drained"
+
+
+class BrokerDemotion(models.Model):
+    """A broker an operator demoted (a completed demote plan): it leads nothing another
+    replica can lead and goes last in every replica list, in every plan the balancer
+    makes, until an operator undemotes it (the row is then deleted, audited). Cruise
+    Control's demote_broker, kept: for a broker under maintenance, or a slow one."""
+
+    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="demotions")
+    node_id = models.IntegerField()
+    demoted_at = models.DateTimeField()
+    demoted_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    # The demote plan that moved its leadership off.
+    plan = models.ForeignKey(
+        Plan, null=True, blank=True, on_delete=models.SET_NULL, related_name="demotions"
+    )
+
+    class Meta:
+        ordering = ["cluster", "node_id"]
+        constraints = [
+            models.UniqueConstraint(fields=["cluster", "node_id"], name="unique_cluster_demotion")
+        ]
+
+    def __str__(self) -> str:
+        return f"broker {self.node_id} of {self.cluster.name} demoted"

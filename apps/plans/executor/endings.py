@@ -10,6 +10,7 @@ from ..actions import EXECUTION_ENDED, ExecutionAction
 from ..kafka_ops import KafkaOpError, KafkaOps, PartitionKey, kafka_ops_resolve
 from ..models import Execution, MoveState, Plan, PlanMove, PlanState
 from ..services.actors import EXECUTOR
+from ..services.demotions import brokers_demoted_record
 from ..services.drains import brokers_drained_record, drains_rolled_back
 from ..services.plan_audit import plan_audit_record
 from ..services.transitions import plan_transition
@@ -23,7 +24,7 @@ def execution_finish(
 ) -> None:
     """Remove the throttles, then move the plan to its final `state`; a completed
     remove-brokers plan marks its brokers drained in the same transaction, a completed
-    rollback of one undrains them."""
+    rollback of one undrains them, a completed demote plan marks its brokers demoted."""
     throttles_remove(plan=plan, execution=execution, kafka=kafka)
     with transaction.atomic():
         plan_transition(
@@ -36,6 +37,7 @@ def execution_finish(
         )
         brokers_drained_record(plan=plan, actor=EXECUTOR)
         drains_rolled_back(plan=plan, actor=EXECUTOR)
+        brokers_demoted_record(plan=plan, actor=EXECUTOR)
 
 
 def execution_cancel(

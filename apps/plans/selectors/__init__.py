@@ -3,6 +3,7 @@
 from .actions import PlanActions, plan_actions_get
 from .audit_scope import audit_plan_clusters, cluster_audited_objects
 from .counts import plans_count_by_origin, plans_count_by_state
+from .demotions import DemotedBroker, demoted_broker_ids, demoted_brokers_list
 from .drains import DrainedBroker, drained_broker_ids, drained_brokers_list
 from .estimate import PlanEstimateCheck, plan_estimate_check
 from .exports import plan_export_json, plan_rollback_export_json
@@ -49,6 +50,7 @@ __all__ = [
     "plans_count_by_state",
     "PLAN_MOVE_ORDERINGS",
     "ClusterHealth",
+    "DemotedBroker",
     "DrainedBroker",
     "PlanEstimateCheck",
     "LoadsBeforeAfter",
@@ -68,6 +70,8 @@ __all__ = [
     "cluster_audited_objects",
     "cluster_health_get",
     "cluster_plans_stamp",
+    "demoted_broker_ids",
+    "demoted_brokers_list",
     "drained_broker_ids",
     "drained_brokers_list",
     "cluster_health_list",

@@ -13,6 +13,7 @@ audit trail), `permissions`, `estimate`, `sizes`.
 
 from .creation import plan_create, plan_create_from_proposal
 from .decisions import plan_approve, plan_auto_approve, plan_cancel, plan_reject, plan_stale_check
+from .demotions import broker_undemote, brokers_demoted_record
 from .detection import (
     cluster_detect,
     cluster_recheck,
@@ -29,6 +30,8 @@ from .rollback import plan_rollback_request
 
 __all__ = [
     "broker_undrain",
+    "broker_undemote",
+    "brokers_demoted_record",
     "brokers_drained_record",
     "POLICY_FIELDS",
     "REQUESTABLE_MODES",

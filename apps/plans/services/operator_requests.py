@@ -22,6 +22,7 @@ REQUESTABLE_MODES = (
     PlanMode.REMOVE_BROKERS,
     PlanMode.FIX_OFFLINE,
     PlanMode.LEADERS,
+    PlanMode.DEMOTE,
 )
 
 

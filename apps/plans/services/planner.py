@@ -1,13 +1,15 @@
-"""The bridge to the balancing engine: a cluster's policy becomes the planner's
-options, and the engine's refusal becomes an operator-facing error."""
+"""The bridge to the balancing engine: a cluster's policy (and its demoted brokers)
+becomes the planner's options, and the engine's refusal becomes an operator-facing
+error."""
 
+import dataclasses
 from collections.abc import Iterable
 
 from apps.balancer import engine
 
 from ..errors import PlanRequestInvalid
 from ..models import ClusterPolicy
-from ..selectors import ScopedSnapshot
+from ..selectors import ScopedSnapshot, demoted_broker_ids
 
 
 def planner_options(
@@ -44,6 +46,11 @@ def planner_run(
     options = planner_options(
         policy=policy, allow_data_loss=allow_data_loss, aim_at_target=aim_at_target
     )
+    # every plan keeps leadership off the demoted brokers it knows
+    in_snapshot = {b.id for b in scoped.snapshot.brokers}
+    demoted = demoted_broker_ids(cluster=policy.cluster) & in_snapshot
+    if demoted:
+        options = dataclasses.replace(options, demoted=tuple(sorted(demoted)))
     try:
         return engine.propose(scoped.snapshot, mode=mode, brokers=list(brokers), options=options)
     except engine.BalancerError as exc:
