@@ -356,6 +356,11 @@ CANARY_BAND_FACTOR = env.float("CANARY_BAND_FACTOR", 2.0)
 CANARY_BAND_FLOOR_MS = env.float("CANARY_BAND_FLOOR_MS", 50.0)
 CANARY_BAND_STRIKES = env.int("CANARY_BAND_STRIKES", 2)
 CANARY_BASELINE_MINUTES = env.float("CANARY_BASELINE_MINUTES", 30.0)
+# Slow-broker healing (apps/canary/slowness.py): rounds in a row a broker must be the
+# canary's slow one before it is reported (and to be cleared), and how many times the
+# mean leadership count a broker may lead for its load not to explain it.
+CANARY_SLOW_ROUNDS = env.int("CANARY_SLOW_ROUNDS", 6)
+CANARY_SLOW_LOAD_FACTOR = env.float("CANARY_SLOW_LOAD_FACTOR", 1.5)
 # The adaptive throttle (apps/plans/services/throttle_auto.py), bytes/s: where a run
 # starts, what each canary round within the objective adds, how low a halving goes.
 THROTTLE_AUTO_START = env.int("THROTTLE_AUTO_START", 5_000_000)

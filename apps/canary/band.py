@@ -3,15 +3,17 @@
 The top of the band is max(baseline × CANARY_BAND_FACTOR, CANARY_BAND_FLOOR_MS): the
 floor keeps a fast, quiet broker's few milliseconds of noise from counting. A broker
 leaves its band after CANARY_BAND_STRIKES rounds in a row above the top (a round with
-nothing acknowledged counts as above); one round inside brings it back. The first
-round with a p99 sets the baseline, whatever it is: the band judges change. The
-baseline is the plain mean of the rounds that fed it until there are as many as the
-moving average spans, a moving average after that.
+nothing acknowledged counts as above); one round inside brings it back. The baseline
+is the fastest p99 of the broker's first WARMUP_ROUNDS rounds (the first rounds of a
+new connection or a new canary partition are slow, and would set the band for half an
+hour), then a moving average of the rounds inside the band: the band judges change.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+WARMUP_ROUNDS = 5
 
 
 @dataclass(frozen=True)
@@ -28,8 +30,7 @@ class BandState:
     baseline_ms: float | None
     strikes: int
     outside: bool
-    # rounds that fed the baseline: the first ones weigh as a plain mean, so one slow
-    # first round (a new connection) does not set the band for half an hour
+    # rounds that fed the baseline (the first WARMUP_ROUNDS: the fastest of them)
     fed: int = 0
 
 
@@ -46,12 +47,15 @@ def band_step(*, state: BandState, p99_ms: float | None, acked: int, rules: Band
     above = acked == 0 or p99_ms is None or p99_ms > top
     strikes = state.strikes + 1 if above else 0
     outside = strikes >= rules.strikes if above else False
-    baseline = state.baseline_ms
-    if baseline is None and acked > 0 and p99_ms is not None:
-        # the first round measured sets the baseline: the band is about change
-        return BandState(baseline_ms=p99_ms, strikes=0, outside=False, fed=1)
-    fed = state.fed
-    if not above and p99_ms is not None and baseline is not None:
+    baseline, fed = state.baseline_ms, state.fed
+    measured = acked > 0 and p99_ms is not None
+    if fed < WARMUP_ROUNDS:
+        if measured:
+            baseline = p99_ms if baseline is None else min(baseline, p99_ms)
+            fed += 1
+        # no verdict before the band is known
+        return BandState(baseline_ms=baseline, strikes=0, outside=False, fed=fed)
+    if not above and measured and baseline is not None:
         fed += 1
-        baseline += (p99_ms - baseline) * max(rules.weight, 1.0 / fed)
+        baseline += (p99_ms - baseline) * rules.weight
     return BandState(baseline_ms=baseline, strikes=strikes, outside=outside, fed=fed)

@@ -9,7 +9,7 @@ from django.db import transaction
 
 from apps.clusters.models import Cluster
 
-from .band import BandRules, BandState, band_step, band_top_ms
+from .band import WARMUP_ROUNDS, BandRules, BandState, band_step, band_top_ms
 from .models import CanaryBand, CanaryWindow
 from .signals import canary_band_changed
 
@@ -32,7 +32,7 @@ class BrokerJudgement:
     sent: int
     acked: int
     p99_ms: float | None
-    # None before the broker's first round: nothing to judge its latency by yet
+    # None while the broker's band warms up: nothing to judge its latency by yet
     top_ms: float | None
 
     @property
@@ -75,7 +75,7 @@ def canary_bands_update(*, cluster: Cluster, windows: list[CanaryWindow]) -> lis
                     sent=w.sent,
                     acked=w.acked,
                     p99_ms=w.produce_p99_ms,
-                    top_ms=None if before.baseline_ms is None else top,
+                    top_ms=None if before.fed < WARMUP_ROUNDS else top,
                 )
             )
             band.baseline_ms = after.baseline_ms

@@ -47,6 +47,8 @@ class CanaryBand(models.Model):
     broker_id = models.IntegerField()
     baseline_ms = models.FloatField(null=True)
     top_ms = models.FloatField()
+    # rounds in a row the broker was suspected slow (> 0) or not (< 0): slowness.py
+    slow_streak = models.IntegerField(default=0)
     # rounds that fed the baseline (band.py: a plain mean until it spans enough)
     fed = models.IntegerField(default=0)
     # rounds in a row above the top (or with nothing acknowledged)

@@ -1,6 +1,6 @@
 """The canary round of one cluster: keep the canary topic placed, probe every broker,
-store what each felt (judged against its band, which steers adaptive throttles), and
-forget rounds older than the retention."""
+store what each felt (judged against its band, which steers adaptive throttles and
+finds slow brokers), and forget rounds older than the retention."""
 
 from __future__ import annotations
 
@@ -13,13 +13,14 @@ from django.utils import timezone
 from apps.clusters.models import Cluster, ClusterRound
 from apps.clusters.rounds import round_lease, round_outcome_record
 from apps.kafka_layer.authorization import KafkaNotAuthorized
-from apps.kafka_layer.canary import BrokerProbe, canary_topic_ensure
+from apps.kafka_layer.canary import BrokerProbe, canary_partition_replicas, canary_topic_ensure
 from apps.kafka_layer.clients import KafkaException, admin_client_create
 from apps.plans.selectors.drains import brokers_leaving
 
 from .band_updates import canary_bands_update
 from .models import CanaryWindow
 from .probes import canary_probe_drop, canary_probe_for
+from .slowness import canary_slowness_update
 from .stats import percentile
 from .throttle_feedback import canary_throttle_feedback
 
@@ -70,6 +71,7 @@ def canary_round(*, cluster: Cluster) -> list[CanaryWindow] | None:
                 records=settings.CANARY_RECORDS,
                 timeout=settings.CANARY_TIMEOUT,
             )
+            placed = canary_partition_replicas(admin=admin, topic=topic)
         except (KafkaException, KafkaNotAuthorized) as exc:
             canary_probe_drop(cluster=cluster)
             if round_outcome_record(row=lease, error=f"canary: {exc}"):
@@ -83,6 +85,8 @@ def canary_round(*, cluster: Cluster) -> list[CanaryWindow] | None:
         CanaryWindow.objects.bulk_create(windows)
         judged = canary_bands_update(cluster=cluster, windows=windows)
         canary_throttle_feedback(cluster=cluster, judged=judged)
+        replicas = {b: placed.get(p, [b]) for b, p in leaders.items()}
+        canary_slowness_update(cluster=cluster, judged=judged, replicas=replicas)
         canary_prune(cluster=cluster, before=now - timedelta(hours=settings.CANARY_RETENTION_HOURS))
         if round_outcome_record(row=lease, error=""):
             logger.warning("cluster %s: canary measures again", cluster.name)

@@ -109,6 +109,14 @@ def _ensure(*, admin: AdminClient, topic: str, brokers: list[int]) -> dict[int, 
     return {b: p for b, p in leading.items() if preferred.get(b) == p}
 
 
+def canary_partition_replicas(*, admin: AdminClient, topic: str) -> dict[int, list[int]]:
+    """{partition: replica broker ids} of the canary topic, as the metadata says now."""
+    meta = admin.list_topics(topic=topic, timeout=_timeout()).topics.get(topic)
+    if meta is None:
+        return {}
+    return {p.id: list(p.replicas) for p in meta.partitions.values()}
+
+
 def _elect_preferred(*, admin: AdminClient, partitions: list[TopicPartition]) -> None:
     try:
         admin.elect_leaders(ElectionType.PREFERRED, partitions).result(_timeout())

@@ -60,6 +60,8 @@ class BrokerAction(StrEnum):
     UNDRAINED = "broker.undrained"
     DEMOTED = "broker.demoted"
     UNDEMOTED = "broker.undemoted"
+    SLOW = "broker.slow"
+    NOT_SLOW = "broker.not_slow"
 
 
 # The action that ends an execution in each final state.

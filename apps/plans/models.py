@@ -72,8 +72,8 @@ class ClusterPolicy(models.Model):
     )
     auto_approve_self_healing = models.BooleanField(
         default=False,
-        help_text="Approve self-healing of dead brokers without an operator "
-        "(never when data would be lost).",
+        help_text="Approve self-healing of dead brokers, and the demotion of brokers the "
+        "canary finds slow, without an operator (never when data would be lost).",
     )
     auto_approve_max_bytes = models.BigIntegerField(
         null=True,
@@ -477,3 +477,26 @@ class BrokerDemotion(models.Model):
 
     def __str__(self) -> str:
         return f"broker {self.node_id} of {self.cluster.name} demoted"
+
+
+class SlowBroker(models.Model):
+    """A broker the canary finds slow through no load of its own (apps/canary): every
+    canary partition it holds is out of its latency band, one without it is in. The
+    periodic balancer proposes to demote it; the flag goes when the canary finds it
+    fast again (a demotion stays until an operator undemotes the broker)."""
+
+    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="slow_brokers")
+    node_id = models.IntegerField()
+    flagged_at = models.DateTimeField()
+    reason = models.CharField(max_length=300)
+
+    class Meta:
+        ordering = ["cluster", "node_id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["cluster", "node_id"], name="unique_cluster_slow_broker"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"broker {self.node_id} of {self.cluster.name} slow"

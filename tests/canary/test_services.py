@@ -56,6 +56,7 @@ def fake_kafka(monkeypatch, cluster):
     monkeypatch.setattr(services, "admin_client_create", lambda **kw: object())
     monkeypatch.setattr(services, "canary_topic_ensure", ensure)
     monkeypatch.setattr(services, "canary_probe_for", lambda **kw: probe)
+    monkeypatch.setattr(services, "canary_partition_replicas", lambda **kw: {0: [1, 2], 1: [2, 1]})
     return probe, ensured
 
 

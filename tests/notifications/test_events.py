@@ -8,6 +8,7 @@ from django.utils import timezone
 
 from apps.audit.models import AuditEvent
 from apps.audit.services import actor_system, audit_record
+from apps.canary.band import WARMUP_ROUNDS
 from apps.canary.band_updates import canary_bands_update
 from apps.canary.models import CanaryWindow
 from apps.clusters.models import Cluster
@@ -255,7 +256,7 @@ def test_it_notifies_a_cluster_becoming_unreachable_and_back_once_each(empty_clu
 
 def test_it_notifies_a_broker_whose_canary_latency_leaves_its_band(empty_cluster, webhook):
     t0 = timezone.now()
-    for i, p99 in enumerate([5.0, 300.0, 310.0, 6.0]):
+    for i, p99 in enumerate([5.0] * WARMUP_ROUNDS + [300.0, 310.0, 6.0]):
         window = CanaryWindow.objects.create(
             cluster=empty_cluster,
             broker_id=2,

@@ -1,7 +1,8 @@
 """The adaptive throttle on the real dev cluster: a plan executing with `throttle_auto`
-rises while the canary is quiet; a broker made slow (SIGSTOP for 400 ms of every
-500 ms) puts its canary latency out of the band, the throttle is lowered within two
-canary rounds, and the executor's next step writes the lowered rate to the brokers."""
+rises while the canary is quiet; a broker made slow (SIGSTOP for 450 ms of every
+500 ms: a canary write always meets a stop) puts its canary latency out of the band,
+the throttle is lowered within two canary rounds, and the executor's next step writes
+the lowered rate to the brokers."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from devkit import live
 from devkit.polling import wait_until
 
 from apps.audit.models import AuditEvent
+from apps.canary.band import WARMUP_ROUNDS
 from apps.canary.probes import canary_probe_drop
 from apps.canary.services import canary_round
 from apps.plans.executor import execution_run, execution_step
@@ -29,7 +31,7 @@ SLOW_BROKER = 2
 class Stutter(threading.Thread):
     """Stops a broker's process for `stop` seconds of every `stop + run`."""
 
-    def __init__(self, pid: int, stop: float = 0.4, run: float = 0.1) -> None:
+    def __init__(self, pid: int, stop: float = 0.45, run: float = 0.05) -> None:
         super().__init__(daemon=True)
         self.pid, self.stop, self.run_for = pid, stop, run
         self.done = threading.Event()
@@ -89,10 +91,19 @@ def test_it_lowers_the_throttle_within_two_rounds_of_a_broker_turning_slow(
     plan = plan_request(cluster=cluster, user=admin_user, mode="add-brokers", brokers=[3])
     plan_approve(plan=plan, user=admin_user)
     try:
+        # quiet rounds first: the canary topic placed, every broker's band warmed up
+        wait_until(
+            lambda: (
+                canary_round(cluster=cluster) is not None
+                and cluster.canary_bands.filter(fed__gte=WARMUP_ROUNDS).count() == 3
+            ),
+            60,
+            what="every broker's canary band warmed up",
+        )
         execution_step(plan=plan)
         assert Execution.objects.get(plan=plan).throttle_rate == 1_000_000
-        # quiet rounds: the rate doubles to the ceiling (the first round sets the bands)
-        for _ in range(3):
+        # quiet rounds: the rate doubles to the ceiling
+        for _ in range(2):
             assert canary_round(cluster=cluster) is not None
         execution_step(plan=plan)
         assert Execution.objects.get(plan=plan).throttle_rate == 2_000_000

@@ -42,6 +42,7 @@ from .shortfalls import (
     UnplacedPartition,
     plan_shortfalls_get,
 )
+from .slow_brokers import slow_brokers_get
 from .snapshot import ScopedSnapshot, policy_or_default, snapshot_build, topic_in_scope
 from .stamp import cluster_plans_stamp
 
@@ -73,6 +74,7 @@ __all__ = [
     "demoted_broker_ids",
     "demoted_brokers_list",
     "drained_broker_ids",
+    "slow_brokers_get",
     "drained_brokers_list",
     "cluster_health_list",
     "loads_before_after",

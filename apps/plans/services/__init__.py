@@ -27,8 +27,10 @@ from .operator_requests import REQUESTABLE_MODES, plan_request
 from .planner import planner_options, planner_run
 from .policy import POLICY_FIELDS, policy_get, policy_update, policy_validate
 from .rollback import plan_rollback_request
+from .slow_brokers import broker_slowness_report
 
 __all__ = [
+    "broker_slowness_report",
     "broker_undrain",
     "broker_undemote",
     "brokers_demoted_record",

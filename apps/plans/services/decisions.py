@@ -157,12 +157,11 @@ def plan_auto_approve(*, plan: Plan) -> bool:
     if plan.data_loss_partitions:
         return False
     rule = ""
-    if (
-        policy.auto_approve_self_healing
-        and plan.origin == PlanOrigin.DETECTOR
-        and plan.mode == PlanMode.FIX_OFFLINE
-    ):
+    healing = plan.origin == PlanOrigin.DETECTOR and policy.auto_approve_self_healing
+    if healing and plan.mode == PlanMode.FIX_OFFLINE:
         rule = "auto-approval rule: self-healing of dead brokers"
+    elif healing and plan.mode == PlanMode.DEMOTE:
+        rule = "auto-approval rule: self-healing of slow brokers"
     elif (
         policy.auto_approve_max_bytes is not None
         and plan.bytes_to_move < policy.auto_approve_max_bytes

@@ -43,8 +43,10 @@ from ..queue import recheck_schedule
 from ..selectors import (
     ScopedSnapshot,
     basis_changes,
+    demoted_broker_ids,
     plan_open_get,
     proposal_basis,
+    slow_brokers_get,
     snapshot_build,
 )
 from .actors import DETECTOR
@@ -248,7 +250,8 @@ def _need_read(
     now: datetime,
 ) -> "tuple[str, list[int], str] | object":
     """(mode, brokers, trigger) in order of precedence: dead brokers past their grace,
-    then empty alive brokers, else a full rebalance; _SKIP while a dead broker is
+    then brokers the canary finds slow (demoted), then empty alive brokers, else a full
+    rebalance; _SKIP while a dead broker is
     within its grace (a re-check is scheduled for when it ends)."""
     brokers = {b.node_id: b for b in cluster.brokers.all()}
     dead = [b.id for b in snapshot.brokers if not b.alive and hosted.get(b.id)]
@@ -275,6 +278,12 @@ def _need_read(
         )
         return PlanMode.FIX_OFFLINE, [], trigger
     alive = [b.id for b in snapshot.brokers if b.alive]
+    slow = slow_brokers_get(cluster=cluster)
+    demoted = demoted_broker_ids(cluster=cluster)
+    healing = [b for b in alive if b in slow and b not in demoted]
+    if healing and len(healing) < len(alive):
+        trigger = "; ".join(f"broker {b} slow: {slow[b]}" for b in healing)
+        return PlanMode.DEMOTE, healing, trigger
     empty = [b for b in alive if not hosted.get(b)]
     if empty and len(empty) < len(alive):
         trigger = ", ".join(f"broker {b}" for b in empty) + " alive but holds no replica"
