@@ -77,6 +77,11 @@ urlpatterns = [
     path("clusters/<slug:name>/what-if/", whatif.WhatIfView.as_view(), name="what-if"),
     path("plans/<int:plan_id>/", plans.PlanDetailView.as_view(), name="plan"),
     path("plans/<int:plan_id>/moves/", plans.PlanMoveListView.as_view(), name="plan-moves"),
+    path(
+        "plans/<int:plan_id>/throttle/",
+        plans.PlanThrottleTraceView.as_view(),
+        name="plan-throttle",
+    ),
     path("plans/<int:plan_id>/reassignment/", plans.PlanExportView.as_view(), name="plan-export"),
     path("plans/<int:plan_id>/approve/", plans.PlanApproveView.as_view(), name="plan-approve"),
     path("plans/<int:plan_id>/reject/", plans.PlanRejectView.as_view(), name="plan-reject"),

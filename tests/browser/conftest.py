@@ -208,9 +208,13 @@ def sign_in(site: LiveSite, browser):
         context.close()
 
 
-def screenshot(page, name: str) -> Path:
-    """Saved to .run/screenshots, or where the README shows them with UPDATE_SCREENSHOTS=1."""
+def screenshot(page, name: str, element: str | None = None) -> Path:
+    """Saved to .run/screenshots, or where the README shows them with UPDATE_SCREENSHOTS=1;
+    the whole page, or the element `element` selects."""
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     path = SCREENSHOTS / f"{name}.png"
-    page.screenshot(path=str(path), full_page=True)
+    if element is None:
+        page.screenshot(path=str(path), full_page=True)
+    else:
+        page.locator(element).screenshot(path=str(path))
     return path

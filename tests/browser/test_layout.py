@@ -143,3 +143,80 @@ def test_it_draws_the_plan_charts_within_the_window(site, world, sign_in):
     assert page.evaluate(LEGEND_CLASHES_JS, "#plan-loads .plot") == []
     screenshot(page, "plan")
     assert page.js_errors == []
+
+
+def _throttle_story(cluster_id: int) -> int:
+    """A completed plan whose adaptive throttle rose, was halved when broker 2's canary
+    p99 left its band, and rose again; the canary's rounds around it."""
+    from django.utils import timezone
+
+    from apps.audit.models import AuditEvent
+    from apps.canary.models import CanaryWindow
+    from apps.plans.models import Plan, PlanState
+
+    cluster = Cluster.objects.get(pk=cluster_id)
+    plan = plan_make(cluster)
+    start = timezone.now() - timedelta(minutes=3)
+    Plan.objects.filter(pk=plan.pk).update(
+        state=PlanState.COMPLETED, started_at=start, finished_at=start + timedelta(seconds=150)
+    )
+    story = [
+        (0, 5, "started at 5.0 MB/s (auto, ceiling 200.0 MB/s)"),
+        (5, 10, "raised to 10.0 MB/s: every broker's canary p99 in its band"),
+        (10, 20, "raised to 20.0 MB/s: every broker's canary p99 in its band"),
+        (15, 40, "raised to 40.0 MB/s: every broker's canary p99 in its band"),
+        (20, 80, "raised to 80.0 MB/s: every broker's canary p99 in its band"),
+        (30, 40, "lowered to 40.0 MB/s: broker 2 p99 210 ms > 104 ms"),
+    ] + [
+        (35 + 5 * i, 45 + 5 * i, "raised: every broker's canary p99 in its band") for i in range(20)
+    ]
+    for second, mb, reason in story:
+        AuditEvent.objects.create(
+            created_at=start + timedelta(seconds=second),
+            actor_kind="system",
+            actor="executor",
+            action="execution.throttle_adapted",
+            object_type="plans.plan",
+            object_id=str(plan.pk),
+            after={"throttle_rate": mb * 1_000_000},
+            reason=reason,
+            cluster_id=cluster.pk,
+        )
+    for second in range(-10, 160, 5):
+        for broker in (1, 2, 3):
+            p99 = 52.0 + broker + (160.0 if broker == 2 and 22 <= second <= 30 else 0.0)
+            CanaryWindow.objects.create(
+                cluster=cluster,
+                broker_id=broker,
+                at=start + timedelta(seconds=second),
+                sent=10,
+                acked=10,
+                received=10,
+                errors=0,
+                produce_p50_ms=p99 / 2,
+                produce_p99_ms=p99,
+                end_to_end_p50_ms=p99,
+                end_to_end_p99_ms=p99 * 1.2,
+            )
+    return plan.pk
+
+
+def test_it_draws_the_throttle_and_the_canary_of_a_plan(site, world, sign_in):
+    plan_id = site.call(lambda: _throttle_story(world["cluster_id"]))
+    page = opened(sign_in, site, f"/clusters/prod/plans/{plan_id}/")
+    page.wait_for_selector("#chart-throttle[data-points] .main-svg")
+    drawn = page.evaluate(
+        "() => document.getElementById('chart-throttle').data"
+        ".map((t) => t.y.filter((v) => v !== null).length)"
+    )
+    assert drawn[0] == 27  # 26 changes and the line held to the end
+    assert drawn[1] == 30  # one point per canary round within the plan's span
+    assert page.evaluate(LEGEND_CLASHES_JS, "#plan-throttle .plot") == []
+    assert page.evaluate(OVERFLOW_JS) <= 0
+    screenshot(page, "plan-throttle", element="#plan-throttle")
+    assert page.js_errors == []
+    page.goto(site.url("/clusters/prod/"))
+    page.wait_for_selector("#chart-canary-produce[data-rounds] .main-svg")
+    assert page.evaluate(LEGEND_CLASHES_JS, "#canary-charts .plot") == []
+    screenshot(page, "canary", element="#canary-charts")
+    assert page.js_errors == []

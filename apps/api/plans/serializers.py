@@ -250,3 +250,10 @@ class EmptySerializer(serializers.Serializer):
 
 class ExportQuerySerializer(serializers.Serializer):
     which = serializers.ChoiceField(choices=["reassignment", "rollback"], default="reassignment")
+
+
+class ThrottlePointSerializer(serializers.Serializer):
+    at = serializers.DateTimeField()
+    rate = serializers.IntegerField(help_text="Bytes/s in effect from `at` on; 0: none.")
+    action = serializers.CharField(help_text="The audit action that changed it.")
+    reason = serializers.CharField(help_text="Why (the adaptive throttle says which broker).")

@@ -15,6 +15,7 @@ from apps.plans.selectors import (
     plan_export_json,
     plan_moves_filter,
     plan_rollback_export_json,
+    plan_throttle_trace,
     plan_visible_get,
     plans_list,
 )
@@ -43,6 +44,7 @@ from .serializers import (
     PlanRequestSerializer,
     PlanSerializer,
     RejectSerializer,
+    ThrottlePointSerializer,
     TuneSerializer,
 )
 
@@ -279,3 +281,12 @@ class PlanRollbackView(_PlanActionView):
 
     def call(self, *, plan, user, data, client_address):
         return plan_rollback_request(plan=plan, user=user, client_address=client_address, **data)
+
+
+class PlanThrottleTraceView(APIView):
+    """The plan's replication throttle over time: set, retuned, adapted, removed."""
+
+    @extend_schema(responses=ThrottlePointSerializer(many=True))
+    def get(self, request: Request, plan_id: int) -> Response:
+        plan = _plan_or_404(request, plan_id)
+        return Response(ThrottlePointSerializer(plan_throttle_trace(plan=plan), many=True).data)

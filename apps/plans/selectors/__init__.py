@@ -45,6 +45,7 @@ from .shortfalls import (
 from .slow_brokers import slow_brokers_get
 from .snapshot import ScopedSnapshot, policy_or_default, snapshot_build, topic_in_scope
 from .stamp import cluster_plans_stamp
+from .throttle_trace import ThrottlePoint, plan_throttle_trace
 
 __all__ = [
     "plans_count_by_origin",
@@ -75,6 +76,8 @@ __all__ = [
     "demoted_brokers_list",
     "drained_broker_ids",
     "slow_brokers_get",
+    "ThrottlePoint",
+    "plan_throttle_trace",
     "drained_brokers_list",
     "cluster_health_list",
     "loads_before_after",

@@ -293,5 +293,63 @@
     );
   }
 
-  window.Charts = { heatmapInit, trafficInit, canaryInit, loadBars, iecUnit, escapeHtml };
+  /* A plan's replication throttle over time (a step line, MB/s) and the slowest
+   * broker's canary produce p99 of each round (ms, right axis), from the plan's start
+   * to its end (or now). */
+  function throttleInit(box) {
+    const el = box.querySelector(".plot");
+    async function canaryRounds(since, until) {
+      const params = { since: since, limit: "1000" };
+      if (until) params.until = until;
+      let url = box.dataset.canaryUrl + "?" + new URLSearchParams(params);
+      const found = [];
+      while (url) {
+        const page = await Live.fetchJson(url);
+        found.push(...page.results);
+        url = page.next;
+      }
+      return found;
+    }
+    async function reload() {
+      const since = box.dataset.since;
+      const until = box.dataset.until || "";
+      const [trace, rounds] = await Promise.all([Live.fetchJson(box.dataset.throttleUrl), canaryRounds(since, until)]);
+      const end = until || new Date().toISOString();
+      const steps = trace.map((p) => [p.at, p.rate / 1e6, p.reason]);
+      if (steps.length) steps.push([end, steps[steps.length - 1][1], ""]);
+      const worst = new Map();
+      for (const w of rounds) {
+        const v = w.acked < w.sent || w.produce_p99_ms === null ? null : w.produce_p99_ms;
+        if (v !== null && (!worst.has(w.at) || worst.get(w.at) < v)) worst.set(w.at, v);
+      }
+      const times = [...worst.keys()].sort();
+      const traces = [
+        {
+          type: "scatter", mode: "lines", name: "throttle (MB/s)", line: { shape: "hv", color: OKABE_ITO[0], width: 2 },
+          x: steps.map((s) => s[0]), y: steps.map((s) => s[1]), text: steps.map((s) => s[2]),
+          hovertemplate: "%{y:.1f} MB/s<br>%{text}<extra></extra>",
+        },
+        {
+          type: "scatter", mode: "lines", name: "slowest canary p99 (ms)", yaxis: "y2", line: { color: OKABE_ITO[1], width: 1.5, dash: "dot" },
+          x: times, y: times.map((t) => worst.get(t)), hovertemplate: "%{y:.0f} ms<extra></extra>",
+        },
+      ];
+      const layout = {
+        height: 300,
+        margin: { l: 60, r: 60, t: 60, b: 45 },
+        title: { ...TITLE, text: el.dataset.title, font: { size: 14 } },
+        yaxis: { title: { text: "MB/s" }, rangemode: "tozero" },
+        yaxis2: { title: { text: "ms" }, overlaying: "y", side: "right", rangemode: "tozero" },
+        legend: LEGEND,
+        paper_bgcolor: "rgba(0,0,0,0)",
+      };
+      Plotly.react(el, traces, layout, CONFIG);
+      el.dataset.points = String(steps.length);
+    }
+    const run = Live.coalesce(reload);
+    run();
+    return { reload: run };
+  }
+
+  window.Charts = { heatmapInit, trafficInit, canaryInit, throttleInit, loadBars, iecUnit, escapeHtml };
 })();

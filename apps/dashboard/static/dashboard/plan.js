@@ -56,9 +56,12 @@
   // --- live -----------------------------------------------------------------------
   const regions = Live.coalesce(Live.regionsRefresh);
   const moves = movesTable();
+  const throttleBox = document.getElementById("plan-throttle");
+  const throttle = throttleBox ? Charts.throttleInit(throttleBox) : null;
   async function refresh() {
     await regions();
     moves.reload();
+    if (throttle) throttle.reload();
   }
   const path = "/ws/clusters/" + encodeURIComponent(root.dataset.cluster) + "/";
   Live.connect(path + "plans/", {
