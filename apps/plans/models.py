@@ -403,6 +403,9 @@ class Execution(models.Model):
     throttle_auto_doubling = models.BooleanField(default=True, db_default=True)
     # Canary rounds in a row outside the objective, not yet acted on.
     throttle_auto_misses = models.PositiveIntegerField(default=0, db_default=0)
+    # Partitions outside the plan under-replicated when the adaptive throttle started:
+    # more of them later breaks its objective.
+    throttle_auto_under_replicated = models.PositiveIntegerField(null=True, blank=True)
     throttle = models.JSONField(default=dict, blank=True)
     throttle_applied = models.BooleanField(default=False)
     batches = models.PositiveIntegerField(default=0)

@@ -2,7 +2,8 @@
 within the objective doubles the rate until the first round outside it (which halves
 it, never under the floor) and adds a step after that, up to the approver's ceiling;
 the executor's next step writes the new rate to the brokers, every change is audited
-with its reason, and an operator's own throttle ends it."""
+with its reason, an under-replicated partition outside the plan breaks the objective as
+a slow canary does, and an operator's own throttle ends it."""
 
 import pytest
 
@@ -164,3 +165,24 @@ def test_it_leaves_a_run_without_auto_alone(plan, kafka, orders_cluster, admin_m
 
     assert executions_throttle_adapt(cluster=plan.cluster, verdict=BROKEN) == []
     assert Execution.objects.get(plan=plan).throttle_rate is None
+
+
+def test_it_backs_off_when_partitions_outside_the_plan_fall_under_replicated(
+    plan, kafka, orders_cluster
+) -> None:
+    with_u = {**BEFORE, ("u", 0): [1, 2]}
+    cluster_apply(orders_cluster, with_u)
+    execution_step(plan=plan, kafka=kafka)
+    assert Execution.objects.get(plan=plan).throttle_auto_under_replicated == 0
+    # a partition the plan does not move loses an in-sync replica
+    cluster_apply(orders_cluster, with_u, isr={("u", 0): [1]})
+
+    for _ in range(2):
+        executions_throttle_adapt(cluster=plan.cluster, verdict=MET)
+
+    execution = Execution.objects.get(plan=plan)
+    assert execution.throttle_rate == 2_000_000
+    lowered = AuditEvent.objects.filter(action="execution.throttle_adapted").latest("id")
+    assert lowered.reason == (
+        "lowered to 2.0 MB/s: 1 partition(s) outside the plan under-replicated (0 at its start)"
+    )

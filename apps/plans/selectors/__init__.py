@@ -36,6 +36,7 @@ from .loads import (
 from .progress import PlanProgress, plan_eta_at_throttle, plan_progress
 from .proposal_basis import basis_changes, proposal_basis
 from .replacement import PlanReplacement, plan_replacement_get
+from .replication import under_replicated_outside_moves
 from .shortfalls import (
     PlanShortfalls,
     UnmetHardGoal,
@@ -76,6 +77,7 @@ __all__ = [
     "demoted_brokers_list",
     "drained_broker_ids",
     "slow_brokers_get",
+    "under_replicated_outside_moves",
     "ThrottlePoint",
     "plan_throttle_trace",
     "drained_brokers_list",

@@ -21,6 +21,7 @@ from apps.clusters.models import Cluster
 
 from ..actions import ExecutionAction
 from ..models import Execution, PlanState
+from ..selectors import under_replicated_outside_moves
 from .actors import EXECUTOR
 from .execution_control import execution_bounds
 from .plan_audit import plan_audit_record
@@ -68,7 +69,15 @@ def throttle_auto_begin(*, execution: Execution) -> None:
     rate = min(ceiling, settings.THROTTLE_AUTO_START)
     execution.throttle_auto = True
     execution.throttle_rate = rate
-    execution.save(update_fields=["throttle_auto", "throttle_rate", "updated_at"])
+    execution.throttle_auto_under_replicated = under_replicated_outside_moves(plan=execution.plan)
+    execution.save(
+        update_fields=[
+            "throttle_auto",
+            "throttle_rate",
+            "throttle_auto_under_replicated",
+            "updated_at",
+        ]
+    )
     plan_audit_record(
         actor=EXECUTOR,
         action=ExecutionAction.THROTTLE_ADAPTED,
@@ -102,7 +111,23 @@ def executions_throttle_adapt(*, cluster: Cluster, verdict: ThrottleVerdict) -> 
     return changed
 
 
+def _replication_verdict(*, execution: Execution, verdict: ThrottleVerdict) -> ThrottleVerdict:
+    """The canary's verdict, broken too when more partitions outside the plan are
+    under-replicated than when the adaptive throttle started."""
+    before = execution.throttle_auto_under_replicated
+    if not verdict.met or before is None:
+        return verdict
+    now = under_replicated_outside_moves(plan=execution.plan)
+    if now <= before:
+        return verdict
+    return ThrottleVerdict(
+        met=False,
+        reason=f"{now} partition(s) outside the plan under-replicated ({before} at its start)",
+    )
+
+
 def _adapt(*, execution: Execution, verdict: ThrottleVerdict) -> bool:
+    verdict = _replication_verdict(execution=execution, verdict=verdict)
     ceiling = throttle_auto_ceiling(execution=execution)
     rate = int(execution.throttle_rate or settings.THROTTLE_AUTO_START)
     misses = 0 if verdict.met else execution.throttle_auto_misses + 1
