@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import threading
+import subprocess
+import sys
 import time
 import uuid
 from collections import defaultdict
+from pathlib import Path
 
 import pytest
-from confluent_kafka import Consumer
 from confluent_kafka.admin import ConfigResource
 from devkit import live
 from devkit.partition_loads import partition_loads_read
@@ -45,15 +46,45 @@ def live_topics(kafka_cluster, settings):
             pass  # the metrics topic does not exist if the test failed early
 
 
+# The group reads in a process of its own: in the test's process the sampler, the
+# producer thread and the Spark driver share one interpreter lock, and under load a
+# consumer thread behind them fell seconds behind within a window.
+CONSUMER = """
+import os, signal, sys
+from confluent_kafka import Consumer
+
+bootstrap, group, topic, progress = sys.argv[1:5]
+stopping = []
+signal.signal(signal.SIGTERM, lambda *_: stopping.append(1))
+consumer = Consumer(
+    {
+        "bootstrap.servers": bootstrap,
+        "group.id": group,
+        "auto.offset.reset": "earliest",
+        "auto.commit.interval.ms": 500,
+    }
+)
+consumer.subscribe([topic])
+consumed = 0
+while not stopping:
+    messages = consumer.consume(500, timeout=0.2)
+    consumed += sum(1 for m in messages if m.error() is None)
+    if messages:
+        with open(progress + ".tmp", "w") as f:
+            f.write(str(consumed))
+        os.replace(progress + ".tmp", progress)
+consumer.close()
+"""
+
+
 class Traffic:
     """An acks=all producer at RATE msg/s of VALUE_BYTES values and a consumer group
-    reading them."""
+    reading them (in a process of its own)."""
 
-    def __init__(self, bootstrap: str, topic: str) -> None:
+    def __init__(self, bootstrap: str, topic: str, progress: Path) -> None:
         self.bootstrap, self.topic = bootstrap, topic
         self.group = f"{topic}-readers"
-        self.stop = threading.Event()
-        self.consumed = 0
+        self.progress = progress
         # Each partition gets a third of every window: round robin at a fixed rate, as
         # the sticky partitioner would send a whole catch-up burst to one partition.
         # Batching keeps per-record overhead on disk around 2 % of 1 kB.
@@ -66,37 +97,39 @@ class Traffic:
             linger_ms=50,
             keys_kept=False,
         )
-        self.consumer = threading.Thread(target=self._consume, daemon=True)
+        self.consumer: subprocess.Popen | None = None
 
     @property
     def produced(self) -> int:
         return self.producer.sent
 
+    @property
+    def consumed(self) -> int:
+        try:
+            return int(self.progress.read_text() or 0)
+        except FileNotFoundError:
+            return 0
+
     def __enter__(self) -> Traffic:
         self.started = self.producer.start().started_wait()
-        self.consumer.start()
+        self.consumer = subprocess.Popen(
+            [
+                *(sys.executable, "-c", CONSUMER),
+                *(self.bootstrap, self.group, self.topic, str(self.progress)),
+            ],
+            stdin=subprocess.DEVNULL,
+        )
         return self
 
     def __exit__(self, *exc) -> None:
-        self.stop.set()
         self.producer.stop()
-        self.consumer.join(30)
-
-    def _consume(self) -> None:
-        consumer = Consumer(
-            {
-                "bootstrap.servers": self.bootstrap,
-                "group.id": self.group,
-                "auto.offset.reset": "earliest",
-                "auto.commit.interval.ms": 500,
-            }
-        )
-        consumer.subscribe([self.topic])
-        while not self.stop.is_set():
-            for msg in consumer.consume(500, timeout=0.2):
-                if msg.error() is None:
-                    self.consumed += 1
-        consumer.close()
+        if self.consumer is not None:
+            self.consumer.terminate()
+            try:
+                self.consumer.wait(30)
+            except subprocess.TimeoutExpired:
+                self.consumer.kill()
+                self.consumer.wait(10)
 
 
 def sample_until(cluster: Cluster, until: float) -> int:
@@ -112,13 +145,16 @@ def sample_until(cluster: Cluster, until: float) -> int:
         time.sleep(max(0.0, SAMPLE_EVERY_S - (time.monotonic() - started)))
 
 
-def test_it_measures_bytes_in_and_out_of_known_traffic(kafka_cluster, live_topics, spark, settings):
+def test_it_measures_bytes_in_and_out_of_known_traffic(
+    kafka_cluster, live_topics, spark, settings, tmp_path
+):
     settings.METRICS_WINDOW_SECONDS = WINDOW_S
     settings.METRICS_WINDOW_SLIDE_SECONDS = WINDOW_S
     traffic_topic, metrics_topic = live_topics
     cluster = Cluster.objects.create(name="it", bootstrap_servers=kafka_cluster.bootstrap_servers)
 
-    with Traffic(kafka_cluster.bootstrap_servers, traffic_topic) as traffic:
+    progress = tmp_path / "consumed"
+    with Traffic(kafka_cluster.bootstrap_servers, traffic_topic, progress) as traffic:
         # The group reads before the measured windows start, so bytes out are there.
         wait_until(lambda: traffic.consumed, 60, 0.2, what="the consumer group reading")
         traffic_from = time.time()

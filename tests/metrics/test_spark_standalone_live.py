@@ -120,7 +120,8 @@ def standalone_spark(tmp_path_factory) -> Iterator[StandaloneSpark]:
             120,
             0.5,
             what="a Spark worker registered with the master",
-            retry_on=(OSError,),  # not listening yet, or too busy to answer in time
+            # Not listening yet, too busy to answer in time, or up with an empty page.
+            retry_on=(OSError, ValueError),
         )
         yield StandaloneSpark(master_url=master_url, ui_url=ui_url)
     finally:
