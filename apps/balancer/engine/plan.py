@@ -53,11 +53,19 @@ def validate_plan(plan: dict, snapshot: dict) -> list[str]:
     if set(plan) != {"version", "partitions"} or plan.get("version") != 1:
         return ["plan must be exactly {'version': 1, 'partitions': [...]}"]
     alive = {b["id"]: b.get("alive", True) for b in snapshot["brokers"]}
+    dirs = {
+        b["id"]: {d["path"]: d.get("online", True) for d in b["log_dirs"]}
+        for b in snapshot["brokers"]
+        if b.get("log_dirs") is not None
+    }
     current = {(p["topic"], p["partition"]): p["replicas"] for p in snapshot["partitions"]}
+    current_dirs = {(p["topic"], p["partition"]): p.get("log_dirs") for p in snapshot["partitions"]}
     seen = set()
     for entry in plan["partitions"]:
-        if set(entry) != {"topic", "partition", "replicas"}:
-            problems.append(f"entry {entry} must have exactly topic, partition, replicas")
+        if set(entry) not in ({"topic", "partition", "replicas"}, _KEYS_WITH_DIRS):
+            problems.append(
+                f"entry {entry} must have exactly topic, partition, replicas (and log_dirs)"
+            )
             continue
         key = (entry["topic"], entry["partition"])
         name = f"{key[0]}-{key[1]}"
@@ -77,6 +85,47 @@ def validate_plan(plan: dict, snapshot: dict) -> list[str]:
                 problems.append(f"{name}: broker {r} does not exist")
             elif not alive[r]:
                 problems.append(f"{name}: broker {r} is not alive")
-        if list(reps) == list(current[key]):
+        moved_dir = False
+        if "log_dirs" in entry:
+            found, moved_dir = _dir_problems(
+                name, reps, entry["log_dirs"], current[key], current_dirs[key], dirs
+            )
+            problems += found
+            moved_dir = moved_dir or bool(found)  # a bad dir is reported once, as bad
+        if list(reps) == list(current[key]) and not moved_dir:
             problems.append(f"{name}: listed but unchanged")
     return problems
+
+
+_KEYS_WITH_DIRS = {"topic", "partition", "replicas", "log_dirs"}
+
+
+def _dir_problems(
+    name: str,
+    reps: list,
+    chosen: object,
+    before: list,
+    before_dirs: list | None,
+    dirs: dict[int, dict[str, bool]],
+) -> tuple[list[str], bool]:
+    """The problems of an entry's `log_dirs` (aligned with replicas, "any" where no dir
+    is chosen; each named dir one its broker lists and online), and whether it moves a
+    replica that stays on its broker to another dir."""
+    if not isinstance(chosen, list) or len(chosen) != len(reps):
+        return [f"{name}: log_dirs must be a list aligned with replicas"], False
+    if all(d == "any" for d in chosen):
+        return [f"{name}: log_dirs names no dir (leave it out)"], False
+    was = dict(zip(before, before_dirs or [None] * len(before), strict=True))
+    problems: list[str] = []
+    moved = False
+    for broker, path in zip(reps, chosen, strict=True):
+        if path == "any":
+            continue
+        known = dirs.get(broker) if isinstance(path, str) else None
+        if known is None or path not in known:
+            problems.append(f"{name}: log dir {path!r} is not one that broker {broker} lists")
+        elif not known[path]:
+            problems.append(f"{name}: log dir {path!r} of broker {broker} is offline")
+        elif broker in was and was[broker] != path:
+            moved = True
+    return problems, moved
