@@ -79,7 +79,34 @@ def clusters(draw) -> dict:
                 },
             }
         )
+    if draw(st.booleans()):
+        _dirs_drawn(draw, brokers, parts)
     return {"brokers": brokers, "partitions": parts}
+
+
+def _dirs_drawn(draw, brokers: list[dict], parts: list[dict]) -> None:
+    """Log dirs (JBOD) on some brokers, some offline or of unknown size, and each
+    replica in one of its broker's dirs, or unknown."""
+    for b in brokers:
+        if draw(st.integers(0, 3)) == 0:
+            continue
+        b["log_dirs"] = [
+            {
+                "path": f"/d{d}",
+                "total": draw(st.sampled_from([None, 200.0, 1000.0, 20000.0])),
+                "online": draw(st.integers(0, 5)) > 0,
+            }
+            for d in range(draw(st.integers(1, 3)))
+        ]
+    dirs = {b["id"]: [d["path"] for d in b.get("log_dirs", [])] for b in brokers}
+    for p in parts:
+        p["log_dirs"] = [
+            draw(st.sampled_from([None, *dirs[r]])) if dirs[r] else None for r in p["replicas"]
+        ]
+
+
+def removable_dirs(snap: dict) -> list[tuple[int, str]]:
+    return [(b["id"], d["path"]) for b in snap["brokers"] for d in b.get("log_dirs", [])]
 
 
 def limits(snap: dict, options: PlannerOptions) -> dict[int, dict[str, float]]:
@@ -102,9 +129,19 @@ def is_overloaded(snap: dict, usable: set[int], key: str, options: PlannerOption
     return total > options.capacity_threshold * sum(caps[b] for b in usable) + EPS
 
 
-def impossible(snap: dict, mode: str, ids: list[int]) -> bool:
+def impossible(snap: dict, mode: str, ids: list[int], disks: list[tuple[int, str]] = ()) -> bool:
     """Requests the engine must refuse."""
     alive = {b["id"]: b["alive"] for b in snap["brokers"]}
+    if mode == "remove-disks":
+        if not disks:
+            return True
+        online = {
+            b["id"]: {d["path"] for d in b.get("log_dirs", []) if d["online"]}
+            for b in snap["brokers"]
+        }
+        for bid in {b for b, _ in disks}:
+            if not online[bid] - {path for b, path in disks if b == bid}:
+                return True
     removed = tuple(ids) if mode == "remove-brokers" else ()
     usable = usable_ids(snap, removed)
     if not usable:
@@ -128,6 +165,11 @@ def test_it_always_plans_within_the_contract(snap: dict, data) -> None:
     ids: list[int] = []
     if mode in ("add-brokers", "remove-brokers", "demote"):
         ids = data.draw(st.lists(st.sampled_from(all_ids), min_size=1, max_size=2, unique=True))
+    disks: list[tuple[int, str]] = []
+    if mode == "remove-disks" and removable_dirs(snap):
+        disks = data.draw(
+            st.lists(st.sampled_from(removable_dirs(snap)), min_size=1, max_size=2, unique=True)
+        )
     goals = data.draw(
         st.one_of(
             st.none(),
@@ -145,11 +187,11 @@ def test_it_always_plans_within_the_contract(snap: dict, data) -> None:
         allow_data_loss=data.draw(st.booleans()),
     )
     try:
-        pr = propose(snap, mode=mode, brokers=ids, options=options)
+        pr = propose(snap, mode=mode, brokers=ids, options=options, disks=disks)
     except PlanError as err:
-        assert impossible(snap, mode, ids), err
+        assert impossible(snap, mode, ids, disks), err
         return
-    assert not impossible(snap, mode, ids)
+    assert not impossible(snap, mode, ids, disks)
     plan = pr.plan
 
     # valid by BALANCING.md §2
@@ -169,6 +211,13 @@ def test_it_always_plans_within_the_contract(snap: dict, data) -> None:
             assert all(b in ids for b in added)
         if mode in ("leaders", "demote"):
             assert sorted(e["replicas"]) == sorted(old)
+            assert "log_dirs" not in e
+        # every replica arriving on a broker that lists dirs is given one
+        if "log_dirs" in e or any(b["id"] in added and b.get("log_dirs") for b in snap["brokers"]):
+            named = dict(zip(e["replicas"], e.get("log_dirs", []), strict=False))
+            for b in snap["brokers"]:
+                if b["id"] in added and any(d["online"] for d in b.get("log_dirs", [])):
+                    assert named.get(b["id"], "any") != "any", (e, b)
         # fix-offline and remove-brokers copy only what the unusable brokers force;
         # any other partition is at most reordered by the final leadership pass
         if mode in ("fix-offline", "remove-brokers") and all(r in usable for r in old):
@@ -232,8 +281,23 @@ def test_it_always_plans_within_the_contract(snap: dict, data) -> None:
         if g["satisfied"]:
             assert g["satisfied_final"], g
 
+    # remove-disks empties the dirs it names: each replica in one moves off its broker
+    # or to another of its dirs (where the partition has no replica on a dead broker)
+    if mode == "remove-disks":
+        entries = {(e["topic"], e["partition"]): e for e in plan["partitions"]}
+        alive = {b["id"] for b in snap["brokers"] if b["alive"]}
+        for p in snap["partitions"]:
+            if not set(p["replicas"]) <= alive:
+                continue  # a plan never lists a partition with a dead replica
+            for r, d in zip(p["replicas"], p.get("log_dirs") or [], strict=True):
+                if (r, d) not in disks:
+                    continue
+                e = entries[(p["topic"], p["partition"])]
+                if r in e["replicas"]:
+                    assert e["log_dirs"][e["replicas"].index(r)] not in ("any", d), (p, e)
+
     # deterministic
-    again = propose(snap, mode=mode, brokers=ids, options=options)
+    again = propose(snap, mode=mode, brokers=ids, options=options, disks=disks)
     assert again.plan == plan
 
 
@@ -334,7 +398,12 @@ def test_it_plans_the_net_difference_of_all_moves(snap: dict, data) -> None:
             reps[0], reps[k] = reps[k], reps[0]
     start = {(p["topic"], p["partition"]): p for p in snap["partitions"]}
     net = {key: reps for key, reps in lists.items() if reps != start[key]["replicas"]}
-    planned = {(e["topic"], e["partition"]): e["replicas"] for e in pr.plan["partitions"]}
+    before = {(p["topic"], p["partition"]): p["replicas"] for p in snap["partitions"]}
+    planned = {
+        (e["topic"], e["partition"]): e["replicas"]
+        for e in pr.plan["partitions"]
+        if e["replicas"] != before[(e["topic"], e["partition"])] or "log_dirs" not in e
+    }
     assert planned == net
     # movement counts only replicas that end on a broker which did not hold them
     added = [(key, b) for key, reps in net.items() for b in reps if b not in start[key]["replicas"]]

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from .disks import disk_capacity_applied
 from .errors import BalancerError, PlanError, SnapshotError
 from .goals import ALL_GOALS, HARD_GOALS, SOFT_GOALS, build_goals, build_leadership_pass
 from .loads import balance_ratio, broker_loads
@@ -45,21 +46,26 @@ def propose(
     brokers: Iterable[int] = (),
     options: PlannerOptions | None = None,
     *,
+    disks: Iterable[tuple[int, str]] = (),
     include_moves: bool = True,
 ) -> Proposal:
     """Plan a rebalance of `snapshot` (BALANCING.md §1). Deterministic: the same
     snapshot and options always give the same plan.
 
     Raises SnapshotError for a malformed snapshot and PlanError for an impossible
-    request; never returns a partial plan."""
+    request; never returns a partial plan. `disks` names the (broker id, log dir)
+    pairs the `remove-disks` mode empties."""
     t0 = time.perf_counter()
     options = options or PlannerOptions()
     options.validate()
     snap = parse_snapshot(snapshot)
     t_parse = time.perf_counter()
-    setup = setup_mode(snap, mode, brokers, demoted=options.demoted)
+    setup = setup_mode(snap, mode, brokers, demoted=options.demoted, disks=disks)
+    snap = disk_capacity_applied(snap, setup.removed_dirs)
     soft = options.goals if options.goals is not None else default_soft_goals(mode)
-    goals = build_goals(soft, options, demoted=setup.demoted is not None)
+    goals = build_goals(
+        soft, options, demoted=setup.demoted is not None, disks=snap.log_dirs is not None
+    )
     model = ClusterModel(
         snap,
         setup,
@@ -68,7 +74,7 @@ def propose(
     )
     stats = run(model, goals, build_leadership_pass(options))
     t_opt = time.perf_counter()
-    plan = build_plan(snap, model.assign, setup.usable)
+    plan = build_plan(snap, model.assign, setup.usable, model.disks)
     seconds = {"parse": t_parse - t0, "optimize": t_opt - t_parse}
     report = build_report(model, stats, options, seconds, include_moves=include_moves)
     seconds["total"] = time.perf_counter() - t0
@@ -81,6 +87,8 @@ def judge(
     mode: str = "full",
     brokers: Iterable[int] = (),
     options: PlannerOptions | None = None,
+    *,
+    disks: Iterable[tuple[int, str]] = (),
 ) -> list[dict]:
     """Each goal's judgement (BALANCING.md §8) of `snapshot` as it is, nothing moved:
     the goals `propose` would run for the same mode and options, in the same order,
@@ -91,9 +99,12 @@ def judge(
     options = options or PlannerOptions()
     options.validate()
     snap = parse_snapshot(snapshot)
-    setup = setup_mode(snap, mode, brokers, demoted=options.demoted)
+    setup = setup_mode(snap, mode, brokers, demoted=options.demoted, disks=disks)
+    snap = disk_capacity_applied(snap, setup.removed_dirs)
     soft = options.goals if options.goals is not None else default_soft_goals(mode)
-    goals = build_goals(soft, options, demoted=setup.demoted is not None)
+    goals = build_goals(
+        soft, options, demoted=setup.demoted is not None, disks=snap.log_dirs is not None
+    )
     named = {g.name for g in goals}
     goals += [g for g in build_leadership_pass(options) if g.name not in named]
     model = ClusterModel(
@@ -102,6 +113,7 @@ def judge(
         capacity_threshold=options.capacity_threshold,
         max_replicas_per_broker=options.max_replicas_per_broker,
     )
+    model.disks_follow()
     return [{**g.describe(), **g.judge(model)} for g in goals]
 
 

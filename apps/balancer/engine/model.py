@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .disks import DiskModel
 from .measures import (
     DISK,
     LEADER_BYTES_IN,
@@ -48,6 +49,10 @@ class ModeSetup:
     added: list[int] = field(default_factory=list)  # broker indices being added
     # (B,) brokers demoted: they lead nothing a plan can give to another (None: none)
     demoted: np.ndarray | None = None
+    # (B, D) log dirs being removed (remove-disks; None: none)
+    removed_dirs: np.ndarray | None = None
+    # which replicas the intra-broker goals may move between dirs (disks.py)
+    disk_moves: str = "needed"
 
 
 class ClusterModel:
@@ -168,11 +173,26 @@ class ClusterModel:
         target = totals[None, :] * norm / np.where(usable_norm > 0, usable_norm, 1.0)
         self.place_target = np.where(target > 0, target, np.inf)
 
+    def disks_follow(self) -> None:
+        """Each replica's log dir on the assignment as it stands (disks.py): those
+        that stayed on their broker keep their dir; arrivals have none yet."""
+        if self.snap.log_dir_total is None:
+            return
+        self.disks = DiskModel(
+            self.snap,
+            self.assign.copy(),
+            removed=self.setup.removed_dirs,
+            capacity_threshold=self.capacity_threshold,
+            moves=self.setup.disk_moves,
+        )
+
     def _init_bookkeeping(self) -> None:
         """Why each partition changed, moves per goal, the journal of a trial."""
         self.reasons: dict[int, list[str]] = {}
         self.counters: dict[str, GoalCounters] = {}
         self.journal: list[tuple] | None = None
+        # each replica's log dir (JBOD), set by the optimiser when the snapshot lists dirs
+        self.disks: DiskModel | None = None
         self.data_loss_skipped: list[int] = []
         self.data_loss_healed: list[int] = []
         self.unfixable: dict[int, str] = {}

@@ -22,12 +22,18 @@ def run(model: ClusterModel, goals: Sequence[Goal], leadership: Sequence[Goal] =
     `leadership` goals run last, by reordering replica lists only, with leadership
     open to every usable broker whatever the mode: every mode ends with leaders
     balanced wherever a reorder alone can get there, and no data is copied for it.
+    The goals on each broker's dirs (`disk_level`) run after everything else, on the
+    final assignment: where each replica ends up on its broker.
 
     Each goal's judgement (BALANCING.md §8) is taken on the cluster as it is, before
     anything moves (`start`), and on the final assignment (`end`)."""
+    disk_goals = [g for g in goals if g.disk_level]
+    goals = [g for g in goals if not g.disk_level]
     named = {g.name for g in goals}
     extra = [g for g in leadership if g.name not in named]
-    start = [g.judge(model) for g in [*goals, *extra]]
+    if disk_goals:
+        model.disks_follow()
+    start = [g.judge(model) for g in [*goals, *extra, *disk_goals]]
     for g in goals:
         if g.hard:
             g.register(model)
@@ -38,8 +44,11 @@ def run(model: ClusterModel, goals: Sequence[Goal], leadership: Sequence[Goal] =
     _trim_and_polish(model, goals, stats)
     for g in goals:
         g.finish(model)
+    if disk_goals:
+        model.disks_follow()
+        stats += [_optimise(model, g) for g in disk_goals]
     # measured again at the end: a goal satisfied in its turn must still be satisfied
-    for g, st, first in zip([*goals, *extra], stats, start, strict=True):
+    for g, st, first in zip([*goals, *extra, *disk_goals], stats, start, strict=True):
         end = g.judge(model)
         st["violation_final"] = end["violation"]
         st["satisfied_final"] = not end["violated"]
@@ -52,12 +61,14 @@ def _optimise(model: ClusterModel, g: Goal) -> dict:
     """Optimise one goal in its turn; a soft goal then becomes a constraint."""
     t0 = time.perf_counter()
     before = g.violation(model)
+    disk_moves_before = 0 if model.disks is None else model.disks.moves_made
     g.prepare(model)
     g.optimize(model)
     if not g.hard:
         g.register(model)
     after = g.violation(model)
     c = model.counter(g.name)
+    disk_moves = 0 if model.disks is None else model.disks.moves_made
     return {
         **g.describe(),
         "violation_before": before,
@@ -66,6 +77,7 @@ def _optimise(model: ClusterModel, g: Goal) -> dict:
         "replica_moves": c.replica_moves,
         "leadership_moves": c.leader_moves,
         "swaps": c.swaps,
+        **({"disk_moves": disk_moves - disk_moves_before} if g.disk_level else {}),
         "seconds": round(time.perf_counter() - t0, 4),
     }
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .disks import DiskModel
 from .errors import PlanError
 from .snapshot import Snapshot
 
@@ -14,8 +15,16 @@ def changed_partitions(initial: np.ndarray, final: np.ndarray) -> np.ndarray:
     return np.flatnonzero((initial != final).any(axis=1))
 
 
-def build_plan(snap: Snapshot, final: np.ndarray, usable: np.ndarray) -> dict:
+def build_plan(
+    snap: Snapshot, final: np.ndarray, usable: np.ndarray, disks: DiskModel | None = None
+) -> dict:
+    """The plan of `final`; with `disks`, an entry names the dir of each replica that
+    goes to a dir it is not in ("any" for the others), and a partition whose replicas
+    only change dirs is listed too."""
+    moved_dir = None if disks is None else disks.changed()
     changed = changed_partitions(snap.replicas, final)
+    if moved_dir is not None:
+        changed = np.union1d(changed, np.flatnonzero(moved_dir.any(axis=1)))
     rows = final[changed]
     rf = snap.rf[changed]
     real = np.arange(rows.shape[1])[None, :] < rf[:, None]
@@ -41,7 +50,24 @@ def build_plan(snap: Snapshot, final: np.ndarray, usable: np.ndarray) -> dict:
             strict=True,
         )
     ]
+    if moved_dir is not None:
+        _dirs_named(parts, changed, moved_dir, disks)
     return {"version": 1, "partitions": parts}
+
+
+def _dirs_named(
+    parts: list[dict], changed: np.ndarray, moved: np.ndarray, disks: DiskModel
+) -> None:
+    paths = disks.snap.log_dirs or []
+    for entry, p in zip(parts, changed.tolist(), strict=True):
+        row = moved[p]
+        if not row.any():
+            continue
+        brokers = disks.assign[p]
+        entry["log_dirs"] = [
+            paths[int(brokers[k])][int(disks.dir[p, k])] if row[k] else "any"
+            for k in range(len(entry["replicas"]))
+        ]
 
 
 def validate_plan(plan: dict, snapshot: dict) -> list[str]:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .disk_figures import disk_figures
+from .disks import DiskModel
 from .figures import lower_bounds, movement, resource_figures
 from .loads import DEAD_BROKER_ZERO
 from .measures import MEASURE_NAMES, broker_loads
@@ -79,6 +81,15 @@ def build_report(
         "seconds": {k: round(v, 4) for k, v in seconds.items()},
     }
     report["broker_loads"] = _broker_loads(model)
+    if model.disks is not None:
+        start = DiskModel(
+            snap,
+            snap.replicas,
+            removed=setup.removed_dirs,
+            capacity_threshold=options.capacity_threshold,
+            moves=setup.disk_moves,
+        )
+        report["disks"] = disk_figures(start, model.disks)
     if include_moves:
         report["moves"] = _moves(model)
     return report

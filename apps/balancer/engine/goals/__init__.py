@@ -14,6 +14,9 @@ from .capacity import CapacityGoal
 from .dead_brokers import DeadBrokersGoal
 from .demoted_brokers import DemotedBrokersGoal
 from .goal import Goal
+from .intra_broker_disk_capacity import IntraBrokerDiskCapacityGoal
+from .intra_broker_disk_usage_distribution import IntraBrokerDiskUsageDistributionGoal
+from .intra_broker_leader_bytes_in_distribution import IntraBrokerLeaderBytesInDistributionGoal
 from .leader_bytes_in_distribution import LeaderBytesInDistributionGoal
 from .leader_distribution import LeaderDistributionGoal
 from .max_replicas import MaxReplicasGoal
@@ -29,6 +32,7 @@ HARD_GOALS = (
     "disk-capacity",
     "network-in-capacity",
     "network-out-capacity",
+    "intra-broker-disk-capacity",
 )
 SOFT_GOALS = (
     "replica-distribution",
@@ -38,6 +42,15 @@ SOFT_GOALS = (
     "topic-replica-distribution",
     "leader-distribution",
     "leader-bytes-in-distribution",
+    "intra-broker-disk-usage-distribution",
+    "intra-broker-leader-bytes-in-distribution",
+)
+# Goals on the log dirs of each broker (JBOD): they run after every broker-level goal
+# and pass, and only on snapshots that list dirs.
+DISK_GOALS = (
+    "intra-broker-disk-capacity",
+    "intra-broker-disk-usage-distribution",
+    "intra-broker-leader-bytes-in-distribution",
 )
 ALL_GOALS = HARD_GOALS + SOFT_GOALS
 # The hard goal a demotion adds, right after dead-brokers (demoted_brokers.py).
@@ -68,6 +81,13 @@ def make_goal(name: str, options: PlannerOptions) -> Goal:
         "topic-replica-distribution": lambda: TopicReplicaDistributionGoal(t),
         "leader-distribution": lambda: LeaderDistributionGoal(t),
         "leader-bytes-in-distribution": lambda: LeaderBytesInDistributionGoal(t),
+        "intra-broker-disk-capacity": lambda: IntraBrokerDiskCapacityGoal(cap),
+        "intra-broker-disk-usage-distribution": lambda: IntraBrokerDiskUsageDistributionGoal(t),
+        "intra-broker-leader-bytes-in-distribution": lambda: (
+            IntraBrokerLeaderBytesInDistributionGoal(
+                t, options.threshold_for("intra-broker-disk-usage-distribution")
+            )
+        ),
     }
     factory = factories.get(name)
     if factory is None:
@@ -76,10 +96,15 @@ def make_goal(name: str, options: PlannerOptions) -> Goal:
 
 
 def build_goals(
-    soft: tuple[str, ...] | list[str], options: PlannerOptions, *, demoted: bool = False
+    soft: tuple[str, ...] | list[str],
+    options: PlannerOptions,
+    *,
+    demoted: bool = False,
+    disks: bool = False,
 ) -> list[Goal]:
     """Hard goals in their fixed order (with `demoted-brokers` after `dead-brokers`
-    while brokers are demoted), then the requested soft goals in order."""
+    while brokers are demoted), then the requested soft goals in order; the goals on
+    each broker's dirs only when the snapshot lists dirs (`disks`)."""
     seen: set[str] = set()
     names = list(HARD_GOALS)
     if demoted:
@@ -96,7 +121,7 @@ def build_goals(
     for name in options.thresholds:
         if name not in ALL_GOALS:
             raise PlanError(f"threshold given for unknown goal {name!r}")
-    return [make_goal(n, options) for n in names]
+    return [make_goal(n, options) for n in names if disks or n not in DISK_GOALS]
 
 
 def build_leadership_pass(options: PlannerOptions) -> list[BandGoal]:
@@ -114,6 +139,7 @@ def build_leadership_pass(options: PlannerOptions) -> list[BandGoal]:
 
 
 __all__ = [
+    "DISK_GOALS",
     "LEADERSHIP_GOALS",
     "ALL_GOALS",
     "HARD_GOALS",

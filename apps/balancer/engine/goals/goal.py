@@ -18,6 +18,8 @@ class Goal:
     name: str = ""
     hard: bool = False
     threshold: float | None = None
+    # a goal on the log dirs of each broker (intra_broker.py), run after the others
+    disk_level: bool = False
 
     def prepare(self, model: ClusterModel) -> None:
         """Compute targets from the current state, before `optimize`."""

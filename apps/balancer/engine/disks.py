@@ -1,0 +1,180 @@
+"""The disks of each broker (JBOD): each replica's log dir and every dir's bytes and
+leader bytes in, on one assignment (BALANCING.md §1 "log_dirs", §5 "Disks").
+
+Broker-level goals move replicas between brokers; a replica that stays on its broker
+keeps its dir, one that arrives has none until the intra-broker goals place it. A dir
+counts what the snapshot says its replicas hold: replicas whose dir is unknown stay
+where they are and count in no dir. A dir takes replicas when it is online and not
+being removed (`remove-disks`); what sits in any other dir must leave it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+from .measures import DISK
+from .snapshot import Snapshot
+
+# Which replicas the intra-broker goals may move between dirs, per mode: every one
+# ("all", full rebalances) or only those that must move or arrive ("needed").
+DISK_MOVES_ALL = "all"
+DISK_MOVES_NEEDED = "needed"
+DISK_MOVES_NONE = "none"
+
+
+def dirs_carried(initial: np.ndarray, dirs: np.ndarray, assign: np.ndarray) -> np.ndarray:
+    """(P, K) each replica of `assign` in the dir it had on the same broker in
+    `initial`, -1 where the broker did not hold the partition (or its dir is unknown)."""
+    out = np.full(assign.shape, -1, dtype=np.int32)
+    rows = np.arange(assign.shape[0])
+    held = initial >= 0
+    for k in range(assign.shape[1]):
+        same = (assign[:, k : k + 1] == initial) & held
+        found = same.any(axis=1) & (assign[:, k] >= 0)
+        out[:, k] = np.where(found, dirs[rows, same.argmax(axis=1)], -1)
+    return out
+
+
+def usable_dir_capacity(snap: Snapshot, removed: np.ndarray | None) -> np.ndarray:
+    """(B,) bytes the online dirs not being removed hold in all (NaN: a broker that
+    lists no dirs, or a usable dir of unknown size)."""
+    b = snap.n_brokers
+    if snap.log_dir_total is None or snap.log_dir_online is None:
+        return np.full(b, np.nan)
+    usable = snap.log_dir_online.copy()
+    if removed is not None:
+        usable &= ~removed
+    total = np.where(usable, snap.log_dir_total, 0.0)
+    listed = np.array([bool(paths) for paths in snap.log_dirs or [[]] * b])
+    known = ~np.isnan(total).any(axis=1)
+    return np.where(listed & known, np.nan_to_num(total).sum(axis=1), np.nan)
+
+
+def disk_capacity_applied(snap: Snapshot, removed: np.ndarray | None) -> Snapshot:
+    """`snap` with each broker's disk capacity at most what its usable dirs hold, so
+    the broker-level goals move out what those dirs cannot take."""
+    dirs = usable_dir_capacity(snap, removed)
+    if np.isnan(dirs).all():
+        return snap
+    capacity = snap.capacity.copy()
+    capacity[:, DISK] = np.fmin(capacity[:, DISK], dirs)
+    return replace(snap, capacity=capacity)
+
+
+class DiskModel:
+    """Each replica's dir on an assignment, and per dir: bytes held, leader bytes in."""
+
+    def __init__(
+        self,
+        snap: Snapshot,
+        assign: np.ndarray,
+        *,
+        removed: np.ndarray | None,
+        capacity_threshold: float,
+        moves: str,
+    ) -> None:
+        assert snap.log_dir_total is not None and snap.log_dir_online is not None
+        self.snap = snap
+        self.moves = moves
+        total = snap.log_dir_total
+        listed = np.array([bool(paths) for paths in snap.log_dirs or []], dtype=bool)
+        self.takes = snap.log_dir_online & listed[:, None] & ~(total <= 0)
+        if removed is not None:
+            self.takes &= ~removed
+        # A dir of unknown size has no limit and weighs as its broker's known dirs do
+        # on average (all alike when none is known).
+        known = ~np.isnan(total)
+        counted = known.sum(axis=1, keepdims=True)
+        summed = np.where(known, total, 0.0).sum(axis=1, keepdims=True)
+        typical = np.divide(summed, counted, out=np.ones_like(summed), where=counted > 0)
+        self.total = np.where(known, total, typical)
+        self.limit = np.where(
+            self.takes, np.where(known, self.total * capacity_threshold, np.inf), 0.0
+        )
+        self.listed = listed
+        initial = snap.replicas
+        known = snap.replica_dir if snap.replica_dir is not None else np.full(initial.shape, -1)
+        self.initial_dir = np.where(initial >= 0, known, -1).astype(np.int32)
+        self.assign = assign
+        self.dir = dirs_carried(initial, self.initial_dir, assign)
+        # held before on the same broker (its dir known or not): a replica that arrives
+        # is not `stayed`, and is placed in a dir
+        self.stayed = dirs_carried(initial, np.zeros_like(self.initial_dir), assign) == 0
+        self.carried = self.dir.copy()
+        cells = assign >= 0
+        broker = np.maximum(assign, 0)
+        # a partition with a replica on a dead broker can't be listed in a plan
+        whole = (snap.alive[broker] | ~cells).all(axis=1)[:, None]
+        in_bad_dir = (self.dir >= 0) & ~self.takes[broker, np.maximum(self.dir, 0)]
+        self.must_move = cells & whole & listed[broker] & ((~self.stayed) | in_bad_dir)
+        if moves == DISK_MOVES_ALL:
+            self.can_move = cells & whole & listed[broker]
+        elif moves == DISK_MOVES_NEEDED:
+            self.can_move = self.must_move.copy()
+        else:
+            self.can_move = np.zeros_like(cells)
+            self.must_move = np.zeros_like(cells)
+        self.size = snap.size
+        self.leader_bytes = snap.bytes_in
+        self.used = np.zeros(total.shape)
+        self.lead = np.zeros(total.shape)
+        self.moves_made = 0
+        self._recount()
+
+    def _recount(self) -> None:
+        b, d = self.total.shape
+        placed = self.dir >= 0
+        p, k = np.nonzero(placed)
+        flat = self.assign[p, k].astype(np.int64) * d + self.dir[p, k]
+        self.used = np.bincount(flat, weights=self.size[p], minlength=b * d).reshape(b, d)
+        lead = k == 0
+        self.lead = np.bincount(
+            flat[lead], weights=self.leader_bytes[p[lead]], minlength=b * d
+        ).reshape(b, d)
+
+    def move(self, p: int, k: int, to: int) -> None:
+        """Put replica (p, k) in dir `to` of its broker."""
+        b = int(self.assign[p, k])
+        was = int(self.dir[p, k])
+        size = float(self.size[p])
+        lead = float(self.leader_bytes[p]) if k == 0 else 0.0
+        if was >= 0:
+            self.used[b, was] -= size
+            self.lead[b, was] -= lead
+        self.used[b, to] += size
+        self.lead[b, to] += lead
+        self.dir[p, k] = to
+        self.moves_made += 1
+
+    def unplaced_bytes(self) -> float:
+        """Bytes of replicas that must be in a dir taking replicas and are not."""
+        cells = self.must_move & (
+            (self.dir < 0) | ~self.takes[np.maximum(self.assign, 0), np.maximum(self.dir, 0)]
+        )
+        return float((self.size[:, None] * cells).sum())
+
+    def changed(self) -> np.ndarray:
+        """(P, K) replicas the plan puts in a dir they are not in now (arrivals
+        included)."""
+        return (self.dir >= 0) & (self.dir != self.carried)
+
+    def broker_cells(self) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+        """{broker: (partitions, slots)} of every replica on a broker that lists dirs."""
+        p, k = np.nonzero(self.assign >= 0)
+        b = self.assign[p, k]
+        keep = self.listed[b]
+        p, k, b = p[keep], k[keep], b[keep]
+        order = np.argsort(b, kind="stable")
+        p, k, b = p[order], k[order], b[order]
+        starts = np.searchsorted(b, np.arange(self.total.shape[0] + 1))
+        return {
+            int(x): (p[starts[x] : starts[x + 1]], k[starts[x] : starts[x + 1]])
+            for x in np.flatnonzero(np.diff(starts))
+        }
+
+    def utilisation(self) -> np.ndarray:
+        """(B, D) used / total of the dirs taking replicas, NaN for the others."""
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(self.takes, self.used / np.where(self.total > 0, self.total, 1), np.nan)

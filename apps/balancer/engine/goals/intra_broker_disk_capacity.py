@@ -1,0 +1,94 @@
+"""Hard goal: no log dir holds more than the capacity threshold of its size, and no
+replica stays in a dir that takes none (offline, or being removed).
+
+Replicas that must move (arrived on their broker, or in a dir that takes none) go,
+largest first, to the dir of their broker that is least used after taking them and
+stays under its limit (else to the one with most room left); then a dir still over
+its limit hands replicas to its broker's dirs with room.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..disks import DiskModel
+from ..model import ClusterModel
+from .intra_broker import DiskGoal, dir_offender
+
+
+class IntraBrokerDiskCapacityGoal(DiskGoal):
+    name = "intra-broker-disk-capacity"
+    hard = True
+
+    def __init__(self, capacity_threshold: float) -> None:
+        self.threshold = capacity_threshold
+
+    def disk_violation(self, disks: DiskModel) -> float:
+        over = np.where(disks.takes, np.maximum(disks.used - disks.limit, 0.0), disks.used)
+        return float(over.sum()) + disks.unplaced_bytes()
+
+    def disk_offenders(self, disks: DiskModel) -> list[tuple[float, dict]]:
+        out = []
+        over = disks.listed[:, None] & (disks.used > disks.limit)
+        for b, d in zip(*np.nonzero(over), strict=True):
+            used, limit = float(disks.used[b, d]), float(disks.limit[b, d])
+            if disks.takes[b, d]:
+                text = f"holds {used:.3g} bytes, over its limit of {limit:.3g}"
+            else:
+                text = f"holds {used:.3g} bytes but takes no replicas (offline or removed)"
+            found = dir_offender(
+                disks, int(b), int(d), side="above", value=used, band=[None, limit], text=text
+            )
+            out.append((used - limit, found))
+        return out
+
+    def optimize(self, model: ClusterModel) -> None:
+        disks = model.disks
+        if disks is None or disks.moves == "none":
+            return
+        for b, (ps, ks) in disks.broker_cells().items():
+            if not disks.takes[b].any():
+                continue
+            self._place(disks, b, ps, ks)
+            self._relieve(disks, b, ps, ks)
+
+    @staticmethod
+    def _place(disks: DiskModel, b: int, ps: np.ndarray, ks: np.ndarray) -> None:
+        todo = disks.must_move[ps, ks]
+        if not todo.any():
+            return
+        ps, ks = ps[todo], ks[todo]
+        order = np.argsort(-disks.size[ps], kind="stable")
+        total, takes = disks.total[b], disks.takes[b]
+        for p, k in zip(ps[order].tolist(), ks[order].tolist(), strict=True):
+            size = float(disks.size[p])
+            after = disks.used[b] + size
+            fits = takes & (after <= disks.limit[b])
+            if fits.any():
+                share = np.where(fits, after / np.where(total > 0, total, 1.0), np.inf)
+                to = int(np.argmin(share))
+            else:
+                to = int(np.argmax(np.where(takes, disks.limit[b] - disks.used[b], -np.inf)))
+            disks.move(p, k, to)
+
+    @staticmethod
+    def _relieve(disks: DiskModel, b: int, ps: np.ndarray, ks: np.ndarray) -> None:
+        """Move replicas out of dirs over their limit into dirs with room, largest
+        that fits first."""
+        takes = disks.takes[b]
+        for d in np.flatnonzero(takes & (disks.used[b] > disks.limit[b])).tolist():
+            here = np.flatnonzero(disks.dir[ps, ks] == d)
+            order = here[np.argsort(-disks.size[ps[here]], kind="stable")]
+            for i in order.tolist():
+                excess = disks.used[b, d] - disks.limit[b, d]
+                if excess <= 0:
+                    break
+                p, k = int(ps[i]), int(ks[i])
+                if not disks.can_move[p, k]:
+                    continue
+                size = float(disks.size[p])
+                room = np.where(takes, disks.limit[b] - disks.used[b], -np.inf)
+                room[d] = -np.inf
+                to = int(np.argmax(room))
+                if room[to] >= size:
+                    disks.move(p, k, to)

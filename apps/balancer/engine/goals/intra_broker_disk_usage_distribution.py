@@ -1,0 +1,105 @@
+"""Soft goal: the dirs of each broker equally used.
+
+A dir is balanced when its utilisation (bytes / size) lies within [(2 - t) x m, t x m],
+m being its broker's utilisation over the dirs that take replicas and t the goal's
+threshold. The dir used most hands the dir used least the replica that brings both
+nearest their broker's mean, as long as that narrows the spread and keeps every dir
+under its capacity limit.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..disks import DISK_MOVES_ALL, DiskModel
+from ..model import ClusterModel
+from .intra_broker import DiskGoal, dir_offender
+
+MAX_MOVES_PER_DIR = 64  # a broker's levelling stops after this many moves per dir
+
+
+def dir_band(disks: DiskModel, threshold: float) -> tuple[np.ndarray, np.ndarray]:
+    """(B,) the utilisation band of each broker's dirs."""
+    takes = disks.takes
+    held = np.where(takes, disks.used, 0.0).sum(axis=1)
+    size = np.where(takes, disks.total, 0.0).sum(axis=1)
+    mean = np.divide(held, size, out=np.zeros_like(held), where=size > 0)
+    return (2.0 - threshold) * mean, threshold * mean
+
+
+class IntraBrokerDiskUsageDistributionGoal(DiskGoal):
+    name = "intra-broker-disk-usage-distribution"
+    hard = False
+
+    def __init__(self, threshold: float) -> None:
+        self.threshold = threshold
+
+    def _outside(self, disks: DiskModel) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        lo, hi = dir_band(disks, self.threshold)
+        util = np.nan_to_num(disks.utilisation(), nan=0.0)
+        # a broker with one dir taking replicas has nothing to spread
+        spread = disks.takes & (disks.takes.sum(axis=1) > 1)[:, None]
+        above = np.where(spread, np.maximum(util - hi[:, None], 0.0), 0.0)
+        below = np.where(spread, np.maximum(lo[:, None] - util, 0.0), 0.0)
+        return above, below, util
+
+    def disk_violation(self, disks: DiskModel) -> float:
+        above, below, _ = self._outside(disks)
+        return float(above.sum() + below.sum())
+
+    def disk_offenders(self, disks: DiskModel) -> list[tuple[float, dict]]:
+        above, below, util = self._outside(disks)
+        lo, hi = dir_band(disks, self.threshold)
+        out = []
+        for side, amount in (("above", above), ("below", below)):
+            for b, d in zip(*np.nonzero(amount > 0), strict=True):
+                b, d = int(b), int(d)
+                text = f"{side} the band: {util[b, d]:.1%} used, band {lo[b]:.1%}\u2013{hi[b]:.1%}"
+                found = dir_offender(
+                    disks,
+                    b,
+                    d,
+                    side=side,
+                    value=float(util[b, d]),
+                    band=[float(lo[b]), float(hi[b])],
+                    text=text,
+                )
+                out.append((float(amount[b, d]), found))
+        return out
+
+    def optimize(self, model: ClusterModel) -> None:
+        disks = model.disks
+        if disks is None or disks.moves != DISK_MOVES_ALL:
+            return
+        above, below, _ = self._outside(disks)
+        out = (above > 0).any(axis=1) | (below > 0).any(axis=1)
+        if not out.any():
+            return
+        for b, (ps, ks) in disks.broker_cells().items():
+            if out[b]:
+                self._level(disks, b, ps, ks)
+
+    def _level(self, disks: DiskModel, b: int, ps: np.ndarray, ks: np.ndarray) -> None:
+        takes = disks.takes[b]
+        total = np.where(takes, disks.total[b], 1.0)
+        sizes = disks.size[ps]
+        movable = disks.can_move[ps, ks] & (disks.dir[ps, ks] >= 0) & (sizes > 0)
+        for _ in range(MAX_MOVES_PER_DIR * int(takes.sum())):
+            lo, hi = dir_band(disks, self.threshold)
+            util = np.where(takes, disks.used[b] / total, np.nan)
+            a, z = int(np.nanargmax(util)), int(np.nanargmin(util))
+            if util[a] <= hi[b] and util[z] >= lo[b]:
+                return
+            mean = (hi[b] / self.threshold) if self.threshold else 0.0
+            # bytes that bring a down to the mean and z up to it: the move to aim at
+            want = min((util[a] - mean) * total[a], (mean - util[z]) * total[z])
+            # any size under twice this lowers the spread of the dirs (their weighted
+            # variance), so levelling ends
+            gap = (util[a] - util[z]) / (1.0 / total[a] + 1.0 / total[z])
+            room = disks.limit[b, z] - disks.used[b, z]
+            here = np.flatnonzero(movable & (disks.dir[ps, ks] == a))
+            fit = here[(sizes[here] < 2.0 * gap) & (sizes[here] <= room)]
+            if fit.shape[0] == 0:
+                return
+            best = int(fit[np.argmin(np.abs(sizes[fit] - max(want, 0.0)))])
+            disks.move(int(ps[best]), int(ks[best]), z)
