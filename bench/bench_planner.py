@@ -4,6 +4,11 @@
     .venv/bin/python bench/bench_planner.py --size small     # 100 brokers, 50k partitions
     .venv/bin/python bench/bench_planner.py --size large     # 270 brokers, 433k partitions
     .venv/bin/python bench/bench_planner.py --threshold 1.10 --json out.json
+    .venv/bin/python bench/bench_planner.py --size large --log-dirs 4   # JBOD, skewed
+
+With --log-dirs N every broker has N equal log dirs and half of each broker's
+replicas sit in its first one (--disk-skew): the plan levels brokers and dirs at once,
+and the figures of each broker's dirs are printed beside the brokers'.
 
 Each size runs in its own process so that peak memory (ru_maxrss) is that size's
 alone. Clusters come from a fixed seed: the same command prints the same moves.
@@ -26,6 +31,9 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "scripts"))
+
+from devkit.jbod_snapshot import dirs_add  # noqa: E402
 
 from apps.balancer.engine import PlannerOptions, propose  # noqa: E402
 
@@ -140,10 +148,12 @@ def min_count_moves(snap: dict, threshold: float) -> int:
     return int(max(np.maximum(c - hi, 0).sum(), np.maximum(lo - c, 0).sum()))
 
 
-def run_one(size: str, threshold: float, mode: str) -> dict:
+def run_one(size: str, threshold: float, mode: str, log_dirs: int = 0, skew: float = 0.5) -> dict:
     spec = SIZES[size]
     t0 = time.perf_counter()
     snap = make_cluster(spec["brokers"], spec["partitions"])
+    if log_dirs:
+        dirs_add(snap, dirs=log_dirs, skew=skew)
     gen = time.perf_counter() - t0
     rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     options = PlannerOptions(balance_threshold=threshold)
@@ -171,6 +181,8 @@ def run_one(size: str, threshold: float, mode: str) -> dict:
         "peak_rss_mib": round(peak),
         "rss_before_plan_mib": round(rss_before),
         "balance": r["balance"],
+        "log_dirs": log_dirs,
+        "disks": {k: v for k, v in r.get("disks", {}).items() if k != "brokers"},
         "movement": r["movement"],
         "goals": [
             {
@@ -185,6 +197,7 @@ def run_one(size: str, threshold: float, mode: str) -> dict:
                     "seconds",
                 )
             }
+            | {"disk_moves": g.get("disk_moves", 0)}
             for g in r["goals"]
         ],
     }
@@ -213,6 +226,16 @@ def print_result(res: dict) -> None:
             ok = b["after"] <= max(1.05, b["lower_bound"]) + 1e-9
             mark = "ok" if ok else "MISSED"
         print(f"{name:<12} {b['before']:>8.3f} {b['after']:>8.3f} {b['lower_bound']:>8.3f}  {mark}")
+    disks = res.get("disks")
+    if disks:
+        u, lb = disks["usage_ratio"], disks["leader_bytes_in_ratio"]
+        print(
+            f"disks ({res['log_dirs']} per broker; a dir against its broker's mean, worst):"
+            f" use {u['before']:.3f} -> {u['after']:.3f}, leaders' bytes in "
+            f"{lb['before']:.3f} -> {lb['after']:.3f}; {disks['moves_between_dirs']:,} "
+            f"replicas to another dir of their broker "
+            f"({disks['bytes_between_dirs'] / 1e12:.2f} TB)"
+        )
     print(
         f"replica moves {m['replica_moves']:,} ({m.get('given_back', 0):,} given back), "
         f"bytes moved {m['bytes_moved'] / 1e12:.2f} TB ({res['bytes_share']:.2%} of all), "
@@ -225,10 +248,12 @@ def print_result(res: dict) -> None:
     )
     for g in res["goals"]:
         if g["replica_moves"] or g["leadership_moves"] or g["violation_before"]:
+            dirs = f", to other dirs {g['disk_moves']}" if g.get("disk_moves") else ""
             print(
                 f"  {g['name']:<30} violation {g['violation_before']:.4g} -> "
                 f"{g['violation_after']:.4g}, moves {g['replica_moves']}, "
-                f"leadership {g['leadership_moves']}, swaps {g['swaps']}, {g['seconds']:.2f} s"
+                f"leadership {g['leadership_moves']}, swaps {g['swaps']}{dirs}, "
+                f"{g['seconds']:.2f} s"
             )
 
 
@@ -243,11 +268,17 @@ def main() -> None:
         "issue's target; the planner's own default is 1.10)",
     )
     ap.add_argument("--mode", default="full")
+    ap.add_argument("--log-dirs", type=int, default=0, help="log dirs per broker (JBOD)")
+    ap.add_argument(
+        "--disk-skew", type=float, default=0.5, help="share of replicas in each first dir"
+    )
     ap.add_argument("--json", help="also write the results to this file")
     ap.add_argument("--one", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.one:
-        print(json.dumps(run_one(args.size, args.threshold, args.mode)))
+        print(
+            json.dumps(run_one(args.size, args.threshold, args.mode, args.log_dirs, args.disk_skew))
+        )
         return
     sizes = ["small", "large"] if args.size == "all" else [args.size]
     results = []
@@ -262,6 +293,10 @@ def main() -> None:
             str(args.threshold),
             "--mode",
             args.mode,
+            "--log-dirs",
+            str(args.log_dirs),
+            "--disk-skew",
+            str(args.disk_skew),
         ]
         out = subprocess.run(
             cmd,
