@@ -163,6 +163,9 @@ def test_it_exits_non_zero_with_one_line_from_the_shell(tmp_path: Path, case: st
     ("extra", "message"),
     [
         (["--brokers", "x"], "--brokers expects comma-separated broker ids"),
+        (["--disks", "3"], "--disks expects comma-separated BROKER:DIR"),
+        (["--disks", "x:/data/a"], "--disks expects comma-separated BROKER:DIR"),
+        (["--mode", "remove-disks", "--disks", "1:/d"], "lists the brokers' log dirs"),
         (["--threshold", "high"], "--threshold expects VALUE or GOAL=VALUE"),
         (["--mode", "sideways"], "unknown mode 'sideways'"),
         (["--goals", "cpu"], "unknown goal 'cpu'"),
@@ -224,3 +227,30 @@ def test_it_prints_the_hard_goals_an_overloaded_cluster_leaves_unmet(tmp_path: P
 def test_it_prints_no_unmet_hard_goal_when_all_hold(tmp_path: Path) -> None:
     out, _ = run("--snapshot", str(write(tmp_path, skewed())), "--output", str(tmp_path / "p.json"))
     assert "UNMET" not in out
+
+
+def test_it_empties_a_disk_and_prints_the_disks_figures(tmp_path: Path) -> None:
+    snap = skewed()
+    for b in snap["brokers"]:
+        b["log_dirs"] = [{"path": p, "total": 5e11, "usable": 5e11} for p in ("/a", "/b")]
+    for p in snap["partitions"]:
+        p["log_dirs"] = ["/a"]
+    plan_path = tmp_path / "plan.json"
+    out, _ = run(
+        "--snapshot",
+        str(write(tmp_path, snap)),
+        "--output",
+        str(plan_path),
+        "--mode",
+        "remove-disks",
+        "--disks",
+        "1:/a",
+    )
+    plan = json.loads(plan_path.read_text())
+
+    assert validate_plan(plan, snap) == []
+    # every replica of broker 1's /a goes to /b or to another broker's dir
+    for e in plan["partitions"]:
+        assert e["log_dirs"][e["replicas"].index(1)] == "/b" if 1 in e["replicas"] else True
+    assert len(plan["partitions"]) == 12
+    assert "disks (a dir against its broker's mean)" in out

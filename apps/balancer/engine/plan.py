@@ -19,8 +19,8 @@ def build_plan(
     snap: Snapshot, final: np.ndarray, usable: np.ndarray, disks: DiskModel | None = None
 ) -> dict:
     """The plan of `final`; with `disks`, an entry names the dir of each replica that
-    goes to a dir it is not in ("any" for the others), and a partition whose replicas
-    only change dirs is listed too."""
+    goes to a dir it is not in on a broker of several dirs ("any" for the others), and
+    a partition whose replicas only change dirs is listed too."""
     moved_dir = None if disks is None else disks.changed()
     changed = changed_partitions(snap.replicas, final)
     if moved_dir is not None:
@@ -58,16 +58,20 @@ def build_plan(
 def _dirs_named(
     parts: list[dict], changed: np.ndarray, moved: np.ndarray, disks: DiskModel
 ) -> None:
+    """Name the dirs of `moved` replicas on brokers with a choice of dirs (a broker
+    with one dir has nowhere else to put a replica: no request is needed)."""
     paths = disks.snap.log_dirs or []
     for entry, p in zip(parts, changed.tolist(), strict=True):
-        row = moved[p]
-        if not row.any():
-            continue
         brokers = disks.assign[p]
-        entry["log_dirs"] = [
-            paths[int(brokers[k])][int(disks.dir[p, k])] if row[k] else "any"
+        row = [
+            bool(moved[p, k]) and len(paths[int(brokers[k])]) > 1
             for k in range(len(entry["replicas"]))
         ]
+        if any(row):
+            entry["log_dirs"] = [
+                paths[int(brokers[k])][int(disks.dir[p, k])] if named else "any"
+                for k, named in enumerate(row)
+            ]
 
 
 def validate_plan(plan: dict, snapshot: dict) -> list[str]:

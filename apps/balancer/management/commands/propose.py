@@ -76,6 +76,11 @@ class Command(BaseCommand):
             help="comma-separated broker ids (add-/remove-brokers, demote)",
         )
         parser.add_argument(
+            "--disks",
+            default="",
+            help="comma-separated BROKER:DIR log dirs to empty (remove-disks)",
+        )
+        parser.add_argument(
             "--demoted",
             default="",
             help="comma-separated broker ids kept demoted: no plan makes them lead",
@@ -162,6 +167,25 @@ class Command(BaseCommand):
         return out
 
     @staticmethod
+    def _disks(raw: str) -> list[tuple[int, str]]:
+        out = []
+        for item in raw.split(","):
+            item = item.strip()
+            if not item:
+                continue
+            broker, sep, path = item.partition(":")
+            try:
+                out.append((int(broker), path))
+            except ValueError:
+                sep = ""
+            if not sep or not path:
+                raise CommandError(
+                    f"--disks expects comma-separated BROKER:DIR, got {item!r}",
+                    returncode=USAGE_ERROR,
+                ) from None
+        return out
+
+    @staticmethod
     def _read_snapshot(path: Path) -> Any:
         try:
             text = path.read_text()
@@ -199,9 +223,12 @@ class Command(BaseCommand):
             )
         options = self._options(opts)
         brokers = self._brokers(opts["brokers"])
+        disks = self._disks(opts["disks"])
         data = self._read_snapshot(Path(opts["snapshot"]))
         try:
-            proposal = propose(data, mode=opts["mode"], brokers=brokers, options=options)
+            proposal = propose(
+                data, mode=opts["mode"], brokers=brokers, options=options, disks=disks
+            )
         except BalancerError as err:
             raise CommandError(str(err)) from None
 
@@ -234,6 +261,15 @@ class Command(BaseCommand):
             f"replica moves {m['replica_moves']:,}, bytes moved {_human_bytes(m['bytes_moved'])}, "
             f"leadership moves {m['leadership_moves']:,}"
         )
+        disks = r.get("disks")
+        if disks:
+            u, lb = disks["usage_ratio"], disks["leader_bytes_in_ratio"]
+            w(
+                f"disks (a dir against its broker's mean): use {u['before']:.3f} -> "
+                f"{u['after']:.3f}, leaders' bytes in {lb['before']:.3f} -> {lb['after']:.3f}; "
+                f"{disks['moves_between_dirs']:,} replica(s) to another dir of their broker "
+                f"({_human_bytes(disks['bytes_between_dirs'])})"
+            )
         unmet = [g["name"] for g in r["goals"] if not g["satisfied_final"]]
         w("goals: all satisfied" if not unmet else f"goals not fully satisfied: {', '.join(unmet)}")
         for g in r.get("unmet_hard_goals", []):
