@@ -155,6 +155,7 @@ class PlanMode(models.TextChoices):
     FIX_OFFLINE = "fix-offline", "self-healing (dead brokers)"
     LEADERS = "leaders", "leaders only"
     DEMOTE = "demote", "demote brokers (leadership off)"
+    REMOVE_DISKS = "remove-disks", "remove disks (empty log dirs)"
     ROLLBACK = "rollback", "rollback"
 
 
@@ -163,6 +164,8 @@ class Plan(models.Model):
     origin = models.CharField(max_length=16, choices=PlanOrigin.choices)
     mode = models.CharField(max_length=16, choices=PlanMode.choices)
     brokers = models.JSONField(default=list, blank=True)
+    # remove-disks: the log dirs it empties, [[broker id, path], ...]
+    disks = models.JSONField(default=list, blank=True)
     trigger = models.TextField(blank=True, help_text="Why this plan was proposed.")
     state = models.CharField(
         max_length=16, choices=PlanState.choices, default=PlanState.PROPOSED, db_index=True

@@ -204,6 +204,13 @@ class PlanRequestSerializer(serializers.Serializer):
         default=list,
         max_length=1000,
     )
+    disks = serializers.ListField(
+        child=serializers.CharField(max_length=4096),
+        required=False,
+        default=list,
+        max_length=1000,
+        help_text='remove-disks: the log dirs to empty, as "BROKER:DIR" (e.g. "3:/data/b").',
+    )
     reason = serializers.CharField(required=False, allow_blank=True, max_length=2000, default="")
     allow_data_loss = serializers.BooleanField(required=False, default=False)
 

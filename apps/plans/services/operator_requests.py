@@ -23,6 +23,7 @@ REQUESTABLE_MODES = (
     PlanMode.FIX_OFFLINE,
     PlanMode.LEADERS,
     PlanMode.DEMOTE,
+    PlanMode.REMOVE_DISKS,
 )
 
 
@@ -32,6 +33,7 @@ def plan_request(
     user: AbstractBaseUser,
     mode: str,
     brokers: Iterable[int] = (),
+    disks: Iterable[str | tuple[int, str]] = (),
     reason: str = "",
     allow_data_loss: bool = False,
     client_address: str | None = None,
@@ -47,6 +49,16 @@ def plan_request(
         broker_ids = sorted({int(b) for b in brokers})
     except (TypeError, ValueError) as exc:
         raise PlanRequestInvalid("broker ids must be integers") from exc
+    dirs = _disks_parsed(disks)
+    if bool(dirs) != (mode == PlanMode.REMOVE_DISKS):
+        raise PlanRequestInvalid(
+            "remove-disks needs the log dirs to empty (BROKER:DIR)"
+            if mode == PlanMode.REMOVE_DISKS
+            else f"mode {mode} takes no log dirs"
+        )
+    if dirs and broker_ids:
+        raise PlanRequestInvalid("remove-disks names its brokers in the dirs (BROKER:DIR) only")
+    broker_ids = sorted({b for b, _ in dirs}) if dirs else broker_ids
     if allow_data_loss and mode not in (PlanMode.FIX_OFFLINE, PlanMode.FULL):
         raise PlanRequestInvalid("only self-healing or a full rebalance may allow data loss")
     known_ids = set(cluster.brokers.values_list("node_id", flat=True))
@@ -73,7 +85,8 @@ def plan_request(
         scoped=planner_scoped,
         policy=policy,
         mode=mode,
-        brokers=planner_brokers,
+        brokers=[] if dirs else planner_brokers,
+        disks=dirs,
         allow_data_loss=allow_data_loss,
     )
     if fit is not None:
@@ -87,9 +100,30 @@ def plan_request(
         origin=PlanOrigin.OPERATOR,
         mode=mode,
         brokers=broker_ids,
+        disks=dirs,
         trigger=f"requested by {user.get_username()}",
         actor=user,
         requested_by=user,
         request_reason=reason,
         client_address=client_address,
     )
+
+
+def _disks_parsed(disks: Iterable[str | tuple[int, str]]) -> list[tuple[int, str]]:
+    """(broker id, path) pairs from "BROKER:DIR" strings or pairs, refused when malformed."""
+    out: list[tuple[int, str]] = []
+    for item in disks:
+        if isinstance(item, str):
+            broker, _, path = item.partition(":")
+        elif isinstance(item, list | tuple) and len(item) == 2:
+            broker, path = item
+        else:
+            broker, path = "", ""
+        try:
+            pair = (int(broker), str(path).strip())
+        except (TypeError, ValueError):
+            pair = (0, "")
+        if not pair[1] or isinstance(broker, bool):
+            raise PlanRequestInvalid(f"a log dir to empty is BROKER:DIR, got {item!r}")
+        out.append(pair)
+    return sorted(set(out))

@@ -40,6 +40,7 @@ def planner_run(
     policy: ClusterPolicy,
     mode: str,
     brokers: Iterable[int] = (),
+    disks: Iterable[tuple[int, str]] = (),
     allow_data_loss: bool = False,
     aim_at_target: bool = False,
 ) -> engine.Proposal:
@@ -52,6 +53,8 @@ def planner_run(
     if demoted:
         options = dataclasses.replace(options, demoted=tuple(sorted(demoted)))
     try:
-        return engine.propose(scoped.snapshot, mode=mode, brokers=list(brokers), options=options)
+        return engine.propose(
+            scoped.snapshot, mode=mode, brokers=list(brokers), options=options, disks=list(disks)
+        )
     except engine.BalancerError as exc:
         raise PlanRequestInvalid(f"the planner refused: {exc}") from exc

@@ -82,11 +82,12 @@
       const error = document.getElementById("plan-request-error");
       error.textContent = "";
       const brokers = String(data.get("brokers") || "").split(",").map((b) => b.trim()).filter(Boolean);
+      const disks = String(data.get("disks") || "").split(",").map((d) => d.trim()).filter(Boolean);
       const response = await fetch(request.dataset.url, {
         method: "POST",
         credentials: "same-origin",
         headers: { "Content-Type": "application/json", "X-CSRFToken": Live.csrfToken(), Accept: "application/json" },
-        body: JSON.stringify({ mode: data.get("mode"), brokers: brokers, reason: data.get("reason") }),
+        body: JSON.stringify({ mode: data.get("mode"), brokers: brokers, disks: disks, reason: data.get("reason") }),
       });
       const answer = await response.json().catch(() => ({}));
       if (!response.ok) {

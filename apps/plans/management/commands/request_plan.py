@@ -25,6 +25,9 @@ class Command(BaseCommand):
         parser.add_argument("--user", required=True, help="Who requests it (needs request_plan).")
         parser.add_argument("--mode", default="full", choices=[m.value for m in REQUESTABLE_MODES])
         parser.add_argument("--brokers", default="", help="Comma-separated broker ids.")
+        parser.add_argument(
+            "--disks", default="", help="remove-disks: comma-separated BROKER:DIR log dirs."
+        )
         parser.add_argument("--reason", default="")
         parser.add_argument("--allow-data-loss", action="store_true")
 
@@ -45,6 +48,7 @@ class Command(BaseCommand):
                 user=user,
                 mode=options["mode"],
                 brokers=brokers,
+                disks=[d.strip() for d in options["disks"].split(",") if d.strip()],
                 reason=options["reason"],
                 allow_data_loss=options["allow_data_loss"],
             )
