@@ -165,7 +165,7 @@ class Plan(models.Model):
     mode = models.CharField(max_length=16, choices=PlanMode.choices)
     brokers = models.JSONField(default=list, blank=True)
     # remove-disks: the log dirs it empties, [[broker id, path], ...]
-    disks = models.JSONField(default=list, blank=True)
+    disks = models.JSONField(default=list, null=True, blank=True)
     trigger = models.TextField(blank=True, help_text="Why this plan was proposed.")
     state = models.CharField(
         max_length=16, choices=PlanState.choices, default=PlanState.PROPOSED, db_index=True
