@@ -109,10 +109,21 @@ def removable_dirs(snap: dict) -> list[tuple[int, str]]:
     return [(b["id"], d["path"]) for b in snap["brokers"] for d in b.get("log_dirs", [])]
 
 
+def capacity(b: dict) -> dict[str, float]:
+    """A broker's capacities, its disk at most what its online dirs hold (when it lists
+    dirs, all of known size: BALANCING.md §1)."""
+    cap = dict(b.get("capacity") or {})
+    dirs = [d for d in b.get("log_dirs", []) if d["online"]]
+    if b.get("log_dirs") and all(d["total"] is not None for d in dirs):
+        held = sum(d["total"] for d in dirs)
+        cap["disk"] = min(cap.get("disk", held), held)
+    return cap
+
+
 def limits(snap: dict, options: PlannerOptions) -> dict[int, dict[str, float]]:
     out = {}
     for b in snap["brokers"]:
-        cap = b.get("capacity") or {}
+        cap = capacity(b)
         lim = {k: cap[k] * options.capacity_threshold for k in CAP_KEYS if k in cap}
         lim["replicas"] = options.max_replicas_per_broker
         out[b["id"]] = lim
@@ -122,7 +133,7 @@ def limits(snap: dict, options: PlannerOptions) -> dict[int, dict[str, float]]:
 def is_overloaded(snap: dict, usable: set[int], key: str, options: PlannerOptions) -> bool:
     """Total load (dead brokers' included) over the capacity threshold of the usable
     brokers, every one of which declares a capacity."""
-    caps = {b["id"]: (b.get("capacity") or {}).get(key) for b in snap["brokers"]}
+    caps = {b["id"]: capacity(b).get(key) for b in snap["brokers"]}
     if not usable or any(not caps[b] for b in usable):
         return False
     total = sum(v[key] for v in broker_loads(snap).values())
