@@ -317,6 +317,10 @@ class PlanMove(models.Model):
     partition = models.IntegerField()
     replicas_before = models.JSONField()
     replicas_after = models.JSONField()
+    # JBOD: each replica's log dir, aligned with replicas_before / replicas_after ("any":
+    # the broker chooses); null when the plan names no dirs / the snapshot knew none.
+    log_dirs_before = models.JSONField(null=True, blank=True)
+    log_dirs_after = models.JSONField(null=True, blank=True)
     # Bytes to copy: one replica's size times the replicas added.
     bytes = models.BigIntegerField(default=0)
     goals = models.JSONField(default=list, blank=True)
@@ -349,6 +353,28 @@ class PlanMove(models.Model):
     def key(self) -> tuple[str, int]:
         """(topic, partition): how Kafka requests name the partition."""
         return (self.topic, self.partition)
+
+    @property
+    def disk_targets(self) -> dict[tuple[str, int, int], str]:
+        """{(topic, partition, broker): dir} of the replicas the plan places in a dir."""
+        return _disk_targets(self.topic, self.partition, self.replicas_after, self.log_dirs_after)
+
+    @property
+    def disk_sources(self) -> dict[tuple[str, int, int], str]:
+        """The same for the dirs before: where a rollback moves the replicas back to."""
+        return _disk_targets(self.topic, self.partition, self.replicas_before, self.log_dirs_before)
+
+
+def _disk_targets(
+    topic: str, partition: int, replicas: list[int], log_dirs: list[str] | None
+) -> dict[tuple[str, int, int], str]:
+    if not log_dirs:
+        return {}
+    return {
+        (topic, partition, broker): path
+        for broker, path in zip(replicas, log_dirs, strict=False)
+        if path and path != "any"
+    }
 
     @property
     def added(self) -> list[int]:
