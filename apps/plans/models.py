@@ -309,6 +309,18 @@ class MoveState(models.TextChoices):
     FAILED = "failed"
 
 
+def _disk_targets(
+    topic: str, partition: int, replicas: list[int], log_dirs: list[str] | None
+) -> dict[tuple[str, int, int], str]:
+    if not log_dirs:
+        return {}
+    return {
+        (topic, partition, broker): path
+        for broker, path in zip(replicas, log_dirs, strict=False)
+        if path and path != "any"
+    }
+
+
 class PlanMove(models.Model):
     """One partition of a plan: its replica list before and after."""
 
@@ -363,18 +375,6 @@ class PlanMove(models.Model):
     def disk_sources(self) -> dict[tuple[str, int, int], str]:
         """The same for the dirs before: where a rollback moves the replicas back to."""
         return _disk_targets(self.topic, self.partition, self.replicas_before, self.log_dirs_before)
-
-
-def _disk_targets(
-    topic: str, partition: int, replicas: list[int], log_dirs: list[str] | None
-) -> dict[tuple[str, int, int], str]:
-    if not log_dirs:
-        return {}
-    return {
-        (topic, partition, broker): path
-        for broker, path in zip(replicas, log_dirs, strict=False)
-        if path and path != "any"
-    }
 
     @property
     def added(self) -> list[int]:

@@ -122,7 +122,9 @@ class FakeKafka:
             if broker not in self.assignment.get((topic, partition), []):
                 out[replica] = "ReplicaNotAvailableError"
                 continue
-            if self.replica_dirs.get(replica) != path:
+            moving = self.dir_moves.get(replica)
+            # The same target again leaves a copy in progress alone, as Kafka does.
+            if self.replica_dirs.get(replica) != path and (moving is None or moving[0] != path):
                 self.dir_moves[replica] = [path, self.ticks]
             out[replica] = None
         return out
