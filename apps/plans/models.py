@@ -386,7 +386,8 @@ class PlanMove(models.Model):
 
     @property
     def leader_only(self) -> bool:
-        return sorted(self.replicas_before) == sorted(self.replicas_after)
+        # A move naming dirs (JBOD) may copy data between the dirs of its brokers.
+        return sorted(self.replicas_before) == sorted(self.replicas_after) and not self.disk_targets
 
 
 class Execution(models.Model):

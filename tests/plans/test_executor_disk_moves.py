@@ -71,3 +71,18 @@ def test_it_sends_both_disk_moves_together_when_the_limit_allows(plan, kafka, se
     run_to_end(plan, kafka)
     batches = dict(PlanMove.objects.filter(plan=plan).values_list("partition", "batch"))
     assert batches[0] == batches[1] == batches[2] == 1
+
+
+def test_it_throttles_disk_copies_while_they_run_and_removes_it(plan, kafka):
+    run_to_end(plan, kafka)
+    sets = [b for b, _t in kafka.config_writes if any(v for v in b.values())]
+    assert sets and all(
+        values.get("replica.alter.log.dirs.io.max.bytes.per.second") for values in sets[0].values()
+    )
+    assert not kafka.throttles_left()
+    last_brokers, _topics = kafka.config_writes[-1]
+    assert all(
+        "replica.alter.log.dirs.io.max.bytes.per.second" in v and v[k] is None
+        for v in last_brokers.values()
+        for k in v
+    )
