@@ -11,6 +11,7 @@ from devkit.polling import wait_until
 
 from apps.kafka_layer.clients import admin_client_create
 from apps.kafka_layer.connection import ConnectionSettings
+from apps.plans.executor import execution_run
 from apps.plans.executor.disk_moves import (
     DISK_THROTTLE_KEY,
     disk_moves_done,
@@ -18,6 +19,8 @@ from apps.plans.executor.disk_moves import (
     disk_throttle_configs,
 )
 from apps.plans.kafka_ops import LiveKafka
+from apps.plans.models import PlanState
+from apps.plans.services import plan_approve, plan_create
 
 pytestmark = [pytest.mark.django_db, pytest.mark.integration]
 
@@ -78,4 +81,54 @@ def test_it_moves_replicas_between_dirs_and_back(kafka_jbod_cluster: DevCluster)
     finally:
         kafka.configs_write(disk_throttle_configs(brokers={1, 3}, rate=None), {})
         wait_until(lambda: not _disk_throttles(admin, [1, 3]), timeout=10, what="no throttle")
+        live.topics_delete(admin, [topic])
+
+
+def test_it_executes_a_plan_naming_dirs_through_the_executor(
+    kafka_jbod_cluster: DevCluster, admin_user
+):
+    jbod = kafka_jbod_cluster
+    bootstrap = jbod.bootstrap_servers
+    admin = admin_client_create(bootstrap_servers=bootstrap)
+    topic = live.topic_name("diskplan")
+    live.topic_create(admin, topic, assignment=[[1, 2], [2, 1]])
+    kafka = LiveKafka(connection=ConnectionSettings(bootstrap_servers=bootstrap))
+    try:
+        live.fill(bootstrap, topic, 2, 256 * 1024)
+        before = kafka.replica_log_dirs()
+        cluster = live.cluster_registered(
+            bootstrap, admin_user, [topic], four_eyes=False, throttle_bytes_per_sec=20_000_000
+        )
+        # (a) partition 0 within broker 1; (b) partition 1 onto broker 3, in a named dir.
+        inner = _other_dir(jbod, 1, before[(topic, 0, 1)])
+        onto = str(jbod.data_dirs(3)[1])
+        plan = plan_create(
+            cluster=cluster,
+            origin="operator",
+            mode="full",
+            reassignment={
+                "version": 1,
+                "partitions": [
+                    {
+                        "topic": topic,
+                        "partition": 0,
+                        "replicas": [1, 2],
+                        "log_dirs": [inner, "any"],
+                    },
+                    {"topic": topic, "partition": 1, "replicas": [3, 1], "log_dirs": [onto, "any"]},
+                ],
+            },
+            assignment_before={(topic, 0): [1, 2], (topic, 1): [2, 1]},
+            report={},
+            actor=admin_user,
+        )
+        plan_approve(plan=plan, user=admin_user)
+        plan = execution_run(plan=plan, poll_interval=0.5, max_seconds=120)
+
+        assert plan.state == PlanState.COMPLETED
+        where = kafka.replica_log_dirs()
+        assert where[(topic, 0, 1)] == inner
+        assert where[(topic, 1, 3)] == onto
+        assert not _disk_throttles(admin, [1, 2, 3])
+    finally:
         live.topics_delete(admin, [topic])

@@ -86,3 +86,32 @@ def test_it_throttles_disk_copies_while_they_run_and_removes_it(plan, kafka):
         for v in last_brokers.values()
         for k in v
     )
+
+
+def test_it_copies_between_dirs_on_one_broker_at_a_time_broker_by_broker(
+    orders_cluster, admin_member, kafka, settings
+):
+    settings.EXECUTOR_DISK_MOVES_PER_BROKER = 5
+    settings.EXECUTOR_DISK_BROKER_BY_BROKER = True
+    cluster_apply(orders_cluster, BEFORE)
+    entries = [
+        {"topic": "t", "partition": 0, "replicas": [1, 2], "log_dirs": ["/d/b", "any"]},
+        {"topic": "t", "partition": 1, "replicas": [1, 2], "log_dirs": ["any", "/d/b"]},
+        {"topic": "t", "partition": 2, "replicas": [2, 1], "log_dirs": ["any", "/d/b"]},
+    ]
+    plan = plan_create(
+        cluster=orders_cluster,
+        origin="operator",
+        mode="full",
+        reassignment={"version": 1, "partitions": entries},
+        assignment_before=BEFORE,
+        report={},
+        actor=admin_member,
+    )
+    plan_approve(plan=plan, user=admin_member)
+    run_to_end(plan, kafka)
+
+    assert plan.state == PlanState.COMPLETED
+    moves = {m.partition: m for m in PlanMove.objects.filter(plan=plan)}
+    # Broker 1's two copies went together, broker 2's in another batch.
+    assert moves[0].batch == moves[2].batch != moves[1].batch

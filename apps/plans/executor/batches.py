@@ -58,6 +58,9 @@ def batch_submit(
         disks = _disk_busy(m)
         if any(disk_load.get(b, 0) >= disk_cap for b in disks):
             continue
+        busy_disks = {b for b, count in disk_load.items() if count}
+        if settings.EXECUTOR_DISK_BROKER_BY_BROKER and disks and busy_disks and disks - busy_disks:
+            continue  # another broker's disks are busy: this one waits its turn
         for b in touched:
             load[b] = load.get(b, 0) + 1
         for b in disks:
