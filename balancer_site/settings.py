@@ -385,6 +385,10 @@ PLAN_PROPOSAL_BETTER_MARGIN = env.float("PLAN_PROPOSAL_BETTER_MARGIN", 0.10)
 PLAN_LOADS_WAIT_SECONDS = env.float("PLAN_LOADS_WAIT_SECONDS", 60.0)
 EXECUTOR_MAX_MOVES_PER_BROKER = env.int("EXECUTOR_MAX_MOVES_PER_BROKER", 5)
 EXECUTOR_MAX_MOVES_CLUSTER = env.int("EXECUTOR_MAX_MOVES_CLUSTER", 20)
+# JBOD: moves between the log dirs of one broker running at once on each broker.
+EXECUTOR_DISK_MOVES_PER_BROKER = env.int("EXECUTOR_DISK_MOVES_PER_BROKER", 1)
+# JBOD: copies between dirs on one broker at a time (CC issue 2237).
+EXECUTOR_DISK_BROKER_BY_BROKER = env.bool("EXECUTOR_DISK_BROKER_BY_BROKER", False)
 EXECUTOR_DEFAULT_THROTTLE = env.int("EXECUTOR_DEFAULT_THROTTLE", 50_000_000)  # bytes/s
 EXECUTOR_POLL_INTERVAL = env.float("EXECUTOR_POLL_INTERVAL", 2.0)
 # A worker holding no fresh lease for this long is presumed dead; another resumes.

@@ -143,6 +143,27 @@ class LiveKafka:
     def reassignments_cancel(self, keys: list[PartitionKey]) -> dict[PartitionKey, str | None]:
         return self.reassignments_alter(dict.fromkeys(keys))
 
+    def replica_log_dirs_alter(
+        self, targets: dict[tuple[str, int, int], str]
+    ) -> dict[tuple[str, int, int], str | None]:
+        try:
+            return kafka_python_adapter.replica_log_dirs_alter(
+                connection=self.connection, targets=targets
+            )
+        except Exception as exc:
+            raise _op_error(api="AlterReplicaLogDirs", error=exc) from exc
+
+    def replica_log_dirs(self) -> dict[tuple[str, int, int], str]:
+        try:
+            described = kafka_python_adapter.log_dirs_describe(connection=self.connection)
+        except Exception as exc:
+            raise _op_error(api="DescribeLogDirs", error=exc) from exc
+        return {
+            (topic, partition, broker_id): log_dirs.dirs[index].path
+            for broker_id, log_dirs in described.items()
+            for (topic, partition), index in log_dirs.replica_dirs.items()
+        }
+
     def configs_write(
         self, brokers: dict[int, dict[str, str | None]], topics: dict[str, dict[str, str | None]]
     ) -> None:

@@ -139,6 +139,41 @@ def reassignments_list(
     }
 
 
+ReplicaKey = tuple[str, int, int]  # (topic, partition, broker_id)
+
+
+def replica_log_dirs_alter(
+    *,
+    connection: ConnectionSettings | None = None,
+    bootstrap_servers: str | None = None,
+    targets: dict[ReplicaKey, str],
+) -> dict[ReplicaKey, str | None]:
+    """AlterReplicaLogDirs: the absolute log dir each (topic, partition, broker) replica
+    goes to, one request per broker.
+
+    A broker moves a replica it hosts to that dir (a future replica copies it there) and
+    keeps the dir for a replica it does not host yet, until it is created; for one it
+    cannot place it answers REPLICA_NOT_AVAILABLE, which the caller re-sends. Returns per
+    replica the error name Kafka gave, or None when accepted; one a broker did not answer
+    for is "no response".
+    """
+    from kafka import TopicPartitionReplica
+
+    if not targets:
+        return {}
+    request = {
+        TopicPartitionReplica(topic, partition, broker_id): path
+        for (topic, partition, broker_id), path in targets.items()
+    }
+    with admin_client_open(connection=connection, bootstrap_servers=bootstrap_servers) as client:
+        answered = client.alter_replica_log_dirs(request)
+    result: dict[ReplicaKey, str | None] = {key: "no response" for key in targets}
+    for tpr, error in answered.items():
+        accepted = error is None or error is kafka_errors.NoError
+        result[(tpr.topic, tpr.partition, tpr.broker_id)] = None if accepted else error.__name__
+    return result
+
+
 class _LogSizesAnswer:
     """How kafka-python's parser reads a DescribeLogDirs answer for log_sizes_describe:
     the response header as kafka-python reads it, the body by log_sizes_decode."""

@@ -46,6 +46,16 @@ class KafkaOps(Protocol):
         """AlterPartitionReassignments with no target: Kafka drops the added replicas and
         goes back to the original set. Per partition the error name, or None."""
 
+    def replica_log_dirs_alter(
+        self, targets: dict[tuple[str, int, int], str]
+    ) -> dict[tuple[str, int, int], str | None]:
+        """AlterReplicaLogDirs: {(topic, partition, broker): absolute dir}. Per replica the
+        error name, or None; REPLICA_NOT_AVAILABLE for one the broker cannot place yet."""
+
+    def replica_log_dirs(self) -> dict[tuple[str, int, int], str]:
+        """The dir holding each current replica on every live broker (DescribeLogDirs;
+        a future replica of a move in progress is not counted)."""
+
     def configs_write(
         self, brokers: dict[int, dict[str, str | None]], topics: dict[str, dict[str, str | None]]
     ) -> None:

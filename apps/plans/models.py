@@ -320,6 +320,18 @@ class MoveState(models.TextChoices):
     FAILED = "failed"
 
 
+def _disk_targets(
+    topic: str, partition: int, replicas: list[int], log_dirs: list[str] | None
+) -> dict[tuple[str, int, int], str]:
+    if not log_dirs:
+        return {}
+    return {
+        (topic, partition, broker): path
+        for broker, path in zip(replicas, log_dirs, strict=False)
+        if path and path != "any"
+    }
+
+
 class PlanMove(models.Model):
     """One partition of a plan: its replica list before and after."""
 
@@ -328,6 +340,10 @@ class PlanMove(models.Model):
     partition = models.IntegerField()
     replicas_before = models.JSONField()
     replicas_after = models.JSONField()
+    # JBOD: each replica's log dir, aligned with replicas_before / replicas_after ("any":
+    # the broker chooses); null when the plan names no dirs / the snapshot knew none.
+    log_dirs_before = models.JSONField(null=True, blank=True)
+    log_dirs_after = models.JSONField(null=True, blank=True)
     # Bytes to copy: one replica's size times the replicas added.
     bytes = models.BigIntegerField(default=0)
     goals = models.JSONField(default=list, blank=True)
@@ -362,6 +378,16 @@ class PlanMove(models.Model):
         return (self.topic, self.partition)
 
     @property
+    def disk_targets(self) -> dict[tuple[str, int, int], str]:
+        """{(topic, partition, broker): dir} of the replicas the plan places in a dir."""
+        return _disk_targets(self.topic, self.partition, self.replicas_after, self.log_dirs_after)
+
+    @property
+    def disk_sources(self) -> dict[tuple[str, int, int], str]:
+        """The same for the dirs before: where a rollback moves the replicas back to."""
+        return _disk_targets(self.topic, self.partition, self.replicas_before, self.log_dirs_before)
+
+    @property
     def added(self) -> list[int]:
         return [b for b in self.replicas_after if b not in self.replicas_before]
 
@@ -371,7 +397,8 @@ class PlanMove(models.Model):
 
     @property
     def leader_only(self) -> bool:
-        return sorted(self.replicas_before) == sorted(self.replicas_after)
+        # A move naming dirs (JBOD) may copy data between the dirs of its brokers.
+        return sorted(self.replicas_before) == sorted(self.replicas_after) and not self.disk_targets
 
 
 class Execution(models.Model):

@@ -30,6 +30,12 @@ class FakeKafka:
     # Replica lists a lagging broker still reports, whatever the controller says.
     stale_metadata: dict[Key, list[int]] = field(default_factory=dict)
     _age: dict[Key, int] = field(default_factory=dict)
+    # JBOD: {(topic, partition, broker): dir} of current replicas; a dir target for a
+    # replica the broker hosts lands after `ticks` calls to replica_log_dirs, one for a
+    # replica it does not host yet is refused (REPLICA_NOT_AVAILABLE), as Kafka does.
+    replica_dirs: dict[tuple[str, int, int], str] = field(default_factory=dict)
+    dir_moves: dict[tuple[str, int, int], list] = field(default_factory=dict)
+    dir_alter_calls: list[dict] = field(default_factory=list)
 
     def _maybe_fail(self) -> None:
         if self.fail_next:
@@ -106,6 +112,31 @@ class FakeKafka:
             result[k] = None
         self.max_in_flight_seen = max(self.max_in_flight_seen, len(self.in_flight))
         return result
+
+    def replica_log_dirs_alter(self, targets):
+        self._maybe_fail()
+        self.dir_alter_calls.append(dict(targets))
+        out = {}
+        for replica, path in targets.items():
+            topic, partition, broker = replica
+            if broker not in self.assignment.get((topic, partition), []):
+                out[replica] = "ReplicaNotAvailableError"
+                continue
+            moving = self.dir_moves.get(replica)
+            # The same target again leaves a copy in progress alone, as Kafka does.
+            if self.replica_dirs.get(replica) != path and (moving is None or moving[0] != path):
+                self.dir_moves[replica] = [path, self.ticks]
+            out[replica] = None
+        return out
+
+    def replica_log_dirs(self):
+        self._maybe_fail()
+        for replica, move in list(self.dir_moves.items()):
+            move[1] -= 1
+            if move[1] <= 0:
+                self.replica_dirs[replica] = move[0]
+                del self.dir_moves[replica]
+        return dict(self.replica_dirs)
 
     def reassignments_cancel(self, keys):
         return self.reassignments_alter(dict.fromkeys(keys))

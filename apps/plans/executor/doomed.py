@@ -48,6 +48,10 @@ def doomed_reason(*, move: PlanMove, dead_since: dict[int, datetime], now: datet
         if since is not None and now - since >= grace:
             seconds = int((now - since).total_seconds())
             return f"target broker {broker} dead for {seconds} s"
+    if move.replicas_after == move.replicas_before:
+        # A copy between dirs of one broker: its bytes (the future replica's) are not
+        # measured, so no stall clock runs for it.
+        return None
     stall = timedelta(seconds=float(settings.EXECUTOR_STALL_TIMEOUT))
     last = move.progressed_at or move.started_at
     if last is not None and now - last >= stall:

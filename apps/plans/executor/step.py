@@ -27,6 +27,7 @@ from ..services.estimate import plan_estimate
 from ..services.throttle_auto import throttle_auto_begin
 from ..services.transitions import plan_transition
 from .batches import batch_submit
+from .disk_moves import disk_moves_send
 from .doomed import doomed_moves_fail
 from .endings import execution_cancel, execution_finish
 from .leaders import data_loss_leaders_elect, preferred_leaders_elect
@@ -51,7 +52,9 @@ def execution_step(*, plan: Plan, kafka: KafkaOps | None = None) -> bool:
     keys = [m.key for m in moves]
     in_flight = kafka.reassignments_list(keys)
     current = kafka.partitions_describe(keys)
-    _reconcile(moves=moves, in_flight=in_flight, current=current)
+    disk_where = _disk_where(moves=moves, kafka=kafka)
+    _reconcile(moves=moves, in_flight=in_flight, current=current, disk_where=disk_where)
+    _new_replica_dirs_resend(moves=moves, disk_where=disk_where, kafka=kafka)
     moves_copied_record(moves=moves, kafka=kafka)
     data_loss_leaders_elect(plan=plan, moves=moves, current=current, kafka=kafka)
 
@@ -145,11 +148,41 @@ def _execution_begin(*, plan: Plan, kafka: KafkaOps) -> bool:
     return True
 
 
+def _disk_where(*, moves: list[PlanMove], kafka: KafkaOps) -> dict[tuple[str, int, int], str]:
+    """The dir of every replica, when an active move names dirs (else not asked)."""
+    active = (MoveState.PENDING, MoveState.IN_PROGRESS)
+    if not any(m.state in active and m.log_dirs_after for m in moves):
+        return {}
+    return kafka.replica_log_dirs()
+
+
+def _disks_left(move: PlanMove, disk_where: dict[tuple[str, int, int], str]) -> dict:
+    """The move's dir targets Kafka does not report reached yet."""
+    return {r: path for r, path in move.disk_targets.items() if disk_where.get(r) != path}
+
+
+def _new_replica_dirs_resend(
+    *, moves: list[PlanMove], disk_where: dict[tuple[str, int, int], str], kafka: KafkaOps
+) -> None:
+    """A new replica's target dir, sent again until its broker hosts it and takes it (as
+    kafka-reassign-partitions does): the first sending may come before the replica."""
+    targets = {
+        replica: path
+        for m in moves
+        if m.state == MoveState.IN_PROGRESS
+        for replica, path in _disks_left(m, disk_where).items()
+        if replica[2] in m.added
+    }
+    if targets:
+        disk_moves_send(kafka=kafka, targets=targets)
+
+
 def _reconcile(
     *,
     moves: list[PlanMove],
     in_flight: dict[PartitionKey, dict],
     current: dict[PartitionKey, PartitionInfo],
+    disk_where: dict[tuple[str, int, int], str],
 ) -> None:
     now = timezone.now()
     changed = []
@@ -161,6 +194,8 @@ def _reconcile(
         if info is None:
             m.state, m.error, m.finished_at = MoveState.FAILED, "partition no longer exists", now
         elif key not in in_flight and info.replicas == m.replicas_after:
+            if _disks_left(m, disk_where):
+                continue  # the replicas are in place, their copies between dirs are not
             m.state, m.finished_at = MoveState.DONE, now
             m.bytes_done = max(m.bytes_done, m.bytes)
         elif m.state == MoveState.IN_PROGRESS and key not in in_flight:

@@ -16,8 +16,15 @@ from ..models import ACTIVE_STATES, Execution, MoveState, Plan, PlanMove
 from ..services.actors import EXECUTOR
 from ..services.plan_audit import plan_audit_record
 from ..services.policy import policy_get
+from .disk_moves import DISK_THROTTLE_KEY
 
 logger = logging.getLogger(__name__)
+
+
+def _broker_keys(recorded: dict) -> tuple[str, ...]:
+    """The broker configs this run sets: the replication rates, and with disk moves
+    (JBOD) the rate of copies between the dirs of one broker too."""
+    return BROKER_THROTTLE_KEYS + ((DISK_THROTTLE_KEY,) if recorded.get("disk") else ())
 
 
 def throttle_rate_wanted(*, plan: Plan, execution: Execution) -> int:
@@ -41,7 +48,8 @@ def throttles_retune(*, plan: Plan, execution: Execution, kafka: KafkaOps) -> No
         return
     alive = kafka.brokers_alive()
     brokers = [int(b) for b in recorded.get("brokers", []) if int(b) in alive]
-    kafka.configs_write({b: {k: str(rate) for k in BROKER_THROTTLE_KEYS} for b in brokers}, {})
+    keys = _broker_keys(recorded)
+    kafka.configs_write({b: {k: str(rate) for k in keys} for b in brokers}, {})
     before = recorded.get("rate")
     execution.throttle = {**recorded, "rate": rate}
     execution.save(update_fields=["throttle", "updated_at"])
@@ -77,9 +85,12 @@ def throttles_set(
     topics = sorted(leader_replicas)
     # Recorded before anything is set, so a crash right after still gets cleaned up.
     execution.throttle = {"rate": rate, "brokers": brokers, "topics": topics}
+    if any(m.log_dirs_after for m in data_moves):
+        execution.throttle["disk"] = True
     execution.throttle_applied = True
     execution.save(update_fields=["throttle", "throttle_applied", "updated_at"])
-    broker_values = {b: {k: str(rate) for k in BROKER_THROTTLE_KEYS} for b in brokers}
+    keys = _broker_keys(execution.throttle)
+    broker_values = {b: {k: str(rate) for k in keys} for b in brokers}
     topic_values = {
         t: {
             k: ",".join(v)
@@ -130,7 +141,7 @@ def throttles_remove(*, plan: Plan, execution: Execution, kafka: KafkaOps) -> No
     # broker is back.
     skipped = [b for b in brokers if b not in alive]
     broker_values: dict[int, dict[str, str | None]] = {
-        b: dict.fromkeys(BROKER_THROTTLE_KEYS) for b in brokers if b in alive
+        b: dict.fromkeys(_broker_keys(recorded)) for b in brokers if b in alive
     }
     topic_values: dict[str, dict[str, str | None]] = {
         t: dict.fromkeys(TOPIC_THROTTLE_KEYS) for t in recorded.get("topics", [])

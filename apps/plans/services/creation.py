@@ -132,12 +132,30 @@ def _moves_draft(
                 partition=key[1],
                 replicas_before=before,
                 replicas_after=after,
+                log_dirs_after=_log_dirs_of(entry=entry, replicas=after),
                 added=added,
                 bytes=int(sizes.get(key, 0)) * len(added),
                 goals=goals_by_key.get(key, []),
             )
         )
     return moves, before_of_plan
+
+
+def _log_dirs_of(*, entry: dict, replicas: list[int]) -> list[str] | None:
+    """The entry's `log_dirs` (Kafka's reassignment JSON), one per replica, or None."""
+    log_dirs = entry.get("log_dirs")
+    if log_dirs is None:
+        return None
+    if (
+        not isinstance(log_dirs, list)
+        or len(log_dirs) != len(replicas)
+        or not all(isinstance(d, str) and d for d in log_dirs)
+    ):
+        raise PlanRequestInvalid(
+            f"{entry['topic']}-{entry['partition']}: log_dirs must name one dir (or 'any')"
+            " per replica"
+        )
+    return None if all(d == "any" for d in log_dirs) else list(log_dirs)
 
 
 def _rollback_reassignment(*, before: dict[PartitionKey, list[int]]) -> dict:
@@ -208,6 +226,7 @@ class _MoveDraft:
     added: list[int]
     bytes: int
     goals: list[str]
+    log_dirs_after: list[str] | None = None
     bytes_copied: int | None = None
 
 
@@ -218,6 +237,8 @@ _MOVE_COLUMNS = (
     "partition",
     "replicas_before",
     "replicas_after",
+    "log_dirs_before",
+    "log_dirs_after",
     "bytes",
     "goals",
     "state",
@@ -253,6 +274,8 @@ def _moves_insert(*, plan: Plan, moves: list[_MoveDraft]) -> None:
             m.partition,
             dumps(m.replicas_before),
             dumps(m.replicas_after),
+            None,
+            None if m.log_dirs_after is None else dumps(m.log_dirs_after),
             m.bytes,
             dumps(m.goals),
             pending,
