@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("plans", "0016_throttle_auto_under_replicated"),
+        ("plans", "0017_plan_move_log_dirs"),
     ]
 
     operations = [
