@@ -3,10 +3,13 @@ executed, and both levels balanced after (brokers and the dirs of each broker)."
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 from dev_cluster import DevCluster
 from devkit import live
 from devkit.polling import wait_until
+from django.utils import timezone
 
 from apps.kafka_layer.clients import admin_client_create
 from apps.kafka_layer.connection import ConnectionSettings
@@ -15,12 +18,9 @@ from apps.plans.executor import execution_run
 from apps.plans.kafka_ops import LiveKafka
 from apps.plans.models import PlanState
 from apps.plans.services import plan_approve, plan_request
+from tests.support.factories import loads_make
 
-pytestmark = [
-    pytest.mark.django_db,
-    pytest.mark.integration,
-    pytest.mark.skip(reason="needs the JBOD planner"),
-]
+pytestmark = [pytest.mark.django_db, pytest.mark.integration]
 
 ASSIGNMENT = [[1, 2], [2, 3], [3, 1]] * 4
 
@@ -44,6 +44,17 @@ def test_it_balances_a_skewed_disk_and_the_brokers(kafka_jbod_cluster: DevCluste
             what="broker 1's replicas all in one dir",
         )
         cluster = live.cluster_registered(bootstrap, admin_user, [topic], four_eyes=False)
+        # A window of loads as the aggregation writes it, each partition's size the one
+        # its replicas' logs have (the factory stores bytes in x 3600 as the size).
+        sizes = log_dirs_describe(bootstrap_servers=bootstrap)[1].sizes
+        placed = {(topic, i): replicas for i, replicas in enumerate(ASSIGNMENT)}
+        size = max(v for k, v in sizes.items() if k[0] == topic)
+        loads_make(
+            cluster,
+            timezone.now() - timedelta(seconds=60),
+            {key: (size / 3600, 0.0, 1.0) for key in placed},
+            assignment=placed,
+        )
         plan = plan_request(cluster=cluster, user=admin_user, mode="full")
         assert any(m.log_dirs_after for m in plan.moves.all()), "the plan names no dirs"
         plan_approve(plan=plan, user=admin_user)
