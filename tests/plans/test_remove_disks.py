@@ -73,3 +73,12 @@ def test_it_refuses_a_disk_removal_it_cannot_do(
     with pytest.raises(PlanRequestInvalid, match=message):
         plan_request(cluster=jbod_cluster, user=operator, mode=mode, disks=disks, brokers=brokers)
     assert not Plan.objects.exists()
+
+
+def test_its_page_names_the_dirs_it_empties(jbod_cluster, operator, client):
+    plan = plan_request(cluster=jbod_cluster, user=operator, mode="remove-disks", disks=["1:/k1/b"])
+    client.force_login(operator)
+
+    body = client.get(f"/clusters/{jbod_cluster.name}/plans/{plan.pk}/").content.decode()
+
+    assert "remove disks (empty log dirs) (dirs 1:/k1/b)" in body
