@@ -148,6 +148,22 @@ class DiskModel:
         self.dir[p, k] = to
         self.moves_made += 1
 
+    def move_many(self, ps: np.ndarray, ks: np.ndarray, to: np.ndarray) -> None:
+        """`move` for many replicas of one broker at once."""
+        if ps.shape[0] == 0:
+            return
+        b = int(self.assign[ps[0], ks[0]])
+        was = self.dir[ps, ks]
+        size = self.size[ps]
+        lead = np.where(ks == 0, self.leader_bytes[ps], 0.0)
+        there = was >= 0
+        np.subtract.at(self.used[b], was[there], size[there])
+        np.subtract.at(self.lead[b], was[there], lead[there])
+        np.add.at(self.used[b], to, size)
+        np.add.at(self.lead[b], to, lead)
+        self.dir[ps, ks] = to
+        self.moves_made += int(ps.shape[0])
+
     def unplaced_bytes(self) -> float:
         """Bytes of replicas that must be in a dir taking replicas and are not."""
         cells = self.must_move & (

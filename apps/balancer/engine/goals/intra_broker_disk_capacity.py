@@ -59,17 +59,23 @@ class IntraBrokerDiskCapacityGoal(DiskGoal):
             return
         ps, ks = ps[todo], ks[todo]
         order = np.argsort(-disks.size[ps], kind="stable")
-        total, takes = disks.total[b], disks.takes[b]
-        for p, k in zip(ps[order].tolist(), ks[order].tolist(), strict=True):
-            size = float(disks.size[p])
-            after = disks.used[b] + size
-            fits = takes & (after <= disks.limit[b])
-            if fits.any():
-                share = np.where(fits, after / np.where(total > 0, total, 1.0), np.inf)
-                to = int(np.argmin(share))
-            else:
-                to = int(np.argmax(np.where(takes, disks.limit[b] - disks.used[b], -np.inf)))
-            disks.move(p, k, to)
+        ps, ks = ps[order], ks[order]
+        # plain floats: four dirs are cheaper to scan in Python than through numpy
+        used, limit = disks.used[b].tolist(), disks.limit[b].tolist()
+        total = [t if t > 0 else 1.0 for t in disks.total[b].tolist()]
+        open_dirs = np.flatnonzero(disks.takes[b]).tolist()
+        placed = []
+        for size in disks.size[ps].tolist():
+            to, least = -1, np.inf
+            for d in open_dirs:
+                after = used[d] + size
+                if after <= limit[d] and after / total[d] < least:
+                    to, least = d, after / total[d]
+            if to < 0:  # fits nowhere: the dir with most room left
+                to = max(open_dirs, key=lambda d: limit[d] - used[d])
+            used[to] += size
+            placed.append(to)
+        disks.move_many(ps, ks, np.array(placed, dtype=np.int32))
 
     @staticmethod
     def _relieve(disks: DiskModel, b: int, ps: np.ndarray, ks: np.ndarray) -> None:

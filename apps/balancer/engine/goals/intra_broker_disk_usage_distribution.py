@@ -84,13 +84,14 @@ class IntraBrokerDiskUsageDistributionGoal(DiskGoal):
         total = np.where(takes, disks.total[b], 1.0)
         sizes = disks.size[ps]
         movable = disks.can_move[ps, ks] & (disks.dir[ps, ks] >= 0) & (sizes > 0)
+        # moves between its dirs leave a broker's band as it is
+        lo, hi = (float(x[b]) for x in dir_band(disks, self.threshold))
+        mean = hi / self.threshold
         for _ in range(MAX_MOVES_PER_DIR * int(takes.sum())):
-            lo, hi = dir_band(disks, self.threshold)
             util = np.where(takes, disks.used[b] / total, np.nan)
             a, z = int(np.nanargmax(util)), int(np.nanargmin(util))
-            if util[a] <= hi[b] and util[z] >= lo[b]:
+            if util[a] <= hi and util[z] >= lo:
                 return
-            mean = (hi[b] / self.threshold) if self.threshold else 0.0
             # bytes that bring a down to the mean and z up to it: the move to aim at
             want = min((util[a] - mean) * total[a], (mean - util[z]) * total[z])
             # any size under twice this lowers the spread of the dirs (their weighted

@@ -71,10 +71,11 @@ class IntraBrokerLeaderBytesInDistributionGoal(DiskGoal):
         leaders = placed & (ks == 0) & (disks.leader_bytes[ps] > 0)
         followers = placed & (ks > 0)
         lo, hi = dir_band(disks, self.usage_threshold)
+        # moves between its dirs leave a broker's shares as they are
+        share = self._share(disks)[b]
+        if not (share > 0).any():
+            return
         for _ in range(MAX_MOVES_PER_DIR * int(takes.sum())):
-            share = self._share(disks)[b]
-            if not (share > 0).any():
-                return
             over = np.where(share > 0, disks.lead[b] - self.threshold * share, -np.inf)
             a = int(np.argmax(over))
             if over[a] <= 0:
