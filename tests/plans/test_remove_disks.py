@@ -9,8 +9,9 @@ from apps.clusters.services import cluster_state_apply
 from apps.kafka_layer.kafka_python_adapter import BrokerLogDirs
 from apps.kafka_layer.log_dirs_decode import LogDir
 from apps.plans.errors import PlanRequestInvalid
-from apps.plans.models import Plan, PlanMode
-from apps.plans.services import plan_request
+from apps.plans.models import Plan, PlanMode, PlanState
+from apps.plans.services import plan_approve, plan_request, plan_rollback_request
+from tests.plans.fakes import FakeKafka, run_to_end
 from tests.support.factories import cluster_state
 
 pytestmark = pytest.mark.django_db
@@ -82,3 +83,33 @@ def test_its_page_names_the_dirs_it_empties(jbod_cluster, operator, client):
     body = client.get(f"/clusters/{jbod_cluster.name}/plans/{plan.pk}/").content.decode()
 
     assert "remove disks (empty log dirs) (dirs 1:/k1/b)" in body
+
+
+def test_its_rollback_puts_the_replicas_back_in_the_dir_they_left(jbod_cluster, operator, approver):
+    plan = plan_request(cluster=jbod_cluster, user=operator, mode="remove-disks", disks=["1:/k1/b"])
+    # each move keeps the dirs its replicas were in
+    for move in plan.moves.all():
+        assert move.log_dirs_before[move.replicas_before.index(1)] == "/k1/b"
+    back = {
+        (e["topic"], e["partition"]): dict(zip(e["replicas"], e["log_dirs"], strict=True))
+        for e in plan.rollback_reassignment["partitions"]
+    }
+    assert set(back) == set(EVERYWHERE)
+    assert all(dirs == {1: "/k1/b", **{b: "any" for b in dirs if b != 1}} for dirs in back.values())
+
+    kafka = FakeKafka(
+        assignment={k: list(v) for k, v in EVERYWHERE.items()},
+        replica_dirs={(t, p, b): f"/k{b}/b" for (t, p), reps in EVERYWHERE.items() for b in reps},
+    )
+    plan_approve(plan=plan, user=approver)
+    run_to_end(plan, kafka)
+    assert plan.state == PlanState.COMPLETED
+    assert {d for (_, _, b), d in kafka.replica_dirs.items() if b == 1} == {"/k1/a"}
+
+    rollback = plan_rollback_request(plan=plan, user=operator)
+    # the replica lists stay: the rollback is moves between dirs only, back to /k1/b
+    assert {tuple(m.disk_targets.values()) for m in rollback.moves.all()} == {("/k1/b",)}
+    plan_approve(plan=rollback, user=approver)
+    run_to_end(rollback, kafka)
+    assert rollback.state == PlanState.COMPLETED
+    assert {d for (_, _, b), d in kafka.replica_dirs.items() if b == 1} == {"/k1/b"}

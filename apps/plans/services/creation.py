@@ -49,16 +49,23 @@ def plan_create(
     sizes_read_at: datetime | None = None,
     write_rates: dict[PartitionKey, float] | None = None,
     supersede_reason: str = "",
+    dirs_before: dict[PartitionKey, list[str | None]] | None = None,
 ) -> Plan:
     """Store a proposal with its moves, superseding any older open proposal of the
     cluster (`supersede_reason`: why, for whoever opens the older one), then apply the
     policy's auto-approval rules. `write_rates`: bytes/s written to the moved
-    partitions, if the caller has them (else the newest window's are read)."""
+    partitions, if the caller has them (else the newest window's are read).
+    `dirs_before`: each replica's log dir before (JBOD, None where unknown), so a
+    rollback puts the replicas the plan moves between dirs back in theirs."""
     entries = reassignment.get("partitions", [])
     if not entries:
         raise PlanRequestInvalid("the plan changes nothing")
     moves, before_of_plan = _moves_draft(
-        entries=entries, assignment_before=assignment_before, sizes=sizes or {}, report=report
+        entries=entries,
+        assignment_before=assignment_before,
+        sizes=sizes or {},
+        report=report,
+        dirs_before=dirs_before or {},
     )
     rates = partition_write_rates(cluster=cluster) if write_rates is None else write_rates
     copy = duration_estimate(
@@ -84,7 +91,7 @@ def plan_create(
             trigger=trigger,
             fingerprint=fingerprint,
             reassignment={"version": 1, "partitions": entries},
-            rollback_reassignment=_rollback_reassignment(before=before_of_plan),
+            rollback_reassignment=_rollback_reassignment(moves=moves),
             report=report,
             bytes_to_move=bytes_to_move,
             bytes_estimated_at=sizes_read_at,
@@ -113,6 +120,7 @@ def _moves_draft(
     assignment_before: dict[PartitionKey, list[int]],
     sizes: dict[PartitionKey, int],
     report: dict,
+    dirs_before: dict[PartitionKey, list[str | None]],
 ) -> tuple[list["_MoveDraft"], dict[PartitionKey, list[int]]]:
     """One draft per entry of the reassignment, and the replicas each partition had."""
     goals_by_key = {
@@ -133,6 +141,7 @@ def _moves_draft(
                 replicas_before=before,
                 replicas_after=after,
                 log_dirs_after=_log_dirs_of(entry=entry, replicas=after),
+                log_dirs_before=_dirs_known(dirs=dirs_before.get(key), replicas=before),
                 added=added,
                 bytes=int(sizes.get(key, 0)) * len(added),
                 goals=goals_by_key.get(key, []),
@@ -158,12 +167,32 @@ def _log_dirs_of(*, entry: dict, replicas: list[int]) -> list[str] | None:
     return None if all(d == "any" for d in log_dirs) else list(log_dirs)
 
 
-def _rollback_reassignment(*, before: dict[PartitionKey, list[int]]) -> dict:
-    """The reassignment that puts every moved partition back where it was."""
-    return {
-        "version": 1,
-        "partitions": [{"topic": t, "partition": p, "replicas": r} for (t, p), r in before.items()],
-    }
+def _dirs_known(*, dirs: list[str | None] | None, replicas: list[int]) -> list[str] | None:
+    """A partition's dirs before, aligned with its replicas ("any" where unknown), or
+    None when none is known."""
+    if not dirs or len(dirs) != len(replicas) or not any(dirs):
+        return None
+    return [d or "any" for d in dirs]
+
+
+def _rollback_reassignment(*, moves: list["_MoveDraft"]) -> dict:
+    """The reassignment that puts every moved partition back where it was: its
+    replicas, and the dir of each replica the plan sends to a dir, when known."""
+    entries = []
+    for m in moves:
+        entry: dict = {"topic": m.topic, "partition": m.partition, "replicas": m.replicas_before}
+        if m.log_dirs_after and m.log_dirs_before:
+            targeted = {
+                b for b, d in zip(m.replicas_after, m.log_dirs_after, strict=True) if d != "any"
+            }
+            back = [
+                d if b in targeted else "any"
+                for b, d in zip(m.replicas_before, m.log_dirs_before, strict=True)
+            ]
+            if any(d != "any" for d in back):
+                entry["log_dirs"] = back
+        entries.append(entry)
+    return {"version": 1, "partitions": entries}
 
 
 def _placement_unchanged_check(
@@ -227,6 +256,7 @@ class _MoveDraft:
     bytes: int
     goals: list[str]
     log_dirs_after: list[str] | None = None
+    log_dirs_before: list[str] | None = None
     bytes_copied: int | None = None
 
 
@@ -274,7 +304,7 @@ def _moves_insert(*, plan: Plan, moves: list[_MoveDraft]) -> None:
             m.partition,
             dumps(m.replicas_before),
             dumps(m.replicas_after),
-            None,
+            None if m.log_dirs_before is None else dumps(m.log_dirs_before),
             None if m.log_dirs_after is None else dumps(m.log_dirs_after),
             m.bytes,
             dumps(m.goals),
@@ -322,11 +352,14 @@ def plan_create_from_proposal(
     # Only the partitions the plan changes: their moves and rollback need them.
     planned = {(e["topic"], e["partition"]) for e in proposal.plan.get("partitions", [])}
     before, sizes, rates = {}, {}, {}
+    dirs: dict[PartitionKey, list[str | None]] = {}
     for p in scoped.snapshot.partitions:
         key = p.key
         if key not in planned:
             continue
         before[key] = p.replicas
+        if p.log_dirs is not None:
+            dirs[key] = p.log_dirs
         load = p.load
         if load is not None:
             if load.get("size") is not None:
@@ -374,4 +407,5 @@ def plan_create_from_proposal(
         sizes_read_at=read_at,
         write_rates=rates if window is not None else None,
         supersede_reason=supersede_reason,
+        dirs_before=dirs,
     )

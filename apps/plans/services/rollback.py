@@ -22,10 +22,10 @@ def plan_rollback_request(
     )
     if plan.state != PlanState.COMPLETED:
         raise PlanStateError(f"plan #{plan.pk} is {plan.state}; only a completed plan rolls back")
-    targets = {
-        (e["topic"], e["partition"]): list(e["replicas"])
-        for e in plan.rollback_reassignment.get("partitions", [])
-    }
+    rolled = plan.rollback_reassignment.get("partitions", [])
+    targets = {(e["topic"], e["partition"]): list(e["replicas"]) for e in rolled}
+    # the dirs the replicas the plan moved between dirs go back to (JBOD)
+    dirs = {(e["topic"], e["partition"]): e["log_dirs"] for e in rolled if "log_dirs" in e}
     current = assignment_current(cluster=plan.cluster, keys=targets)
     missing = [f"{t}-{p}" for (t, p), r in current.items() if not r]
     if missing:
@@ -40,8 +40,9 @@ def plan_rollback_request(
             )
     entries = [
         {"topic": t, "partition": p, "replicas": r}
+        | ({"log_dirs": dirs[(t, p)]} if (t, p) in dirs else {})
         for (t, p), r in targets.items()
-        if current[(t, p)] != r
+        if current[(t, p)] != r or (t, p) in dirs
     ]
     if not entries:
         raise PlanRequestInvalid("nothing to roll back: the partitions are already back")
