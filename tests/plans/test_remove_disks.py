@@ -4,6 +4,7 @@ empties, and a request it cannot do is refused with a clear message."""
 
 import pytest
 from django.utils import timezone
+from rest_framework.test import APIClient
 
 from apps.clusters.services import cluster_state_apply
 from apps.kafka_layer.kafka_python_adapter import BrokerLogDirs
@@ -113,3 +114,16 @@ def test_its_rollback_puts_the_replicas_back_in_the_dir_they_left(jbod_cluster, 
     run_to_end(rollback, kafka)
     assert rollback.state == PlanState.COMPLETED
     assert {d for (_, _, b), d in kafka.replica_dirs.items() if b == 1} == {"/k1/b"}
+
+
+def test_the_api_gives_each_moves_dirs(jbod_cluster, operator):
+    plan = plan_request(cluster=jbod_cluster, user=operator, mode="remove-disks", disks=["1:/k1/b"])
+    api = APIClient()
+    api.force_login(operator)
+
+    moves = api.get(f"/api/plans/{plan.pk}/moves/").json()["results"]
+
+    assert len(moves) == len(EVERYWHERE)
+    for m in moves:
+        at = m["replicas_after"].index(1)
+        assert m["log_dirs_after"][at] == "/k1/a" and m["log_dirs_before"][at] == "/k1/b"

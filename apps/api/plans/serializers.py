@@ -174,6 +174,8 @@ class PlanMoveSerializer(serializers.ModelSerializer):
             "partition",
             "replicas_before",
             "replicas_after",
+            "log_dirs_before",
+            "log_dirs_after",
             "added",
             "removed",
             "leader_only",

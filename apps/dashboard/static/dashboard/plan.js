@@ -112,10 +112,20 @@
       table.tBodies[0].innerHTML = page.results
         .map((m) => {
           const leader = m.replicas_before[0] !== m.replicas_after[0] ? m.replicas_before[0] + " → " + m.replicas_after[0] : "";
+          // JBOD: the dir of each replica the move sends to a dir, and the one it leaves
+          const targets = {};
+          (m.log_dirs_after || []).forEach((d, i) => {
+            if (d !== "any") targets[m.replicas_after[i]] = d;
+          });
+          const placed = (replicas, dirs, shown) =>
+            replicas.map((b, i) => (shown(b) && dirs && dirs[i] && dirs[i] !== "any" ? `${b} <span class="dir">${esc(dirs[i])}</span>` : String(b))).join(", ");
+          const before = placed(m.replicas_before, m.log_dirs_before, (b) => b in targets);
+          const after = placed(m.replicas_after, m.log_dirs_after, () => true);
+          const between = !m.bytes && Object.keys(targets).length && !m.added.length;
           return (
             `<tr data-move="${esc(m.topic)}-${m.partition}" data-state="${m.state}"><td>${esc(m.topic)}-${m.partition}</td>` +
-            `<td>${m.replicas_before.join(", ")}</td><td>${m.replicas_after.join(", ")}</td><td>${leader}</td>` +
-            `<td data-bytes="${m.bytes}">${m.bytes ? formatBytes(m.bytes) : m.leader_only ? "leader only" : "0"}</td>` +
+            `<td>${before}</td><td>${after}</td><td>${leader}</td>` +
+            `<td data-bytes="${m.bytes}">${m.bytes ? formatBytes(m.bytes) : m.leader_only ? "leader only" : between ? "between dirs" : "0"}</td>` +
             `<td>${m.goals.map(esc).join(", ")}</td><td>${m.state}${m.error ? ": " + esc(m.error) : ""}</td></tr>`
           );
         })
