@@ -43,6 +43,8 @@ def _by_follower(ps: np.ndarray, rows: np.ndarray) -> dict[int, tuple[np.ndarray
     followers = rows[:, 1:]
     i, k = np.nonzero(followers >= 0)
     b = followers[i, k]
+    if b.shape[0] == 0:
+        return {}
     order = np.argsort(b, kind="stable")
     b, i, k = b[order], i[order], k[order] + 1
     brokers, starts = np.unique(b, return_index=True)
