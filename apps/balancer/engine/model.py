@@ -191,6 +191,8 @@ class ClusterModel:
         self.reasons: dict[int, list[str]] = {}
         self.counters: dict[str, GoalCounters] = {}
         self.journal: list[tuple] | None = None
+        # the partitions each broker leads, sorted; built on first use (`led_by`)
+        self._led: list[np.ndarray] | None = None
         # each replica's log dir (JBOD), set by the optimiser when the snapshot lists dirs
         self.disks: DiskModel | None = None
         self.data_loss_skipped: list[int] = []
@@ -409,6 +411,25 @@ class ClusterModel:
         self.leader_dest = self.leading.copy()
         self.leader_movable = np.ones(self.n_partitions, dtype=bool)
 
+    def led_by(self, b: int) -> np.ndarray:
+        """The partitions broker b leads now, sorted (kept in step with every move, so
+        the leadership goals need not scan every partition for each broker)."""
+        if self._led is None:
+            lead = self.assign[:, 0]
+            order = np.argsort(lead, kind="stable")
+            cuts = np.searchsorted(lead[order], np.arange(self.n_brokers + 1))
+            self._led = [order[cuts[x] : cuts[x + 1]] for x in range(self.n_brokers)]
+        return self._led[b]
+
+    def _lead_moved(self, p: int, a: int, b: int) -> None:
+        """Partition p's leadership went from broker a to broker b."""
+        if self._led is None or a == b:
+            return
+        was = self._led[a]
+        self._led[a] = np.delete(was, np.searchsorted(was, p))
+        now = self._led[b]
+        self._led[b] = np.insert(now, np.searchsorted(now, p), p)
+
     # ---------------------------------------------------------------- moves
     def move_replica(self, p: int, k: int, d: int, goal: str) -> None:
         s = int(self.assign[p, k])
@@ -421,6 +442,8 @@ class ClusterModel:
         self.topic_count[t, s] -= 1
         self.topic_count[t, d] += 1
         self.assign[p, k] = d
+        if k == 0:
+            self._lead_moved(p, s, d)
         if self.frozen[p] or not self.alive[d]:  # d dead only when a rollback moves back
             self.frozen[p] = not bool(self.alive[self.assign[p, : self.rf_l[p]]].all())
         if self.journal is not None:
@@ -437,6 +460,7 @@ class ClusterModel:
         self._refresh(a)
         self._refresh(b)
         self.assign[p, 0], self.assign[p, k] = b, a
+        self._lead_moved(p, a, b)
         mv = self.movable
         mv[p, 0], mv[p, k] = mv[p, k], mv[p, 0]
         if self.journal is not None:

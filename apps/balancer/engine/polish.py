@@ -110,7 +110,8 @@ def _leaders(model: ClusterModel, j: int, stop: float) -> int:
         top = float(util[s])
         if top <= stop * (1 + EPS):
             break
-        ps = np.flatnonzero((assign[:, 0] == s) & model.leader_movable & ~model.frozen)
+        ps = model.led_by(s)
+        ps = ps[model.leader_movable[ps] & ~model.frozen[ps]]
         w = lvec[ps, j]
         ps, w = ps[w > 0], w[w > 0]
         if ps.shape[0] == 0 or K < 2:

@@ -24,7 +24,7 @@ TOL = 1e-9
 
 
 def _led(model: ClusterModel, a: int) -> np.ndarray:
-    ps = np.flatnonzero(model.assign[:, 0] == a)
+    ps = model.led_by(a)
     return ps[~model.frozen[ps] & model.leader_movable[ps]]
 
 
@@ -35,6 +35,24 @@ def _fits(model: ClusterModel, b: int, delta: np.ndarray) -> np.ndarray:
     top = np.maximum(model.hi[b], cur) + np.abs(cur) * TOL + TOL
     bottom = np.minimum(model.lo[b], cur) - np.abs(cur) * TOL - TOL
     return ((new <= top) & (new >= bottom)).all(axis=-1)
+
+
+def _by_follower(ps: np.ndarray, rows: np.ndarray) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+    """{broker: (partitions of `ps` it follows, its slot in each)}, brokers ascending,
+    partitions in the order of `ps`: one pass for every middle broker of a chain."""
+    followers = rows[:, 1:]
+    i, k = np.nonzero(followers >= 0)
+    b = followers[i, k]
+    if b.shape[0] == 0:
+        return {}
+    order = np.argsort(b, kind="stable")
+    b, i, k = b[order], i[order], k[order] + 1
+    brokers, starts = np.unique(b, return_index=True)
+    ends = [*starts[1:].tolist(), b.shape[0]]
+    return {
+        int(x): (ps[i[s:e]], k[s:e])
+        for x, s, e in zip(brokers.tolist(), starts.tolist(), ends, strict=True)
+    }
 
 
 def leader_chain(
@@ -66,17 +84,10 @@ def leader_chain(
     if p1s.shape[0] == 0:
         return None
     if ("mids", a) not in memo:
-        memo["mids", a] = np.unique(rows[:, 1:][rows[:, 1:] >= 0]).tolist()
+        memo["mids", a] = _by_follower(p1s, rows)
     best: tuple[tuple, tuple[int, int, int, int]] | None = None
-    for b in memo["mids", a]:
+    for b, (q1, k1) in memo["mids", a].items():
         if b in (a, c) or not (model.leader_dest[b] and model.usable[b]):
-            continue
-        if ("q1", a, b) not in memo:
-            has_b = rows == b
-            sel = has_b.any(axis=1)
-            memo["q1", a, b] = (p1s[sel], np.argmax(has_b[sel], axis=1))
-        q1, k1 = memo["q1", a, b]
-        if q1.shape[0] == 0:
             continue
         if ("q2", b, c) not in memo:
             p2s = led(b)

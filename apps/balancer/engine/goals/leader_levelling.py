@@ -61,7 +61,7 @@ def leader_level_moves(
 
 
 def _led(model: ClusterModel, b: int) -> np.ndarray:
-    ps = np.flatnonzero(model.assign[:, 0] == b)
+    ps = model.led_by(b)
     return ps[~model.frozen[ps] & model.leader_movable[ps]]
 
 
