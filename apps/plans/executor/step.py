@@ -54,7 +54,8 @@ def execution_step(*, plan: Plan, kafka: KafkaOps | None = None) -> bool:
     current = kafka.partitions_describe(keys)
     disk_where = _disk_where(moves=moves, kafka=kafka)
     _reconcile(moves=moves, in_flight=in_flight, current=current, disk_where=disk_where)
-    _new_replica_dirs_resend(moves=moves, disk_where=disk_where, kafka=kafka)
+    if not execution.cancel_requested:  # a cancel drops those new replicas
+        _new_replica_dirs_resend(moves=moves, disk_where=disk_where, kafka=kafka)
     moves_copied_record(moves=moves, kafka=kafka)
     data_loss_leaders_elect(plan=plan, moves=moves, current=current, kafka=kafka)
 
