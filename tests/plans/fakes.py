@@ -182,6 +182,11 @@ class FakeKafka:
                     out[(t, p, b)] = size // 2  # half copied
         return out
 
+    def replica_future_sizes(self):
+        self._maybe_fail()
+        # A copy between dirs in progress: half copied.
+        return {r: self.sizes.get(r[:2], 0) // 2 for r in self.dir_moves}
+
     def throttles_left(self) -> bool:
         return bool(self.broker_configs) or bool(self.topic_configs)
 
