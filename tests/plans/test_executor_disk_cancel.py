@@ -7,6 +7,7 @@ import pytest
 from apps.audit.models import AuditEvent
 from apps.plans.executor import execution_step
 from apps.plans.executor.endings import execution_fail
+from apps.plans.kafka_ops import KafkaOpError
 from apps.plans.models import MoveState, PlanMove, PlanState
 from apps.plans.services import (
     execution_pause,
@@ -127,3 +128,21 @@ def test_it_sends_copies_back_when_it_gives_up_on_the_plan(plan, kafka, settings
     plan.refresh_from_db()
     assert plan.state == PlanState.FAILED
     assert not kafka.dir_moves and not kafka.throttles_left()
+
+
+def test_it_still_cancels_the_reassignments_when_the_dirs_cannot_be_read(
+    plan, kafka, settings, monkeypatch
+):
+    settings.EXECUTOR_DISK_MOVES_PER_BROKER = 5
+    execution_step(plan=plan, kafka=kafka)
+    assert kafka.in_flight
+
+    def unreadable():
+        raise KafkaOpError("DescribeLogDirs: broker not available")
+
+    monkeypatch.setattr(kafka, "replica_log_dirs", unreadable)
+    execution_fail(plan=plan, error="Kafka kept failing", kafka=kafka)
+
+    plan.refresh_from_db()
+    assert plan.state == PlanState.FAILED
+    assert not kafka.in_flight and not kafka.throttles_left()

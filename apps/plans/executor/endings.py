@@ -105,14 +105,18 @@ def execution_fail(*, plan: Plan, error: str, kafka: KafkaOps | None = None) -> 
         return
     execution = Execution.objects.get(plan=plan)
     moves = list(plan.moves.filter(state=MoveState.IN_PROGRESS))
+    to_cancel: list[PartitionKey] = []
     try:
         in_flight = kafka.reassignments_list([m.key for m in moves])
         to_cancel = [m.key for m in moves if m.key in in_flight]
-        disk_copies_revert(kafka=kafka, targets=_disk_copies(moves, set(to_cancel)))
         if to_cancel:
             kafka.reassignments_cancel(to_cancel)
     except KafkaOpError as exc:
         logger.warning("plan %s: could not cancel in-flight moves: %s", plan.pk, exc)
+    try:
+        disk_copies_revert(kafka=kafka, targets=_disk_copies(moves, set(to_cancel)))
+    except KafkaOpError as exc:
+        logger.warning("plan %s: could not stop copies between dirs: %s", plan.pk, exc)
     now = timezone.now()
     for m in moves:
         m.state, m.finished_at = MoveState.CANCELLED, now
