@@ -3,6 +3,7 @@ replica's size so far, in the same figures as copies between brokers (the moves'
 done, the execution's, the plan page's progress), and its bytes are in the plan's total."""
 
 import pytest
+from rest_framework.test import APIClient
 
 from apps.plans.executor import execution_step
 from apps.plans.models import Execution, PlanMove, PlanState
@@ -90,3 +91,13 @@ def test_it_counts_no_copy_for_a_replica_named_in_the_dir_it_was_in():
     move.log_dirs_before = None
     move.log_dirs_after = ["/d/b", "/d/a"]
     assert move.dir_copies == {("t", 0, 1): "/d/a"}
+
+
+def test_the_api_gives_each_moves_bytes_between_dirs(plan, kafka, admin_member):
+    execution_step(plan=plan, kafka=kafka)  # the log sizes now
+    api = APIClient()
+    api.force_login(admin_member)
+
+    moves = api.get(f"/api/plans/{plan.pk}/moves/").json()["results"]
+
+    assert {m["partition"]: m["bytes_dirs"] for m in moves} == {0: 1000, 1: 4000, 2: 0}
