@@ -243,6 +243,12 @@ class LiveKafka:
         except Exception as exc:
             raise _op_error(api="DescribeLogDirs", error=exc) from exc
 
+    def replica_future_sizes(self) -> dict[tuple[str, int, int], int]:
+        try:
+            return kafka_python_adapter.future_replica_sizes_describe(connection=self.connection)
+        except Exception as exc:
+            raise _op_error(api="DescribeLogDirs", error=exc) from exc
+
 
 def _error_name(error) -> str:
     inner = error.args[0] if isinstance(error, KafkaException) and error.args else error

@@ -319,3 +319,17 @@ def replica_sizes_describe(
         for broker_id, per_partition in by_broker.items()
         for (topic, index), size in per_partition.items()
     }
+
+
+def future_replica_sizes_describe(
+    *, connection: ConnectionSettings | None = None, bootstrap_servers: str | None = None
+) -> dict[tuple[str, int, int], int]:
+    """Bytes so far of every future replica (the copy of a move between the log dirs of
+    its broker in progress): {(topic, partition, broker_id): size}, from the same
+    DescribeLogDirs requests as log_sizes_describe."""
+    answers = _log_dirs_answers(connection=connection, bootstrap_servers=bootstrap_servers)
+    return {
+        (topic, index, broker_id): size
+        for broker_id, answer in answers
+        for (topic, index), size in (answer.futures or {}).items()
+    }

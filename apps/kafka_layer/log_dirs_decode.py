@@ -5,7 +5,8 @@ large cluster that is millions of objects and a large share of a sample round's 
 (bench/bench_sample_round.py). A round keeps one number per replica, so this reads
 the bytes once into {(topic, partition): size}, with no object in between, plus one
 small record per log dir (path, error, total and usable bytes, and how many of the
-sizes are its replicas: which dir holds a replica costs nothing per partition here).
+sizes are its replicas: which dir holds a replica costs nothing per partition here),
+and apart the sizes of future logs (copies between log dirs in progress).
 
 Versions 0-5 (all kafka-python 3.0 speaks; the request pins that range), as in Kafka's
 DescribeLogDirsResponse.json:
@@ -72,6 +73,9 @@ class LogSizes(NamedTuple):
     sizes: dict[tuple[str, int], int]
     # Its log dirs in the order the broker listed them.
     dirs: tuple[LogDir, ...] = ()
+    # {(topic, partition): bytes} of the future logs of online dirs: the copies of moves
+    # between log dirs in progress, as far as each has got (None: not decoded).
+    futures: dict[tuple[str, int], int] | None = None
 
 
 def log_dir_of_replicas(answer: LogSizes) -> dict[tuple[str, int], int]:
@@ -145,6 +149,7 @@ def _length(data: bytes, pos: int) -> tuple[int, int]:
 
 def _flexible(data: bytes, version: int) -> tuple[LogSizes, int]:
     sizes: dict[tuple[str, int], int] = {}
+    futures: dict[tuple[str, int], int] = {}
     dirs: list[LogDir] = []
     if version >= 3:
         throttle, error_code = _THROTTLE_AND_ERROR(data, 0)
@@ -172,7 +177,11 @@ def _flexible(data: bytes, version: int) -> tuple[LogSizes, int]:
                 pos += 22
                 if tags:
                     pos = _tags_skip(data, pos - 1)
-                if not future and not dir_error:
+                if dir_error:
+                    continue
+                if future:
+                    futures[(name, index)] = size
+                else:
                     sizes[(name, index)] = size
             pos = _tags_skip(data, pos) if data[pos] else pos + 1
         total = usable = None
@@ -185,11 +194,12 @@ def _flexible(data: bytes, version: int) -> tuple[LogSizes, int]:
         pos = _tags_skip(data, pos) if data[pos] else pos + 1
         dirs.append(LogDir(path, dir_error, total, usable, len(sizes) - before))
     pos = _tags_skip(data, pos)
-    return LogSizes(throttle, error_code, sizes, tuple(dirs)), pos
+    return LogSizes(throttle, error_code, sizes, tuple(dirs), futures), pos
 
 
 def _classic(data: bytes) -> tuple[LogSizes, int]:
     sizes: dict[tuple[str, int], int] = {}
+    futures: dict[tuple[str, int], int] = {}
     dirs: list[LogDir] = []
     (throttle,) = _INT32(data, 0)
     (results,) = _INT32(data, 4)
@@ -212,7 +222,11 @@ def _classic(data: bytes) -> tuple[LogSizes, int]:
             for _ in range(max(partitions, 0)):
                 index, size, _lag, future = _PARTITION(data, pos)
                 pos += 21
-                if not future and not dir_error:
+                if dir_error:
+                    continue
+                if future:
+                    futures[(name, index)] = size
+                else:
                     sizes[(name, index)] = size
         dirs.append(LogDir(path, dir_error, None, None, len(sizes) - before))
-    return LogSizes(throttle, 0, sizes, tuple(dirs)), pos
+    return LogSizes(throttle, 0, sizes, tuple(dirs), futures), pos

@@ -70,6 +70,10 @@ class KafkaOps(Protocol):
 
     def replica_sizes(self) -> dict[tuple[str, int, int], int]: ...
 
+    def replica_future_sizes(self) -> dict[tuple[str, int, int], int]:
+        """Bytes so far of each future replica: the copy of a move between the dirs of
+        its broker in progress (DescribeLogDirs)."""
+
 
 def kafka_ops_resolve(*, cluster: Cluster, kafka: KafkaOps | None = None) -> KafkaOps:
     """The operations given (a test's fake), or the live cluster's."""

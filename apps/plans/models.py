@@ -332,6 +332,25 @@ def _disk_targets(
     }
 
 
+def dir_copies_of(
+    *,
+    topic: str,
+    partition: int,
+    replicas_before: list[int],
+    log_dirs_before: list[str] | None,
+    replicas_after: list[int],
+    log_dirs_after: list[str] | None,
+) -> dict[tuple[str, int, int], str]:
+    """{(topic, partition, broker): dir} of the replicas a move copies between two dirs
+    of a broker they stay on (a dir before not known counts as another dir)."""
+    before = _disk_targets(topic, partition, replicas_before, log_dirs_before)
+    return {
+        replica: path
+        for replica, path in _disk_targets(topic, partition, replicas_after, log_dirs_after).items()
+        if replica[2] in replicas_before and before.get(replica) != path
+    }
+
+
 class PlanMove(models.Model):
     """One partition of a plan: its replica list before and after."""
 
@@ -346,6 +365,9 @@ class PlanMove(models.Model):
     log_dirs_after = models.JSONField(null=True, blank=True)
     # Bytes to copy: one replica's size times the replicas added.
     bytes = models.BigIntegerField(default=0)
+    # Bytes to copy between the dirs of a broker (JBOD): the replicas moved there
+    # (dir_copies); apart from `bytes`, which the network throttle's estimate reads.
+    bytes_dirs = models.BigIntegerField(default=0, db_default=0)
     goals = models.JSONField(default=list, blank=True)
     state = models.CharField(max_length=16, choices=MoveState.choices, default=MoveState.PENDING)
     batch = models.PositiveIntegerField(null=True, blank=True)
@@ -386,6 +408,18 @@ class PlanMove(models.Model):
     def disk_sources(self) -> dict[tuple[str, int, int], str]:
         """The same for the dirs before: where a rollback moves the replicas back to."""
         return _disk_targets(self.topic, self.partition, self.replicas_before, self.log_dirs_before)
+
+    @property
+    def dir_copies(self) -> dict[tuple[str, int, int], str]:
+        """The dir targets of replicas that stay on their broker and change dir there."""
+        return dir_copies_of(
+            topic=self.topic,
+            partition=self.partition,
+            replicas_before=self.replicas_before,
+            log_dirs_before=self.log_dirs_before,
+            replicas_after=self.replicas_after,
+            log_dirs_after=self.log_dirs_after,
+        )
 
     @property
     def added(self) -> list[int]:

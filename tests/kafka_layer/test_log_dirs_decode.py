@@ -66,14 +66,16 @@ def _known(value: int) -> int | None:
 
 
 def _as_kafka_python_reads_it(wire: bytes, version: int) -> tuple:
-    """(throttle, error, sizes, dirs, {replica: index of its dir}) from kafka-python's
-    objects."""
+    """(throttle, error, sizes, dirs, futures, {replica: index of its dir}) from
+    kafka-python's objects."""
     answer = Response.decode(wire, version=version)
-    sizes, dirs, placed = {}, [], {}
+    sizes, dirs, placed, futures = {}, [], {}, {}
     for d, log_dir in enumerate(answer.results):
         count = 0
         for topic in log_dir.topics:
             for p in topic.partitions:
+                if not log_dir.error_code and p.is_future_key:
+                    futures[(topic.name, p.partition_index)] = p.partition_size
                 if not log_dir.error_code and not p.is_future_key:
                     key = (topic.name, p.partition_index)
                     count += key not in sizes
@@ -83,7 +85,7 @@ def _as_kafka_python_reads_it(wire: bytes, version: int) -> tuple:
         usable = _known(log_dir.usable_bytes) if version >= 4 else None
         dirs.append(LogDir(log_dir.log_dir, log_dir.error_code, total, usable, count))
     error_code = answer.error_code if version >= 3 else 0
-    return answer.throttle_time_ms, error_code, sizes, tuple(dirs), placed
+    return answer.throttle_time_ms, error_code, sizes, tuple(dirs), futures, placed
 
 
 @pytest.mark.parametrize("version", range(MAX_VERSION + 1))
@@ -131,6 +133,8 @@ def test_it_reads_each_log_dir_and_the_dir_of_each_replica():
     )
     # orders-1's future copy on /disks/a is not where the replica is.
     assert log_dir_of_replicas(decoded) == {("orders", 0): 0, ("orders", 1): 1, ("orders", 2): 1}
+    # ... it is the copy of a move between dirs, as far as it has got.
+    assert decoded.futures == {("orders", 1): 11}
 
 
 def test_it_skips_tagged_fields_it_does_not_know():

@@ -123,8 +123,11 @@ class FakeKafka:
                 out[replica] = "ReplicaNotAvailableError"
                 continue
             moving = self.dir_moves.get(replica)
+            if self.replica_dirs.get(replica) == path:
+                # The dir it is in: a copy elsewhere is dropped (its future replica), as Kafka does.
+                self.dir_moves.pop(replica, None)
             # The same target again leaves a copy in progress alone, as Kafka does.
-            if self.replica_dirs.get(replica) != path and (moving is None or moving[0] != path):
+            elif moving is None or moving[0] != path:
                 self.dir_moves[replica] = [path, self.ticks]
             out[replica] = None
         return out
@@ -178,6 +181,11 @@ class FakeKafka:
                 for b in self.in_flight[(t, p)]["adding"]:
                     out[(t, p, b)] = size // 2  # half copied
         return out
+
+    def replica_future_sizes(self):
+        self._maybe_fail()
+        # A copy between dirs in progress: half copied.
+        return {r: self.sizes.get(r[:2], 0) // 2 for r in self.dir_moves}
 
     def throttles_left(self) -> bool:
         return bool(self.broker_configs) or bool(self.topic_configs)

@@ -14,6 +14,7 @@ from apps.kafka_layer.connection import ConnectionSettings
 from apps.plans.executor import execution_run
 from apps.plans.executor.disk_moves import (
     DISK_THROTTLE_KEY,
+    disk_copies_revert,
     disk_moves_done,
     disk_moves_send,
     disk_throttle_configs,
@@ -131,4 +132,46 @@ def test_it_executes_a_plan_naming_dirs_through_the_executor(
         assert where[(topic, 1, 3)] == onto
         assert not _disk_throttles(admin, [1, 2, 3])
     finally:
+        live.topics_delete(admin, [topic])
+
+
+def test_it_reports_a_copy_between_dirs_and_stops_it_when_sent_back(
+    kafka_jbod_cluster: DevCluster,
+):
+    jbod = kafka_jbod_cluster
+    admin = admin_client_create(bootstrap_servers=jbod.bootstrap_servers)
+    topic = live.topic_name("diskstop")
+    live.topic_create(admin, topic, assignment=[[1, 2]])
+    kafka = LiveKafka(connection=ConnectionSettings(bootstrap_servers=jbod.bootstrap_servers))
+    replica = (topic, 0, 1)
+    try:
+        # Several fetches' worth (1 MiB each): the throttle holds the copy after the first.
+        live.fill(jbod.bootstrap_servers, topic, 1, 4 * 1024 * 1024)
+        source = kafka.replica_log_dirs()[replica]
+        # Slow enough that the copy is still running when it is sent back.
+        kafka.configs_write(disk_throttle_configs(brokers={1}, rate=2_000), {})
+        wait_until(lambda: _disk_throttles(admin, [1]), timeout=10, what="the disk throttle")
+        assert disk_moves_send(kafka=kafka, targets={replica: _other_dir(jbod, 1, source)}) == (
+            set(),
+            {},
+        )
+        wait_until(
+            lambda: kafka.replica_future_sizes().get(replica, 0) > 0,
+            timeout=30,
+            what="the future replica's bytes so far",
+        )
+        assert kafka.replica_log_dirs()[replica] == source
+
+        assert disk_copies_revert(kafka=kafka, targets={replica: _other_dir(jbod, 1, source)}) == {
+            replica: source
+        }
+        wait_until(
+            lambda: replica not in kafka.replica_future_sizes(),
+            timeout=30,
+            what="the future replica dropped",
+        )
+        assert kafka.replica_log_dirs()[replica] == source
+    finally:
+        kafka.configs_write(disk_throttle_configs(brokers={1}, rate=None), {})
+        wait_until(lambda: not _disk_throttles(admin, [1]), timeout=10, what="no throttle")
         live.topics_delete(admin, [topic])

@@ -180,6 +180,7 @@ class PlanMoveSerializer(serializers.ModelSerializer):
             "removed",
             "leader_only",
             "bytes",
+            "bytes_dirs",
             "goals",
             "state",
             "bytes_done",

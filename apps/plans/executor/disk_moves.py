@@ -74,6 +74,26 @@ def disk_moves_done(*, kafka: KafkaOps, targets: Mapping[ReplicaKey, str]) -> se
     return {replica for replica, path in targets.items() if where.get(replica) == path}
 
 
+def disk_copies_revert(
+    *, kafka: KafkaOps, targets: Mapping[ReplicaKey, str]
+) -> dict[ReplicaKey, str]:
+    """Stop the copies to `targets` not done yet: each such replica is sent to the dir
+    DescribeLogDirs reports it in (its source; AlterReplicaLogDirs to the dir a replica
+    is in drops its future replica). Returns what was sent; a replica Kafka reports in
+    no dir is left alone."""
+    if not targets:
+        return {}
+    where = kafka.replica_log_dirs()
+    back = {
+        replica: where[replica]
+        for replica, path in targets.items()
+        if replica in where and where[replica] != path
+    }
+    if back:
+        kafka.replica_log_dirs_alter(back)
+    return back
+
+
 def disk_throttle_configs(
     *, brokers: set[int], rate: int | None
 ) -> dict[int, dict[str, str | None]]:

@@ -49,8 +49,8 @@ def doomed_reason(*, move: PlanMove, dead_since: dict[int, datetime], now: datet
             seconds = int((now - since).total_seconds())
             return f"target broker {broker} dead for {seconds} s"
     if move.replicas_after == move.replicas_before:
-        # A copy between dirs of one broker: its bytes (the future replica's) are not
-        # measured, so no stall clock runs for it.
+        # A copy between dirs of one broker: no stall clock runs for it (its future
+        # replica's bytes feed the progress figures only).
         return None
     stall = timedelta(seconds=float(settings.EXECUTOR_STALL_TIMEOUT))
     last = move.progressed_at or move.started_at

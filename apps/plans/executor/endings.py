@@ -14,6 +14,7 @@ from ..services.demotions import brokers_demoted_record
 from ..services.drains import brokers_drained_record, drains_rolled_back
 from ..services.plan_audit import plan_audit_record
 from ..services.transitions import plan_transition
+from .disk_moves import ReplicaKey, disk_copies_revert
 from .throttles import throttles_remove
 
 logger = logging.getLogger(__name__)
@@ -48,9 +49,11 @@ def execution_cancel(
     in_flight: dict[PartitionKey, dict],
     kafka: KafkaOps,
 ) -> None:
-    """No new batches; cancel ours in flight (Kafka reverts them); remove throttles."""
+    """No new batches; cancel ours in flight (Kafka reverts them), copies between dirs
+    included (sent back to their source dir); remove throttles."""
     ours = [m for m in moves if m.state == MoveState.IN_PROGRESS]
     to_cancel = {m.key: None for m in ours if m.key in in_flight}
+    dirs_back = disk_copies_revert(kafka=kafka, targets=_disk_copies(ours, set(to_cancel)))
     results = kafka.reassignments_cancel(list(to_cancel)) if to_cancel else {}
     # Kafka reverts a cancelled move to its original replica *set* but not its order;
     # put the order back too (a reordering copies no data).
@@ -73,9 +76,25 @@ def execution_cancel(
         actor=EXECUTOR,
         action=ExecutionAction.REASSIGNMENTS_CANCELLED,
         plan=plan,
-        after={"cancelled": [f"{t}-{p}" for t, p in to_cancel]},
+        after={
+            "cancelled": [f"{t}-{p}" for t, p in to_cancel],
+            "dirs_reverted": {
+                f"{t}-{p}@{b}": path for (t, p, b), path in sorted(dirs_back.items())
+            },
+        },
     )
     execution_finish(plan=plan, execution=execution, kafka=kafka, state=PlanState.CANCELLED)
+
+
+def _disk_copies(moves: list[PlanMove], cancelled: set[PartitionKey]) -> dict[ReplicaKey, str]:
+    """The dir targets of `moves` to stop: all but those of new replicas whose
+    reassignment is being cancelled (Kafka deletes those replicas)."""
+    return {
+        replica: path
+        for m in moves
+        for replica, path in m.disk_targets.items()
+        if not (m.key in cancelled and replica[2] in m.added)
+    }
 
 
 def execution_fail(*, plan: Plan, error: str, kafka: KafkaOps | None = None) -> None:
@@ -86,6 +105,7 @@ def execution_fail(*, plan: Plan, error: str, kafka: KafkaOps | None = None) -> 
         return
     execution = Execution.objects.get(plan=plan)
     moves = list(plan.moves.filter(state=MoveState.IN_PROGRESS))
+    to_cancel: list[PartitionKey] = []
     try:
         in_flight = kafka.reassignments_list([m.key for m in moves])
         to_cancel = [m.key for m in moves if m.key in in_flight]
@@ -93,6 +113,10 @@ def execution_fail(*, plan: Plan, error: str, kafka: KafkaOps | None = None) -> 
             kafka.reassignments_cancel(to_cancel)
     except KafkaOpError as exc:
         logger.warning("plan %s: could not cancel in-flight moves: %s", plan.pk, exc)
+    try:
+        disk_copies_revert(kafka=kafka, targets=_disk_copies(moves, set(to_cancel)))
+    except KafkaOpError as exc:
+        logger.warning("plan %s: could not stop copies between dirs: %s", plan.pk, exc)
     now = timezone.now()
     for m in moves:
         m.state, m.finished_at = MoveState.CANCELLED, now

@@ -1,6 +1,7 @@
 """An execution's progress: bytes copied so far (replica sizes on the receiving
-brokers), a smoothed rate and an ETA, announced with the `execution_progressed`
-signal at every poll.
+brokers, and for a copy between the dirs of one broker (JBOD) its future replica's
+size), a smoothed rate and an ETA, announced with the `execution_progressed` signal
+at every poll.
 
 A move's `bytes_done` never goes back: retention shrinks replicas while they copy, and
 a count that follows their sizes down would make the bar run backwards. A finished
@@ -29,19 +30,33 @@ def replica_sizes_get(*, kafka: KafkaOps) -> dict[tuple[str, int, int], int] | N
         return None
 
 
+def future_sizes_get(*, kafka: KafkaOps) -> dict[tuple[str, int, int], int]:
+    """Size of every future replica (copies between dirs in progress); none known if
+    Kafka can't tell now (such copies then count what they had)."""
+    try:
+        return kafka.replica_future_sizes()
+    except KafkaOpError as exc:
+        logger.warning("future replica sizes unavailable: %s", exc)
+        return {}
+
+
 def moves_copied_record(*, moves: list[PlanMove], kafka: KafkaOps) -> None:
-    """For moves just done: what their new replicas hold now, the bytes really copied
-    (shown beside the estimate). One DescribeLogDirs per step that finishes moves; if
-    Kafka can't tell, the executor's count stands in."""
+    """For moves just done: what their new replicas and the replicas they moved between
+    dirs hold now, the bytes really copied (shown beside the estimate). One
+    DescribeLogDirs per step that finishes moves; if Kafka can't tell, the executor's
+    count stands in."""
     finished = [m for m in moves if m.state == MoveState.DONE and m.bytes_copied is None]
     if not finished:
         return
-    sizes = replica_sizes_get(kafka=kafka) if any(m.added for m in finished) else {}
+    measured = any(m.added or m.dir_copies for m in finished)
+    sizes = replica_sizes_get(kafka=kafka) if measured else {}
     for m in finished:
         if sizes is None:
-            m.bytes_copied = m.bytes
+            m.bytes_copied = m.bytes + m.bytes_dirs
         else:
-            m.bytes_copied = sum(sizes.get((m.topic, m.partition, b), 0) for b in m.added)
+            m.bytes_copied = sum(sizes.get((m.topic, m.partition, b), 0) for b in m.added) + sum(
+                sizes.get(replica, 0) for replica in m.dir_copies
+            )
         m.bytes_done = max(m.bytes_done, m.bytes_copied)
     PlanMove.objects.bulk_update(finished, ["bytes_copied", "bytes_done"])
 
@@ -53,18 +68,28 @@ def progress_update(
     moves: list[PlanMove],
     current: dict[PartitionKey, PartitionInfo],
     kafka: KafkaOps,
+    disk_where: dict[tuple[str, int, int], str] | None = None,
 ) -> None:
-    """Bytes copied so far (replica sizes on the receiving brokers), rate and ETA."""
-    running = [m for m in moves if m.state == MoveState.IN_PROGRESS and m.bytes]
+    """Bytes copied so far (replica sizes on the receiving brokers, future replicas'
+    sizes for copies between dirs), rate and ETA. `disk_where`: the dir of each replica
+    now, when a move names dirs."""
+    running = [m for m in moves if m.state == MoveState.IN_PROGRESS and (m.bytes or m.bytes_dirs)]
     sizes = replica_sizes_get(kafka=kafka) if running else {}
     if sizes is None:
         return
+    copying = any(m.bytes_dirs for m in running)
+    futures = future_sizes_get(kafka=kafka) if copying else {}
     now = timezone.now()
     for m in running:
         source = max(
             (sizes.get((m.topic, m.partition, b), 0) for b in m.replicas_before), default=0
         )
         copied = sum(min(sizes.get((m.topic, m.partition, b), 0), source) for b in m.added)
+        for replica, path in m.dir_copies.items():
+            size = sizes.get(replica, 0)
+            # Done: the replica is in its dir; else its copy there as far as it has got.
+            done = (disk_where or {}).get(replica) == path
+            copied += size if done else min(futures.get(replica, 0), size)
         if copied > m.bytes_done:
             m.progressed_at = now  # restarts the stall clock (doomed.py)
             m.bytes_done = copied

@@ -54,7 +54,8 @@ def execution_step(*, plan: Plan, kafka: KafkaOps | None = None) -> bool:
     current = kafka.partitions_describe(keys)
     disk_where = _disk_where(moves=moves, kafka=kafka)
     _reconcile(moves=moves, in_flight=in_flight, current=current, disk_where=disk_where)
-    _new_replica_dirs_resend(moves=moves, disk_where=disk_where, kafka=kafka)
+    if not execution.cancel_requested:  # a cancel drops those new replicas
+        _new_replica_dirs_resend(moves=moves, disk_where=disk_where, kafka=kafka)
     moves_copied_record(moves=moves, kafka=kafka)
     data_loss_leaders_elect(plan=plan, moves=moves, current=current, kafka=kafka)
 
@@ -74,7 +75,14 @@ def execution_step(*, plan: Plan, kafka: KafkaOps | None = None) -> bool:
         if not execution.throttle_applied and any(not m.leader_only for m in pending):
             throttles_set(plan=plan, execution=execution, moves=moves, kafka=kafka)
         batch_submit(plan=plan, execution=execution, running=running, pending=pending, kafka=kafka)
-    progress_update(plan=plan, execution=execution, moves=moves, current=current, kafka=kafka)
+    progress_update(
+        plan=plan,
+        execution=execution,
+        moves=moves,
+        current=current,
+        kafka=kafka,
+        disk_where=disk_where,
+    )
 
     if any(m.state == MoveState.IN_PROGRESS for m in moves):
         return False
@@ -135,7 +143,7 @@ def _execution_begin(*, plan: Plan, kafka: KafkaOps) -> bool:
             plan_estimate(plan=plan, sizes=sizes, moves=moves)
         # The plan's one byte figure: what its estimate says the copy moves.
         plan.refresh_from_db(fields=["bytes_to_move"])
-        execution.bytes_total = max(plan.bytes_to_move, sum(m.bytes for m in moves))
+        execution.bytes_total = max(plan.bytes_to_move, sum(m.bytes + m.bytes_dirs for m in moves))
         execution.save(update_fields=["bytes_total", "updated_at"])
         throttle_auto_begin(execution=execution)
         plan_transition(
@@ -197,7 +205,7 @@ def _reconcile(
             if _disks_left(m, disk_where):
                 continue  # the replicas are in place, their copies between dirs are not
             m.state, m.finished_at = MoveState.DONE, now
-            m.bytes_done = max(m.bytes_done, m.bytes)
+            m.bytes_done = max(m.bytes_done, m.bytes + m.bytes_dirs)
         elif m.state == MoveState.IN_PROGRESS and key not in in_flight:
             if set(info.replicas) == set(m.replicas_before) | set(m.replicas_after):
                 # Done at the controller, the broker's metadata not there yet: look again.

@@ -38,14 +38,14 @@ def plan_progress(*, plan: Plan) -> PlanProgress:
     counts: dict[str, int] = {}
     bytes_total = bytes_done = 0
     # Summed by the database per state: a plan can hold 100k+ moves.
-    for state, n, total, done in (
+    for state, n, total, total_dirs, done in (
         PlanMove.objects.filter(plan=plan)
         .values_list("state")
-        .annotate(Count("pk"), Sum("bytes"), Sum("bytes_done"))
+        .annotate(Count("pk"), Sum("bytes"), Sum("bytes_dirs"), Sum("bytes_done"))
         .order_by("state")
     ):
         counts[state] = n
-        bytes_total += total or 0
+        bytes_total += (total or 0) + (total_dirs or 0)
         bytes_done += done or 0
     # One byte figure per plan: the estimate (logs plus the writes the copy takes
     # along), unless more was copied.

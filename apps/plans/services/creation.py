@@ -18,7 +18,7 @@ from apps.core.bulk_write import rows_insert
 from ..actions import PlanAction
 from ..errors import PlanRequestInvalid, PlanStale, PlanStateError
 from ..kafka_ops import KafkaOps, PartitionKey
-from ..models import MoveState, Plan, PlanMove, PlanState
+from ..models import MoveState, Plan, PlanMove, PlanState, dir_copies_of
 from ..selectors import ScopedSnapshot, assignment_current, assignment_fingerprint
 from .decisions import plan_auto_approve
 from .estimate import bytes_forecast, duration_estimate, partition_write_rates
@@ -147,6 +147,16 @@ def _moves_draft(
                 goals=goals_by_key.get(key, []),
             )
         )
+        draft = moves[-1]
+        copies = dir_copies_of(
+            topic=draft.topic,
+            partition=draft.partition,
+            replicas_before=before,
+            log_dirs_before=draft.log_dirs_before,
+            replicas_after=after,
+            log_dirs_after=draft.log_dirs_after,
+        )
+        draft.bytes_dirs = int(sizes.get(key, 0)) * len(copies)
     return moves, before_of_plan
 
 
@@ -255,6 +265,7 @@ class _MoveDraft:
     added: list[int]
     bytes: int
     goals: list[str]
+    bytes_dirs: int = 0
     log_dirs_after: list[str] | None = None
     log_dirs_before: list[str] | None = None
     bytes_copied: int | None = None
@@ -270,6 +281,7 @@ _MOVE_COLUMNS = (
     "log_dirs_before",
     "log_dirs_after",
     "bytes",
+    "bytes_dirs",
     "goals",
     "state",
     "batch",
@@ -307,6 +319,7 @@ def _moves_insert(*, plan: Plan, moves: list[_MoveDraft]) -> None:
             None if m.log_dirs_before is None else dumps(m.log_dirs_before),
             None if m.log_dirs_after is None else dumps(m.log_dirs_after),
             m.bytes,
+            m.bytes_dirs,
             dumps(m.goals),
             pending,
             None,

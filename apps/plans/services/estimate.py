@@ -30,6 +30,7 @@ class MoveSized(Protocol):
     partition: int
     replicas_before: list[int]
     bytes: int
+    bytes_dirs: int
 
     @property
     def added(self) -> list[int]: ...
@@ -38,12 +39,14 @@ class MoveSized(Protocol):
 def move_bytes_from_logs(*, moves: list[PlanMove], sizes: ReplicaSizes) -> None:
     """Each move's bytes: its largest current replica (the one a new replica catches
     up with) times the replicas it adds. A partition Kafka reports no replica of keeps
-    the bytes it had."""
+    the bytes it had. And its bytes between dirs: the replicas it moves to another dir
+    of their broker (JBOD)."""
     for m in moves:
         keys = [(m.topic, m.partition, b) for b in m.replicas_before]
         known = [sizes[k] for k in keys if k in sizes]
         if known:
             m.bytes = max(known) * len(m.added)
+            m.bytes_dirs = sum(sizes.get(replica, max(known)) for replica in m.dir_copies)
 
 
 # A broker left less than this share of the throttle once the moved partitions' writes
@@ -104,8 +107,9 @@ def bytes_forecast(
 ) -> int:
     """Bytes the copy moves: what the logs hold now, plus what is written to the moved
     partitions while their new replicas catch up (they copy that too), at the newest
-    measured window's rates for the expected `seconds`."""
-    total = sum(m.bytes for m in moves)
+    measured window's rates for the expected `seconds`; and the bytes copied between
+    the dirs of a broker (JBOD)."""
+    total = sum(m.bytes + m.bytes_dirs for m in moves)
     if not seconds:
         return total
     if rates is None:
@@ -148,7 +152,7 @@ def plan_estimate(
         cluster=plan.cluster, moves=moves, seconds=copy.seconds, rates=rates
     )
     with transaction.atomic():
-        PlanMove.objects.bulk_update(moves, ["bytes"])
+        PlanMove.objects.bulk_update(moves, ["bytes", "bytes_dirs"])
         plan.save(update_fields=ESTIMATE_FIELDS)
     return plan
 
@@ -170,6 +174,7 @@ class _Remaining:
     partition: int
     replicas_before: list[int]
     bytes: int
+    bytes_dirs: int
     added: list[int]
 
 
@@ -186,7 +191,10 @@ def plan_reestimate_remaining(*, plan: Plan, execution: Execution) -> CopyTime:
             topic=m.topic,
             partition=m.partition,
             replicas_before=list(m.replicas_before),
+            # bytes_done counts both copies: taken off the network's bytes first.
             bytes=max(m.bytes - m.bytes_done, 0),
+            bytes_dirs=max(m.bytes + m.bytes_dirs - m.bytes_done, 0)
+            - max(m.bytes - m.bytes_done, 0),
             added=m.added,
         )
         for m in moves

@@ -122,10 +122,14 @@
           const before = placed(m.replicas_before, m.log_dirs_before, (b) => b in targets);
           const after = placed(m.replicas_after, m.log_dirs_after, () => true);
           const between = !m.bytes && Object.keys(targets).length && !m.added.length;
+          const dirBytes = m.bytes_dirs ? formatBytes(m.bytes_dirs) + " between dirs" : "";
+          const size = m.bytes
+            ? formatBytes(m.bytes) + (dirBytes ? " + " + dirBytes : "")
+            : dirBytes || (m.leader_only ? "leader only" : between ? "between dirs" : "0");
           return (
             `<tr data-move="${esc(m.topic)}-${m.partition}" data-state="${m.state}"><td>${esc(m.topic)}-${m.partition}</td>` +
             `<td>${before}</td><td>${after}</td><td>${leader}</td>` +
-            `<td data-bytes="${m.bytes}">${m.bytes ? formatBytes(m.bytes) : m.leader_only ? "leader only" : between ? "between dirs" : "0"}</td>` +
+            `<td data-bytes="${m.bytes}">${size}</td>` +
             `<td>${m.goals.map(esc).join(", ")}</td><td>${m.state}${m.error ? ": " + esc(m.error) : ""}</td></tr>`
           );
         })
