@@ -77,6 +77,12 @@ def _passes_to(
     return ps[order], ks[order], leaders[order]
 
 
+def _fresh(model: ClusterModel, ps: np.ndarray) -> np.ndarray:
+    """1 for each partition of `ps` the plan doesn't list (its replica list as at the
+    start), else 0: only these rows, as the whole table is large."""
+    return (model.assign[ps] == model.initial[ps]).all(axis=1).astype(np.int64)
+
+
 def leader_chain(
     model: ClusterModel,
     a: int,
@@ -133,10 +139,12 @@ def leader_chain(
     i1, i2, b = i1[fit], i2[fit], b[fit]
     if i1.shape[0] == 0:
         return None
-    if "listed" not in memo:  # partitions the plan lists anyway
-        memo["listed"] = (model.assign != model.initial).any(axis=1)
-    listed = memo["listed"]
-    untouched = (~listed[q1[i1]]).astype(np.int64) + (~listed[q2[i2]]).astype(np.int64)
+    # partitions the plan doesn't list yet, of the givable and takeable leaderships
+    if ("fresh a", a) not in memo:
+        memo["fresh a", a] = _fresh(model, q1)
+    if ("fresh c", c) not in memo:
+        memo["fresh c", c] = _fresh(model, q2)
+    untouched = memo["fresh a", a][i1] + memo["fresh c", c][i2]
     moved = lvec[q1[i1], NW_OUT] + lvec[q2[i2], NW_OUT]
     i = int(np.lexsort((i2, i1, b, moved, untouched))[0])
     return int(q1[i1[i]]), int(k1[i1[i]]), int(q2[i2[i]]), int(k2[i2[i]])
