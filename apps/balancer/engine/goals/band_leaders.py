@@ -161,6 +161,8 @@ def leader_chain_moves(
     middle broker whose count stays (leader_chains.py), from a broker above the
     band or to one below it, the most / least loaded partners first."""
     x = model.load[:, goal.measure]
+    # the partitions each broker holds: leadership changes keep it true
+    index = model.replicas_by_broker()
     moved = 0
     while moved < CHAINS:
         tol = tolerance(hi)
@@ -179,11 +181,11 @@ def leader_chain_moves(
         found = None
         memo: dict = {}  # the model doesn't change until a chain is found
         for a, c in pairs:
-            found = leader_chain(model, a, c, memo)
+            found = leader_chain(model, a, c, memo, index)
             if found is not None:
                 break
         if found is None:
-            if not _room_then_give(goal, model, over, x, hi):
+            if not _room_then_give(goal, model, over, x, hi, index):
                 break
             moved += 1
             continue
@@ -195,7 +197,12 @@ def leader_chain_moves(
 
 
 def _room_then_give(
-    goal: BandHooks, model: ClusterModel, over: np.ndarray, x: np.ndarray, hi: np.ndarray
+    goal: BandHooks,
+    model: ClusterModel,
+    over: np.ndarray,
+    x: np.ndarray,
+    hi: np.ndarray,
+    index: tuple[np.ndarray, np.ndarray],
 ) -> bool:
     """A broker above the band that can't give a leadership (it would fall under
     another band's lower edge, or the taker would go over one) first trades a
@@ -225,7 +232,7 @@ def _room_then_give(
                     model.move_leader(*single, goal.name)
                     model.commit()
                     return True
-                chain = leader_chain(model, a, c, memo)
+                chain = leader_chain(model, a, c, memo, index)
                 if chain is not None:
                     model.move_leader(chain[0], chain[1], goal.name)
                     model.move_leader(chain[2], chain[3], goal.name)

@@ -37,83 +37,117 @@ def _fits(model: ClusterModel, b: int, delta: np.ndarray) -> np.ndarray:
     return ((new <= top) & (new >= bottom)).all(axis=-1)
 
 
-def _by_follower(ps: np.ndarray, rows: np.ndarray) -> dict[int, tuple[np.ndarray, np.ndarray]]:
-    """{broker: (partitions of `ps` it follows, its slot in each)}, brokers ascending,
-    partitions in the order of `ps`: one pass for every middle broker of a chain."""
+def _fits_rows(model: ClusterModel, bs: np.ndarray, delta: np.ndarray) -> np.ndarray:
+    """Per row, may broker bs[i]'s loads change by delta[i]? (`_fits` per row)"""
+    cur = model.load[bs]
+    new = cur + delta
+    top = np.maximum(model.hi[bs], cur) + np.abs(cur) * TOL + TOL
+    bottom = np.minimum(model.lo[bs], cur) - np.abs(cur) * TOL - TOL
+    return ((new <= top) & (new >= bottom)).all(axis=-1)
+
+
+def _by_follower(ps: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every follower cell of `ps` as (partition, slot, broker), brokers ascending,
+    partitions in the order of `ps` within a broker: one pass for every middle
+    broker of a chain."""
     followers = rows[:, 1:]
     i, k = np.nonzero(followers >= 0)
     b = followers[i, k]
-    if b.shape[0] == 0:
-        return {}
     order = np.argsort(b, kind="stable")
-    b, i, k = b[order], i[order], k[order] + 1
-    brokers, starts = np.unique(b, return_index=True)
-    ends = [*starts[1:].tolist(), b.shape[0]]
-    return {
-        int(x): (ps[i[s:e]], k[s:e])
-        for x, s, e in zip(brokers.tolist(), starts.tolist(), ends, strict=True)
-    }
+    return ps[i[order]], k[order] + 1, b[order]
+
+
+def _passes_to(
+    model: ClusterModel, c: int, index: tuple[np.ndarray, np.ndarray]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every leadership broker c may take, c kept within its constraints: (partition,
+    c's slot in it, its leader), leaders ascending, partitions ascending within a
+    leader (the order of `led`). `index` lists the partitions each broker holds;
+    leadership changes keep it true, as they only reorder replica lists."""
+    ps, _ = model.cells_of(index, c)
+    ps = np.sort(ps)
+    rows = model.assign[ps]
+    leaders = rows[:, 0]
+    keep = (leaders != c) & ~model.frozen[ps] & model.leader_movable[ps]
+    ps, rows, leaders = ps[keep], rows[keep], leaders[keep]
+    ks = np.argmax(rows == c, axis=1)
+    ok = _fits(model, c, model.lvec[ps])
+    ps, ks, leaders = ps[ok], ks[ok], leaders[ok]
+    order = np.argsort(leaders, kind="stable")
+    return ps[order], ks[order], leaders[order]
+
+
+def _fresh(model: ClusterModel, ps: np.ndarray) -> np.ndarray:
+    """1 for each partition of `ps` the plan doesn't list (its replica list as at the
+    start), else 0: only these rows, as the whole table is large."""
+    return (model.assign[ps] == model.initial[ps]).all(axis=1).astype(np.int64)
 
 
 def leader_chain(
-    model: ClusterModel, a: int, c: int, memo: dict | None = None
+    model: ClusterModel,
+    a: int,
+    c: int,
+    memo: dict | None = None,
+    index: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> tuple[int, int, int, int] | None:
     """Leadership of p1 from broker a to a middle broker, and of p2 from there to c,
     every registered constraint kept: (p1, k1, p2, k2) with k the slot of the new
     leader in each replica list, or None.
 
-    `memo` keeps what one model state gives per broker and broker pair (leaders,
-    shared partitions that fit), for a caller trying many pairs (a, c) before the
-    next change; the caller drops it at every change."""
+    `memo` keeps what one model state gives per broker (leaderships it may give or
+    take), for a caller trying many pairs (a, c) before the next change; the caller
+    drops it at every change. `index` is `model.replicas_by_broker()` of this or an
+    earlier state with the same replica sets (built when not given).
+
+    Every middle broker is weighed at once: each pair (p1, p2) through the same
+    middle broker b is a row; among the rows every constraint accepts, the fewest
+    partitions newly listed, then the least network out moved, then the lowest b,
+    then the first p1 and p2 in the order of `led`."""
     if not (model.leader_dest[c] and model.usable[c]):
         return None
     if memo is None:
         memo = {}
     lvec = model.lvec
-
-    def led(x: int) -> np.ndarray:
-        if ("led", x) not in memo:
-            memo["led", x] = _led(model, x)
-        return memo["led", x]
-
     if ("a", a) not in memo:
-        p1s = led(a)
+        p1s = _led(model, a)
         p1s = p1s[_fits(model, a, -lvec[p1s])]
-        memo["a", a] = (p1s, model.assign[p1s])
-    p1s, rows = memo["a", a]
-    if p1s.shape[0] == 0:
+        memo["a", a] = _by_follower(p1s, model.assign[p1s])
+    q1, k1, b1 = memo["a", a]
+    if q1.shape[0] == 0:
         return None
-    if ("mids", a) not in memo:
-        memo["mids", a] = _by_follower(p1s, rows)
-    best: tuple[tuple, tuple[int, int, int, int]] | None = None
-    for b, (q1, k1) in memo["mids", a].items():
-        if b in (a, c) or not (model.leader_dest[b] and model.usable[b]):
-            continue
-        if ("q2", b, c) not in memo:
-            p2s = led(b)
-            has_c = model.assign[p2s] == c
-            sel2 = has_c.any(axis=1)
-            q2, k2 = p2s[sel2], np.argmax(has_c[sel2], axis=1)
-            ok2 = _fits(model, c, lvec[q2])
-            memo["q2", b, c] = (q2[ok2], k2[ok2])
-        q2, k2 = memo["q2", b, c]
-        if q2.shape[0] == 0:
-            continue
-        mid = _fits(model, b, lvec[q1][:, None, :] - lvec[q2][None, :, :])
-        i1, i2 = np.nonzero(mid)
-        if i1.shape[0] == 0:
-            continue
-        if "listed" not in memo:  # partitions the plan lists anyway
-            memo["listed"] = (model.assign != model.initial).any(axis=1)
-        listed = memo["listed"]
-        untouched = (~listed[q1[i1]]).astype(np.int64) + (~listed[q2[i2]]).astype(np.int64)
-        moved = lvec[q1[i1], NW_OUT] + lvec[q2[i2], NW_OUT]
-        i = int(np.lexsort((i2, i1, moved, untouched))[0])
-        key = (int(untouched[i]), float(moved[i]), b)
-        cand = (int(q1[i1[i]]), int(k1[i1[i]]), int(q2[i2[i]]), int(k2[i2[i]]))
-        if best is None or key < best[0]:
-            best = (key, cand)
-    return None if best is None else best[1]
+    if ("c", c) not in memo:
+        if index is None:
+            index = memo.get("index")
+            if index is None:
+                index = memo["index"] = model.replicas_by_broker()
+        memo["c", c] = _passes_to(model, c, index)
+    q2, k2, b2 = memo["c", c]
+    if q2.shape[0] == 0:
+        return None
+    # pairs (i1, i2) with the same middle broker: b1 and b2 are both sorted
+    mids = (b1 != c) & model.leader_dest[b1] & model.usable[b1]
+    start = np.searchsorted(b2, b1, side="left")
+    n = np.where(mids, np.searchsorted(b2, b1, side="right") - start, 0)
+    total = int(n.sum())
+    if total == 0:
+        return None
+    i1 = np.repeat(np.arange(q1.shape[0]), n)
+    first = np.cumsum(n) - n
+    i2 = start[i1] + (np.arange(total) - first[i1])
+    b = b1[i1]
+    fit = _fits_rows(model, b, lvec[q1[i1]] - lvec[q2[i2]])
+    i1, i2, b = i1[fit], i2[fit], b[fit]
+    if i1.shape[0] == 0:
+        return None
+    # partitions the plan doesn't list yet, of the givable and takeable leaderships
+    if ("fresh a", a) not in memo:
+        memo["fresh a", a] = _fresh(model, q1)
+    if ("fresh c", c) not in memo:
+        memo["fresh c", c] = _fresh(model, q2)
+    untouched = memo["fresh a", a][i1] + memo["fresh c", c][i2]
+    moved = lvec[q1[i1], NW_OUT] + lvec[q2[i2], NW_OUT]
+    i = int(np.lexsort((i2, i1, b, moved, untouched))[0])
+    return int(q1[i1[i]]), int(k1[i1[i]]), int(q2[i2[i]]), int(k2[i2[i]])
 
 
 def leader_single(model: ClusterModel, a: int, c: int) -> tuple[int, int] | None:

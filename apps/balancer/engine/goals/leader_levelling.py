@@ -26,7 +26,7 @@ import numpy as np
 
 from ..model import ClusterModel
 from .band_hooks import BandHooks
-from .leader_chains import TOL, _fits
+from .leader_chains import TOL, _fits, _fits_rows
 from .tolerance import tolerance
 
 LEVEL_STEPS = 256  # steps per call at most: each is one or two leadership changes
@@ -74,15 +74,6 @@ def _followers(model: ClusterModel, ps: np.ndarray) -> tuple[np.ndarray, np.ndar
     bs = rows[pi, ki]
     keep = model.usable[bs] & model.leader_dest[bs]
     return ps[pi[keep]], ki[keep], bs[keep]
-
-
-def _fits_rows(model: ClusterModel, bs: np.ndarray, delta: np.ndarray) -> np.ndarray:
-    """Per row, may broker bs[i]'s loads change by delta[i]? (`_fits` per row)"""
-    cur = model.load[bs]
-    new = cur + delta
-    top = np.maximum(model.hi[bs], cur) + np.abs(cur) * TOL + TOL
-    bottom = np.minimum(model.lo[bs], cur) - np.abs(cur) * TOL - TOL
-    return ((new <= top) & (new >= bottom)).all(axis=-1)
 
 
 def _best_step(model: ClusterModel, j: int, a: int, lo: np.ndarray) -> list[tuple[int, int]] | None:
