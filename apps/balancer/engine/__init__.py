@@ -20,7 +20,7 @@ from .errors import BalancerError, PlanError, SnapshotError
 from .goals import ALL_GOALS, HARD_GOALS, SOFT_GOALS, build_goals, build_leadership_pass
 from .loads import balance_ratio, broker_loads
 from .model import ClusterModel
-from .modes import MODES, default_soft_goals, setup_mode
+from .modes import MODES, default_soft_goals, disk_parse, setup_mode
 from .optimizer import run
 from .options import PlannerOptions
 from .plan import build_plan, validate_plan
@@ -134,6 +134,7 @@ __all__ = [
     "SnapshotWindow",
     "balance_ratio",
     "broker_loads",
+    "disk_parse",
     "judge",
     "parse_snapshot",
     "propose",

@@ -12,16 +12,10 @@ from .disks import DiskModel
 def _ratios(disks: DiskModel) -> tuple[float, float]:
     """(usage, leader bytes in): the highest ratio of a dir to its broker's mean,
     over brokers with two or more dirs taking replicas (1.0: perfectly even)."""
-    takes = disks.takes & (disks.takes.sum(axis=1) > 1)[:, None]
-    size = np.where(takes, disks.total, 0.0)
-    whole = size.sum(axis=1, keepdims=True)
     out = []
     for measure in (disks.used, disks.lead):
-        held = np.where(takes, measure, 0.0)
-        share = np.divide(
-            size * held.sum(axis=1, keepdims=True), whole, out=np.zeros_like(size), where=whole > 0
-        )
-        ratio = np.divide(held, share, out=np.zeros_like(size), where=share > 0)
+        share = disks.shares(measure)
+        ratio = np.divide(measure, share, out=np.zeros_like(share), where=share > 0)
         out.append(float(ratio.max()) if (share > 0).any() else 1.0)
     return out[0], out[1]
 

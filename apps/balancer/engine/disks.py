@@ -24,16 +24,15 @@ DISK_MOVES_NEEDED = "needed"
 DISK_MOVES_NONE = "none"
 
 
-def dirs_carried(initial: np.ndarray, dirs: np.ndarray, assign: np.ndarray) -> np.ndarray:
-    """(P, K) each replica of `assign` in the dir it had on the same broker in
-    `initial`, -1 where the broker did not hold the partition (or its dir is unknown)."""
+def slots_before(initial: np.ndarray, assign: np.ndarray) -> np.ndarray:
+    """(P, K) the slot in `initial` of each replica of `assign` on the same broker, -1
+    where that broker did not hold the partition."""
     out = np.full(assign.shape, -1, dtype=np.int32)
-    rows = np.arange(assign.shape[0])
     held = initial >= 0
     for k in range(assign.shape[1]):
         same = (assign[:, k : k + 1] == initial) & held
         found = same.any(axis=1) & (assign[:, k] >= 0)
-        out[:, k] = np.where(found, dirs[rows, same.argmax(axis=1)], -1)
+        out[:, k] = np.where(found, same.argmax(axis=1), -1)
     return out
 
 
@@ -98,10 +97,12 @@ class DiskModel:
         known = snap.replica_dir if snap.replica_dir is not None else np.full(initial.shape, -1)
         self.initial_dir = np.where(initial >= 0, known, -1).astype(np.int32)
         self.assign = assign
-        self.dir = dirs_carried(initial, self.initial_dir, assign)
+        before = slots_before(initial, assign)
         # held before on the same broker (its dir known or not): a replica that arrives
         # is not `stayed`, and is placed in a dir
-        self.stayed = dirs_carried(initial, np.zeros_like(self.initial_dir), assign) == 0
+        self.stayed = before >= 0
+        rows = np.arange(assign.shape[0])[:, None]
+        self.dir = np.where(self.stayed, self.initial_dir[rows, np.maximum(before, 0)], -1)
         self.carried = self.dir.copy()
         cells = assign >= 0
         broker = np.maximum(assign, 0)
@@ -189,6 +190,15 @@ class DiskModel:
             int(x): (p[starts[x] : starts[x + 1]], k[starts[x] : starts[x + 1]])
             for x in np.flatnonzero(np.diff(starts))
         }
+
+    def shares(self, measure: np.ndarray) -> np.ndarray:
+        """(B, D) each dir's share of its broker's `measure` (`used` or `lead`) by its
+        size, over brokers with two or more dirs taking replicas; 0 elsewhere."""
+        takes = self.takes & (self.takes.sum(axis=1) > 1)[:, None]
+        size = np.where(takes, self.total, 0.0)
+        whole = size.sum(axis=1, keepdims=True)
+        held = np.where(takes, measure, 0.0).sum(axis=1, keepdims=True)
+        return np.divide(size * held, whole, out=np.zeros_like(size), where=whole > 0)
 
     def utilisation(self) -> np.ndarray:
         """(B, D) used / total of the dirs taking replicas, NaN for the others."""

@@ -62,6 +62,16 @@ def _broker_indices(snap: Snapshot, brokers: Iterable[int]) -> list[int]:
     return sorted(out)
 
 
+def disk_parse(text: str) -> tuple[int, str] | None:
+    """A dir to empty written "BROKER:DIR" (e.g. "3:/data/b") as (broker id, path), or
+    None when it is not of that form."""
+    broker, sep, path = text.strip().partition(":")
+    path = path.strip()
+    if not sep or not path or not broker.strip().lstrip("-").isdigit():
+        return None
+    return int(broker), path
+
+
 def _removed_dirs(snap: Snapshot, disks: Iterable[tuple[int, str]]) -> np.ndarray:
     """(B, D) the dirs `disks` names, checked: each one its broker lists, and not every
     dir of a broker (that is remove-brokers)."""

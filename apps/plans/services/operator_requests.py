@@ -5,6 +5,7 @@ from collections.abc import Iterable
 
 from django.contrib.auth.base_user import AbstractBaseUser
 
+from apps.balancer import engine
 from apps.clusters.models import Cluster
 
 from ..errors import PlanRequestInvalid
@@ -113,17 +114,10 @@ def _disks_parsed(disks: Iterable[str | tuple[int, str]]) -> list[tuple[int, str
     """(broker id, path) pairs from "BROKER:DIR" strings or pairs, refused when malformed."""
     out: list[tuple[int, str]] = []
     for item in disks:
-        if isinstance(item, str):
-            broker, _, path = item.partition(":")
-        elif isinstance(item, list | tuple) and len(item) == 2:
-            broker, path = item
-        else:
-            broker, path = "", ""
-        try:
-            pair = (int(broker), str(path).strip())
-        except (TypeError, ValueError):
-            pair = (0, "")
-        if not pair[1] or isinstance(broker, bool):
+        if isinstance(item, list | tuple) and len(item) == 2:
+            item = f"{item[0]}:{item[1]}" if type(item[0]) is int else ""
+        pair = engine.disk_parse(item) if isinstance(item, str) else None
+        if pair is None:
             raise PlanRequestInvalid(f"a log dir to empty is BROKER:DIR, got {item!r}")
         out.append(pair)
     return sorted(set(out))

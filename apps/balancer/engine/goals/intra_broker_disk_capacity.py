@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..disks import DiskModel
+from ..disks import DISK_MOVES_NONE, DiskModel
 from ..model import ClusterModel
 from .intra_broker import DiskGoal, dir_offender
 
@@ -44,7 +44,7 @@ class IntraBrokerDiskCapacityGoal(DiskGoal):
 
     def optimize(self, model: ClusterModel) -> None:
         disks = model.disks
-        if disks is None or disks.moves == "none":
+        if disks is None or disks.moves == DISK_MOVES_NONE:
             return
         for b, (ps, ks) in disks.broker_cells().items():
             if not disks.takes[b].any():

@@ -27,11 +27,7 @@ class IntraBrokerLeaderBytesInDistributionGoal(DiskGoal):
 
     def _share(self, disks: DiskModel) -> np.ndarray:
         """(B, D) each dir's share of its broker's leader bytes in."""
-        takes = disks.takes & (disks.takes.sum(axis=1) > 1)[:, None]
-        size = np.where(takes, disks.total, 0.0)
-        whole = size.sum(axis=1, keepdims=True)
-        lead = np.where(takes, disks.lead, 0.0).sum(axis=1, keepdims=True)
-        return np.divide(size * lead, whole, out=np.zeros_like(size), where=whole > 0)
+        return disks.shares(disks.lead)
 
     def disk_violation(self, disks: DiskModel) -> float:
         share = self._share(disks)

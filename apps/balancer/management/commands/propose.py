@@ -21,6 +21,7 @@ from apps.balancer.engine import (
     SOFT_GOALS,
     BalancerError,
     PlannerOptions,
+    disk_parse,
     propose,
 )
 from apps.balancer.engine.options import (
@@ -169,20 +170,14 @@ class Command(BaseCommand):
     @staticmethod
     def _disks(raw: str) -> list[tuple[int, str]]:
         out = []
-        for item in raw.split(","):
-            item = item.strip()
-            if not item:
-                continue
-            broker, sep, path = item.partition(":")
-            try:
-                out.append((int(broker), path))
-            except ValueError:
-                sep = ""
-            if not sep or not path:
+        for item in filter(None, (x.strip() for x in raw.split(","))):
+            pair = disk_parse(item)
+            if pair is None:
                 raise CommandError(
                     f"--disks expects comma-separated BROKER:DIR, got {item!r}",
                     returncode=USAGE_ERROR,
-                ) from None
+                )
+            out.append(pair)
         return out
 
     @staticmethod
