@@ -216,10 +216,10 @@ def _room_then_give(
     for a in over[np.lexsort((over, -x[over]))][:ROOM_BROKERS].tolist():
         takers = np.flatnonzero(ok & (x + 1 <= hi + tol) & (x + 1 <= x[a] - 1 + tol))
         takers = takers[np.lexsort((takers, x[takers]))][:ROOM_BROKERS].tolist()
-        trades = [(t, None) for t in room_swaps(model, a)[:ROOM_SWAPS]]
+        trades = [(t, None) for t in room_swaps(model, a, index=index)[:ROOM_SWAPS]]
         for c in takers:
             if c not in taker_trades:  # takers recur across brokers; trades roll back
-                taker_trades[c] = room_swaps(model, c, more=False)[:ROOM_SWAPS]
+                taker_trades[c] = room_swaps(model, c, more=False, index=index)[:ROOM_SWAPS]
             trades += [(t, c) for t in taker_trades[c]]
         for (p, k, q, kq), only in trades:
             model.begin()

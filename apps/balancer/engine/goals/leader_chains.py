@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..measures import NW_OUT
+from ..measures import LEADER_MEASURES, NW_OUT
 from ..model import ClusterModel
 
 TOL = 1e-9
@@ -44,6 +44,43 @@ def _fits_rows(model: ClusterModel, bs: np.ndarray, delta: np.ndarray) -> np.nda
     top = np.maximum(model.hi[bs], cur) + np.abs(cur) * TOL + TOL
     bottom = np.minimum(model.lo[bs], cur) - np.abs(cur) * TOL - TOL
     return ((new <= top) & (new >= bottom)).all(axis=-1)
+
+
+def _fits_traded(
+    model: ClusterModel,
+    bs: np.ndarray,
+    gained: tuple[np.ndarray, np.ndarray],
+    lost: tuple[np.ndarray, np.ndarray],
+) -> np.ndarray:
+    """Per row i, may broker bs[i] take the leadership of gained[0][gained[1][i]] and
+    give that of lost[0][lost[1][i]]? `_fits_rows` of that change, on the measures a
+    leadership carries (it leaves the others as they are), a measure at a time on
+    the rows still in."""
+    out = np.zeros(bs.shape[0], dtype=bool)
+    rows = np.arange(bs.shape[0])
+    (pg, ig), (pl, il) = gained, lost
+    for j in LEADER_MEASURES:  # the others are 0 in `lvec`
+        # each broker's bounds once, as `_fits` takes them, then per row
+        cur = model.load[:, j]
+        top = np.maximum(model.hi[:, j], cur) + np.abs(cur) * TOL + TOL
+        bottom = np.minimum(model.lo[:, j], cur) - np.abs(cur) * TOL - TOL
+        new = cur[bs] + (model.lvec[pg, j][ig] - model.lvec[pl, j][il])
+        keep = np.flatnonzero((new <= top[bs]) & (new >= bottom[bs]))
+        rows, bs, ig, il = rows[keep], bs[keep], ig[keep], il[keep]
+    out[rows] = True
+    return out
+
+
+def lex_first(keys: tuple[np.ndarray, ...]) -> int:
+    """The first row among those with the least `keys`, the first key first: what
+    `np.lexsort` (keys reversed, then the row) puts first, without a sort."""
+    rows = np.arange(keys[0].shape[0])
+    for key in keys:
+        k = key[rows]
+        rows = rows[k == k.min()]
+        if rows.shape[0] == 1:
+            break
+    return int(rows[0])
 
 
 def _by_follower(ps: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -135,7 +172,7 @@ def leader_chain(
     first = np.cumsum(n) - n
     i2 = start[i1] + (np.arange(total) - first[i1])
     b = b1[i1]
-    fit = _fits_rows(model, b, lvec[q1[i1]] - lvec[q2[i2]])
+    fit = _fits_traded(model, b, (q1, i1), (q2, i2))
     i1, i2, b = i1[fit], i2[fit], b[fit]
     if i1.shape[0] == 0:
         return None
@@ -146,7 +183,8 @@ def leader_chain(
         memo["fresh c", c] = _fresh(model, q2)
     untouched = memo["fresh a", a][i1] + memo["fresh c", c][i2]
     moved = lvec[q1[i1], NW_OUT] + lvec[q2[i2], NW_OUT]
-    i = int(np.lexsort((i2, i1, b, moved, untouched))[0])
+    # rows run in (i1, i2) order: the first row of the least keys
+    i = lex_first((untouched, moved, b))
     return int(q1[i1[i]]), int(k1[i1[i]]), int(q2[i2[i]]), int(k2[i2[i]])
 
 
@@ -171,37 +209,89 @@ def leader_single(model: ClusterModel, a: int, c: int) -> tuple[int, int] | None
 
 
 def room_swaps(
-    model: ClusterModel, a: int, *, more: bool = True
+    model: ClusterModel,
+    a: int,
+    *,
+    more: bool = True,
+    index: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> list[tuple[int, int, int, int]]:
     """Leadership trades that leave every count as it is but give broker a more
     network out (a takes a heavier partition from d, d a lighter one from a), so
     that a may then hand a leadership on without falling under a band's lower edge,
     or with `more=False` less, so that a may then take one without going over a
     band: (p from a, its slot of d, q from d, its slot of a), most network out
-    shifted first, a few per partner."""
-    out: list[tuple[float, int, int, int, int, int]] = []
+    shifted first, a few per partner (the first p, then q, among equals).
+
+    Every partner d is weighed at once: each pair (p, q) with the same d is a row.
+    `index` is `model.replicas_by_broker()` of this or an earlier state with the
+    same replica sets (built when not given)."""
+    ok = model.usable & model.leader_dest
+    ok[a] = False
+    # what a may give: (p, d's slot, d), d ascending, p ascending within d
     ps = _led(model, a)
+    p1, k1, d1 = _by_follower(ps, model.assign[ps])
+    keep = ok[d1]
+    p1, k1, d1 = p1[keep], k1[keep], d1[keep]
+    # what a may take: (q, a's slot, its leader d), d ascending, q ascending within d
+    if index is None:
+        index = model.replicas_by_broker()
+    qs = np.sort(model.cells_of(index, a)[0])
+    rows = model.assign[qs]
+    d2 = rows[:, 0]
+    keep = (d2 != a) & ok[np.maximum(d2, 0)] & ~model.frozen[qs] & model.leader_movable[qs]
+    qs, rows, d2 = qs[keep], rows[keep], d2[keep]
+    has_a = rows == a
+    keep = has_a.any(axis=1)
+    qs, d2, k2 = qs[keep], d2[keep], np.argmax(has_a[keep], axis=1)
+    order = np.argsort(d2, kind="stable")
+    q2, k2, d2 = qs[order], k2[order], d2[order]
+    # pairs (i1, i2) with the same partner d
+    start = np.searchsorted(d2, d1, side="left")
+    n = np.searchsorted(d2, d1, side="right") - start
+    total = int(n.sum())
+    if total == 0:
+        return []
+    i1 = np.repeat(np.arange(p1.shape[0]), n)
+    first = np.cumsum(n) - n
+    i2 = start[i1] + (np.arange(total) - first[i1])
+    d = d1[i1]
     lvec = model.lvec
-    for d in np.flatnonzero(model.usable & model.leader_dest).tolist():
-        if d == a:
-            continue
-        has_d = model.assign[ps] == d
-        sel = has_d.any(axis=1)
-        p1, k1 = ps[sel], np.argmax(has_d[sel], axis=1)
-        qs = _led(model, d)
-        has_a = model.assign[qs] == a
-        sel2 = has_a.any(axis=1)
-        q2, k2 = qs[sel2], np.argmax(has_a[sel2], axis=1)
-        if p1.shape[0] == 0 or q2.shape[0] == 0:
-            continue
-        net = lvec[q2][None, :, :] - lvec[p1][:, None, :]  # what a gains, d loses
-        shift = net[:, :, NW_OUT] if more else -net[:, :, NW_OUT]
-        ok = _fits(model, a, net) & _fits(model, d, -net) & (shift > 0)
-        i1, i2 = np.nonzero(ok)
-        gain = shift[i1, i2]
-        for i in np.lexsort((i2, i1, -gain))[:4].tolist():
-            out.append(
-                (-float(gain[i]), d, int(p1[i1[i]]), int(k1[i1[i]]), int(q2[i2[i]]), int(k2[i2[i]]))
-            )
+    fit = np.ones(total, dtype=bool)
+    shift = np.zeros(total)
+    for j in LEADER_MEASURES:  # the others are 0 in `lvec`
+        net = lvec[q2[i2], j] - lvec[p1[i1], j]  # what a gains, d loses
+        if j == NW_OUT:
+            shift = net if more else -net
+        fit &= _fits_one(model, np.full(total, a), j, net)
+        fit &= _fits_one(model, d, j, -net)
+    sel = np.flatnonzero(fit & (shift > 0))
+    if sel.shape[0] == 0:
+        return []
+    # a few per partner: most shifted first, then the first row (p, then q)
+    sel = sel[np.lexsort((sel, -shift[sel], d[sel]))]
+    dd = d[sel]
+    group = np.searchsorted(dd, dd, side="left")
+    sel = sel[np.arange(sel.shape[0]) - group < 4]
+    out = [
+        (
+            -float(shift[i]),
+            int(d[i]),
+            int(p1[i1[i]]),
+            int(k1[i1[i]]),
+            int(q2[i2[i]]),
+            int(k2[i2[i]]),
+        )
+        for i in sel.tolist()
+    ]
     out.sort()
     return [(p, k, q, kq) for _, _, p, k, q, kq in out]
+
+
+def _fits_one(model: ClusterModel, bs: np.ndarray, j: int, delta: np.ndarray) -> np.ndarray:
+    """Per row, may broker bs[i]'s measure j change by delta[i]? (`_fits` of one
+    measure)"""
+    cur = model.load[bs, j]
+    new = cur + delta
+    top = np.maximum(model.hi[bs, j], cur) + np.abs(cur) * TOL + TOL
+    bottom = np.minimum(model.lo[bs, j], cur) - np.abs(cur) * TOL - TOL
+    return (new <= top) & (new >= bottom)
