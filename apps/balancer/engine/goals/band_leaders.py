@@ -48,6 +48,7 @@ def _give_leadership(
     x = load[:, j]
     over = np.flatnonzero(model.usable & (x > hi + tolerance(hi)))
     over = over[np.argsort(-(x[over] / norm[over]), kind="stable")]
+    hi_l, norm_l = hi.tolist(), norm.tolist()  # read per follower: plain floats
     for s in over.tolist():
         ps, ks = model.cells_of(index, s)
         sel = (ks == 0) & ~model.frozen[ps] & model.leader_movable[ps]
@@ -56,15 +57,17 @@ def _give_leadership(
         keep = w > 0
         ps, w = ps[keep], w[keep]
         fails = 0
+        done = hi[s] + tolerance(hi[s])  # the bands stay as they are meanwhile
+        ps_l, w_l = ps.tolist(), w.tolist()
         for i in goal.leader_order(model, ps, w).tolist():
-            if load[s, j] <= hi[s] + tolerance(hi[s]) or fails > MAX_FAILS:
+            if load[s, j] <= done or fails > MAX_FAILS:
                 break
-            p = int(ps[i])
-            wi = float(w[i])
+            p = ps_l[i]
+            wi = w_l[i]
             if assign[p, 0] != s or load[s, j] - wi < lo[s]:
                 fails += 1
                 continue
-            best_k = _best_new_leader(goal, model, p, s, wi, hi=hi)
+            best_k = _best_new_leader(goal, model, p, s, wi, hi=hi_l, norm=norm_l)
             if best_k < 0:
                 fails += 1
                 continue
@@ -75,23 +78,28 @@ def _give_leadership(
 
 
 def _best_new_leader(
-    goal: BandHooks, model: ClusterModel, p: int, s: int, wi: float, *, hi: np.ndarray
+    goal: BandHooks,
+    model: ClusterModel,
+    p: int,
+    s: int,
+    wi: float,
+    *,
+    hi: list[float],
+    norm: list[float],
 ) -> int:
     """The follower slot k of p whose broker ends least utilised when it takes the
     leadership (weight wi) from s within its band, or -1."""
-    j = goal.measure
-    load = model.load
-    norm = model.norm[:, j]
-    assign = model.assign
+    x = model.load[:, goal.measure]
+    row = model.assign[p].tolist()
     best_k, best = -1, math.inf
     if goal.leadership_only:
         # where the band is out of reach, still level: b may end past
         # the band while it ends no higher than s (the spread strictly
         # narrows, so no leadership goes back and forth)
-        keep = (load[s, j] - wi) / norm[s]
+        keep = (float(x[s]) - wi) / norm[s]
     for k in range(1, model.rf_l[p]):
-        b = int(assign[p, k])
-        after = load[b, j] + wi
+        b = row[k]
+        after = float(x[b]) + wi
         cap = hi[b]
         if goal.leadership_only:
             level = keep * norm[b]
