@@ -288,9 +288,16 @@ def test_it_always_plans_within_the_contract(snap: dict, data) -> None:
         assert over(la) <= over(lb) + EPS, key
         assert worst(la) <= max(worst(lb), ideal) * (1 + 1e-6) + EPS, key
 
-    # a goal satisfied in its turn is still satisfied at the end
+    # a goal satisfied in its turn is still satisfied at the end; but network out run
+    # by the final leadership pass alone holds only the top of its band there
+    # (BALANCING.md §5), so the leader count after it may leave a broker under it
+    ran = options.goals if options.goals is not None else default_soft_goals(mode)
     for g in pr.report["goals"]:
-        if g["satisfied"]:
+        if not g["satisfied"]:
+            continue
+        if g["name"] == "network-out-distribution" and g["name"] not in ran:
+            assert all(o["side"] == "below" for o in g["end"]["offenders"]), g
+        else:
             assert g["satisfied_final"], g
 
     # remove-disks empties the dirs it names: each replica in one moves off its broker

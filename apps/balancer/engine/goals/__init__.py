@@ -103,8 +103,9 @@ def build_goals(
     disks: bool = False,
 ) -> list[Goal]:
     """Hard goals in their fixed order (with `demoted-brokers` after `dead-brokers`
-    while brokers are demoted), then the requested soft goals in order; the goals on
-    each broker's dirs only when the snapshot lists dirs (`disks`)."""
+    while brokers are demoted), then the requested soft goals in order, but those on
+    dirs in the order of DISK_GOALS; the goals on each broker's dirs only when the
+    snapshot lists dirs (`disks`)."""
     seen: set[str] = set()
     names = list(HARD_GOALS)
     if demoted:
@@ -121,6 +122,10 @@ def build_goals(
     for name in options.thresholds:
         if name not in ALL_GOALS:
             raise PlanError(f"threshold given for unknown goal {name!r}")
+    # the goals on dirs keep their own order in their slots: the leaders' goal keeps
+    # the usage band, while the usage goal knows nothing of leaders
+    on_dirs = iter([n for n in DISK_GOALS if n in names])
+    names = [next(on_dirs) if n in DISK_GOALS else n for n in names]
     return [make_goal(n, options) for n in names if disks or n not in DISK_GOALS]
 
 
