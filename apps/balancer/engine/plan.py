@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from apps.core.garbage_collection import garbage_collection_paused
+
 from .disks import DiskModel
 from .errors import PlanError
 from .snapshot import Snapshot
@@ -15,6 +17,7 @@ def changed_partitions(initial: np.ndarray, final: np.ndarray) -> np.ndarray:
     return np.flatnonzero((initial != final).any(axis=1))
 
 
+@garbage_collection_paused()  # an entry per changed partition, none in a cycle
 def build_plan(
     snap: Snapshot, final: np.ndarray, usable: np.ndarray, disks: DiskModel | None = None
 ) -> dict:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from apps.core.garbage_collection import garbage_collection_paused
+
 from .disk_figures import disk_figures
 from .disks import DiskModel
 from .figures import lower_bounds, movement, resource_figures
@@ -14,6 +16,7 @@ from .model import ClusterModel
 from .options import PlannerOptions
 
 
+@garbage_collection_paused()  # an entry per changed partition, none in a cycle
 def build_report(
     model: ClusterModel,
     goal_stats: list[dict],

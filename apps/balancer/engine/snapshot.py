@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from apps.core.bounds import INT32_MAX
+from apps.core.garbage_collection import garbage_collection_paused
 
 from .errors import SnapshotError
 from .snapshot_input import LOAD_KEYS, ClusterSnapshot, SnapshotPartition
@@ -203,6 +204,7 @@ def _log_dir_arrays(
     return [[d[0] for d in listed or ()] for listed in dirs], total, usable, online
 
 
+@garbage_collection_paused()  # an object per partition and replica, none in a cycle
 def parse_snapshot(data: Any) -> Snapshot:
     """Validate `data` (a `ClusterSnapshot`, or the decoded JSON) and return a `Snapshot`."""
     if isinstance(data, Snapshot):
