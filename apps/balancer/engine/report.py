@@ -139,34 +139,49 @@ def _moves(model: ClusterModel) -> list[dict]:
     final = model.assign
     changed = np.flatnonzero((init != final).any(axis=1))
     ids = snap.broker_ids
-    olds = ids[np.maximum(init[changed], 0)].tolist()
-    news = ids[np.maximum(final[changed], 0)].tolist()
+    old = ids[np.maximum(init[changed], 0)]
+    new = ids[np.maximum(final[changed], 0)]
+    rf = snap.rf[changed]
+    real = np.arange(old.shape[1])[None, :] < rf[:, None]
+    # a broker of one list in none of the other's real cells
+    added = real & ~((new[:, :, None] == old[:, None, :]) & real[:, None, :]).any(axis=2)
+    removed = real & ~((old[:, :, None] == new[:, None, :]) & real[:, None, :]).any(axis=2)
+    n_added = added.sum(axis=1)
+    leader_from = old[:, 0].tolist()
+    leader_to = new[:, 0].tolist()
     topics = snap.topics
     reasons = model.reasons
-    out = []
-    for p, t, n, rf, size, old, new in zip(
-        changed.tolist(),
-        snap.topic[changed].tolist(),
-        snap.partition[changed].tolist(),
-        snap.rf[changed].tolist(),
-        snap.size[changed].tolist(),
-        olds,
-        news,
-        strict=True,
-    ):
-        old, new = old[:rf], new[:rf]
-        added = [b for b in new if b not in old]
-        out.append(
-            {
-                "topic": topics[t],
-                "partition": n,
-                "before": old,
-                "after": new,
-                "added": added,
-                "removed": [b for b in old if b not in new],
-                "leader": {"from": old[0], "to": new[0]} if old[0] != new[0] else None,
-                "bytes_moved": int(round(size * len(added))),
-                "goals": list(reasons.get(p, [])),
-            }
+    return [
+        {
+            "topic": topics[t],
+            "partition": n,
+            "before": before,
+            "after": after,
+            "added": add,
+            "removed": gone,
+            "leader": {"from": a, "to": b} if a != b else None,
+            "bytes_moved": int(round(size * k)),
+            "goals": list(reasons.get(p, [])),
+        }
+        for p, t, n, before, after, add, gone, a, b, size, k in zip(
+            changed.tolist(),
+            snap.topic[changed].tolist(),
+            snap.partition[changed].tolist(),
+            _rows(old, real),
+            _rows(new, real),
+            _rows(new, added),
+            _rows(old, removed),
+            leader_from,
+            leader_to,
+            snap.size[changed].tolist(),
+            n_added.tolist(),
+            strict=True,
         )
-    return out
+    ]
+
+
+def _rows(values: np.ndarray, keep: np.ndarray) -> list[list[int]]:
+    """Each row's kept values, in order."""
+    flat = values[keep].tolist()
+    ends = np.cumsum(keep.sum(axis=1)).tolist()
+    return [flat[a:b] for a, b in zip([0, *ends][:-1], ends, strict=True)]
