@@ -222,15 +222,19 @@ def parse_snapshot(data: Any) -> Snapshot:
     ids, racks, alive, caps, dirs = _parse_brokers(raw_brokers)
     index = {bid: i for i, bid in enumerate(ids)}
     dir_index = [None if d is None else {x[0]: k for k, x in enumerate(d)} for d in dirs]
-    if isinstance(data, ClusterSnapshot):
-        cols = _columns_of(*_parse_typed_partitions(data.partitions, index, dir_index))
+    typed = isinstance(data, ClusterSnapshot)
+    if typed:
+        parts = data.partitions
     else:
         parts = data.get("partitions")
         if not isinstance(parts, list):
             raise SnapshotError("snapshot field 'partitions' must be a list")
-        found = partition_columns(parts, np.asarray(ids, dtype=np.int64), dir_index)
-        # None: not the common case; the loop reads it again and names any problem
-        cols = _columns_of(*_parse_partitions(parts, index, dir_index)) if found is None else found
+    cols = partition_columns(parts, np.asarray(ids, dtype=np.int64), dir_index, typed=typed)
+    if cols is None:  # not the common case: a loop reads it again and names any problem
+        if typed:
+            cols = _columns_of(*_parse_typed_partitions(parts, index, dir_index))
+        else:
+            cols = _columns_of(*_parse_partitions(parts, index, dir_index))
     topics, topic_arr, numbers, order = _sort_partitions(cols.topic_names, cols.numbers)
     loads = cols.loads[order]
     disks = _log_dir_arrays(dirs)

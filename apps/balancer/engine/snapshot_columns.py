@@ -1,23 +1,24 @@
-"""The partitions of a decoded JSON snapshot read field by field, as numpy columns.
+"""A snapshot's partitions read field by field, as numpy columns.
 
-This is the common case only: every partition a dict whose fields have the plain
-types of the contract (str, int, list, dict, float) and valid values. Anything else
-gives None, and the per-partition parser in snapshot.py reads the list again and names
-the first problem; so this path accepts nothing that parser refuses, and its columns
-equal the ones that parser builds, value for value.
+This is the common case only: every partition a dict (decoded JSON) or every one a
+`SnapshotPartition`, whose fields have the plain types of the contract (str, int,
+list, dict, float) and valid values. Anything else gives None, and the per-partition
+parsers in snapshot.py read the list again and name the first problem; so this path
+accepts nothing those parsers refuse, and its columns equal the ones they build,
+value for value.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from itertools import chain
-from operator import itemgetter
+from operator import attrgetter, itemgetter
 
 import numpy as np
 
 from apps.core.bounds import INT32_MAX
 
-from .snapshot_input import LOAD_KEYS
+from .snapshot_input import LOAD_KEYS, SnapshotPartition
 
 
 @dataclass
@@ -37,35 +38,42 @@ def _field(parts: list[dict], key: str) -> list:
     return [p.get(key) for p in parts]
 
 
+def _attribute(parts: list[SnapshotPartition], key: str) -> list:
+    return list(map(attrgetter(key), parts))
+
+
 def _types(values: list) -> set[type]:
     return set(map(type, values))
 
 
 def partition_columns(
-    parts: list, broker_ids: np.ndarray, dir_index: list[dict[str, int] | None]
+    parts: list, broker_ids: np.ndarray, dir_index: list[dict[str, int] | None], *, typed: bool
 ) -> PartitionColumns | None:
-    """The columns of `parts` given the sorted `broker_ids` and each broker's dir
-    index (path -> position), or None when any partition is not of the common case."""
+    """The columns of `parts` (all `SnapshotPartition` if `typed`, else all decoded
+    JSON objects) given the sorted `broker_ids` and each broker's dir index (path ->
+    position), or None when any partition is not of the common case."""
     n = len(parts)
-    if n == 0 or _types(parts) != {dict}:
+    if n == 0 or _types(parts) != ({SnapshotPartition} if typed else {dict}):
         return None
-    topic_names = _field(parts, "topic")
+    field = _attribute if typed else _field
+    topic_names = field(parts, "topic")
     if _types(topic_names) != {str} or not all(topic_names):
         return None
-    numbers = _int_column(_field(parts, "partition"))
+    numbers = _int_column(field(parts, "partition"))
     if numbers is None or numbers.min() < 0 or numbers.max() > INT32_MAX:
         return None
-    matrix = _replica_matrix(_field(parts, "replicas"), broker_ids)
+    matrix = _replica_matrix(field(parts, "replicas"), broker_ids)
     if matrix is None:
         return None
     replicas, rf = matrix
-    leaders = _leaders(_field(parts, "leader"), replicas, broker_ids)
+    # null stands for -1 in JSON only: a typed leader is an int
+    leaders = _leaders(field(parts, "leader"), replicas, broker_ids, null=not typed)
     if leaders is None:
         return None
-    loads = _loads(_field(parts, "load"))
+    loads = _loads(field(parts, "load"))
     if loads is None:
         return None
-    on_dirs = _field(parts, "log_dirs")
+    on_dirs = field(parts, "log_dirs")
     replica_dir = None
     if _types(on_dirs) != {type(None)}:
         replica_dir = _replica_dirs(on_dirs, replicas, rf, dir_index)
@@ -132,11 +140,13 @@ def _cells(rf: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return rows, np.arange(rows.shape[0]) - np.repeat(starts, rf)
 
 
-def _leaders(values: list, replicas: np.ndarray, broker_ids: np.ndarray) -> np.ndarray | None:
-    """Each leader's broker index (-1 for -1 or null), None unless each other leader
-    is an int that is one of its partition's replicas."""
+def _leaders(
+    values: list, replicas: np.ndarray, broker_ids: np.ndarray, *, null: bool
+) -> np.ndarray | None:
+    """Each leader's broker index (-1 for -1, or null where `null` allows it), None
+    unless each other leader is an int that is one of its partition's replicas."""
     kinds = _types(values)
-    if not kinds <= {int, type(None)}:
+    if not kinds <= ({int, type(None)} if null else {int}):
         return None
     if type(None) in kinds:
         values = [-1 if v is None else v for v in values]
