@@ -28,8 +28,13 @@ def build_report(
     snap = model.snap
     setup = model.setup
     ids = snap.broker_ids
-    before = resource_figures(model, snap.replicas)
-    after = resource_figures(model, model.assign)
+    # each side's per-broker loads, computed once for the figures and the bars
+    loads = {
+        side: broker_loads(assign, model.fvec, model.lvec, model.n_brokers)
+        for side, assign in (("before", snap.replicas), ("after", model.assign))
+    }
+    before = resource_figures(model, loads["before"])
+    after = resource_figures(model, loads["after"])
     bounds = lower_bounds(model, after)
     balance = {
         name: {
@@ -83,7 +88,7 @@ def build_report(
         ],
         "seconds": {k: round(v, 4) for k, v in seconds.items()},
     }
-    report["broker_loads"] = _broker_loads(model)
+    report["broker_loads"] = _broker_loads(model, loads)
     if model.disks is not None:
         start = DiskModel(
             snap,
@@ -98,14 +103,14 @@ def build_report(
     return report
 
 
-def _broker_loads(model: ClusterModel) -> dict:
-    """Every broker's measures before and after, for the plan page's bars: computed
-    once here from the model's own arrays, so no page rebuilds the cluster for them.
-    A dead broker shows no traffic, as engine.broker_loads has it."""
+def _broker_loads(model: ClusterModel, loads: dict[str, np.ndarray]) -> dict:
+    """Every broker's measures before and after (`loads`), for the plan page's bars:
+    from the model's own arrays, so no page rebuilds the cluster for them. A dead
+    broker shows no traffic, as engine.broker_loads has it."""
     snap = model.snap
     out: dict = {"brokers": [int(b) for b in snap.broker_ids]}
-    for side, assign in (("before", snap.replicas), ("after", model.assign)):
-        load = broker_loads(assign, model.fvec, model.lvec, model.n_brokers)
+    for side, measured in loads.items():
+        load = measured.copy()
         for name in DEAD_BROKER_ZERO:
             load[~snap.alive, MEASURE_NAMES.index(name)] = 0.0
         out[side] = {name: load[:, j].round(3).tolist() for j, name in enumerate(MEASURE_NAMES)}

@@ -410,7 +410,7 @@ def _sort_partitions(
     n = len(topic_names)
     topics = sorted(set(topic_names))
     code = {t: k for k, t in enumerate(topics)}
-    topic_arr = np.fromiter((code[t] for t in topic_names), dtype=np.int32, count=n)
+    topic_arr = np.fromiter(map(code.__getitem__, topic_names), dtype=np.int32, count=n)
     order = np.lexsort((numbers, topic_arr)) if n else np.zeros(0, dtype=np.int64)
     topic_arr = topic_arr[order]
     numbers = numbers[order]
