@@ -230,7 +230,8 @@ def _replica_dirs(
     code: dict[str | None, int] = {path: g for g, path in enumerate(known)}
     code[None] = -1  # a null dir: unknown
     width = replicas.shape[1]
-    # each distinct row as path codes, -1 null or past its end; len(known): no broker's
+    # each distinct row as path codes: -1 a null (or past the row's end), len(known) a
+    # path no broker lists
     rows = np.full((len(distinct), width), -1, dtype=np.int64)
     lengths = np.zeros(len(distinct), dtype=np.int64)
     for paths, r in distinct.items():
