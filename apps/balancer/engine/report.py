@@ -187,6 +187,8 @@ def _moves(model: ClusterModel) -> list[dict]:
 
 def _rows(values: np.ndarray, keep: np.ndarray) -> list[list[int]]:
     """Each row's kept values, in order."""
+    if keep.all():
+        return values.tolist()
     flat = values[keep].tolist()
     ends = np.cumsum(keep.sum(axis=1)).tolist()
     return [flat[a:b] for a, b in zip([0, *ends][:-1], ends, strict=True)]
