@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from .measures import DISK, LEADERS, NW_IN, NW_OUT, REPLICAS, broker_loads
+from .measures import DISK, LEADERS, NW_IN, NW_OUT, REPLICAS
 from .model import ClusterModel
 from .snapshot import Snapshot
 
@@ -31,10 +31,10 @@ def _largest_replica(model: ClusterModel, j: int) -> float:
     return float(model.size.max())
 
 
-def resource_figures(model: ClusterModel, assign: np.ndarray) -> dict[str, dict]:
+def resource_figures(model: ClusterModel, load: np.ndarray) -> dict[str, dict]:
     """Per resource: ideal, max and min utilisation over ideal, over the brokers it is
-    shared among (usable, and for what leadership carries not demoted)."""
-    load = broker_loads(assign, model.fvec, model.lvec, model.n_brokers)
+    shared among (usable, and for what leadership carries not demoted), of an
+    assignment's per-broker `load` (measures.broker_loads)."""
     out: dict[str, dict] = {}
     for name, j in RESOURCES.items():
         u = model.sharing(j)

@@ -54,8 +54,10 @@ def _alive_first(snap: Snapshot) -> np.ndarray:
         return assign
     cell_alive = (assign >= 0) & snap.alive[np.maximum(assign, 0)]
     first = np.where(cell_alive.any(axis=1), cell_alive.argmax(axis=1), 0)
-    rows = np.nonzero(first > 0)[0]
-    for p in rows:
-        k = first[p]
-        assign[p, : k + 1] = np.roll(assign[p, : k + 1], 1)
+    rows = np.flatnonzero(first > 0)
+    f = first[rows][:, None]
+    col = np.arange(assign.shape[1])[None, :]
+    # column 0 takes the first alive replica, those before it shift one to the right
+    src = np.where(col == 0, f, np.where(col <= f, col - 1, col))
+    assign[rows] = assign[rows[:, None], src]
     return assign

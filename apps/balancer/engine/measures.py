@@ -43,10 +43,16 @@ def broker_loads(
 ) -> np.ndarray:
     """Per-broker measures of an assignment (column 0 of `assign` is the leader)."""
     load = np.zeros((n_brokers, N_MEASURES), dtype=np.float64)
+    measure = np.arange(N_MEASURES)
     for k in range(assign.shape[1]):
         col = assign[:, k]
         ok = col >= 0
-        for j in range(N_MEASURES):
-            w = fvec[ok, j] + lvec[ok, j] if k == 0 else fvec[ok, j]
-            load[:, j] += np.bincount(col[ok], weights=w, minlength=n_brokers)
+        w = fvec + lvec if k == 0 else fvec
+        if not ok.all():
+            col, w = col[ok], w[ok]
+        # one count over (broker, measure) cells: each cell still adds its partitions'
+        # weights in partition order, as a count per measure would
+        cell = (col.astype(np.int64)[:, None] * N_MEASURES + measure).ravel()
+        counts = np.bincount(cell, weights=w.ravel(), minlength=n_brokers * N_MEASURES)
+        load += counts.reshape(n_brokers, N_MEASURES)
     return load

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from apps.core.garbage_collection import garbage_collection_paused
+
 from .disks import DiskModel
 from .errors import PlanError
 from .snapshot import Snapshot
@@ -15,6 +17,7 @@ def changed_partitions(initial: np.ndarray, final: np.ndarray) -> np.ndarray:
     return np.flatnonzero((initial != final).any(axis=1))
 
 
+@garbage_collection_paused()  # an entry per changed partition, none in a cycle
 def build_plan(
     snap: Snapshot, final: np.ndarray, usable: np.ndarray, disks: DiskModel | None = None
 ) -> dict:
@@ -61,17 +64,28 @@ def _dirs_named(
     """Name the dirs of `moved` replicas on brokers with a choice of dirs (a broker
     with one dir has nowhere else to put a replica: no request is needed)."""
     paths = disks.snap.log_dirs or []
-    for entry, p in zip(parts, changed.tolist(), strict=True):
-        brokers = disks.assign[p]
-        row = [
-            bool(moved[p, k]) and len(paths[int(brokers[k])]) > 1
-            for k in range(len(entry["replicas"]))
-        ]
-        if any(row):
-            entry["log_dirs"] = [
-                paths[int(brokers[k])][int(disks.dir[p, k])] if named else "any"
-                for k, named in enumerate(row)
-            ]
+    if not paths:
+        return
+    n_dirs = np.array([len(listed) for listed in paths], dtype=np.int64)
+    brokers = np.maximum(disks.assign[changed], 0)
+    rf = np.array([len(entry["replicas"]) for entry in parts], dtype=np.int64)
+    width = brokers.shape[1]
+    real = np.arange(width)[None, :] < rf[:, None]
+    named = moved[changed] & real & (n_dirs[brokers] > 1)
+    rows = np.flatnonzero(named.any(axis=1))
+    if rows.shape[0] == 0:
+        return
+    # every broker's paths in one table, with "any" in a last column of its own
+    table = np.full((len(paths), int(n_dirs.max()) + 1), "any", dtype=object)
+    for b, listed in enumerate(paths):
+        table[b, : len(listed)] = listed
+    b = brokers[rows]
+    d = disks.dir[changed[rows]].astype(np.int64)
+    d = np.where(d < 0, d + n_dirs[b], d)  # a negative index counts from the end, as in a list
+    chosen = table[b, np.where(named[rows], d, table.shape[1] - 1)].tolist()
+    for r, dirs in zip(rows.tolist(), chosen, strict=True):
+        entry = parts[r]
+        entry["log_dirs"] = dirs[: len(entry["replicas"])]
 
 
 def validate_plan(plan: dict, snapshot: dict) -> list[str]:

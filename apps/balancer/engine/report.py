@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from apps.core.garbage_collection import garbage_collection_paused
+
 from .disk_figures import disk_figures
 from .disks import DiskModel
 from .figures import lower_bounds, movement, resource_figures
@@ -14,6 +16,7 @@ from .model import ClusterModel
 from .options import PlannerOptions
 
 
+@garbage_collection_paused()  # an entry per changed partition, none in a cycle
 def build_report(
     model: ClusterModel,
     goal_stats: list[dict],
@@ -25,8 +28,13 @@ def build_report(
     snap = model.snap
     setup = model.setup
     ids = snap.broker_ids
-    before = resource_figures(model, snap.replicas)
-    after = resource_figures(model, model.assign)
+    # each side's per-broker loads, computed once for the figures and the bars
+    loads = {
+        side: broker_loads(assign, model.fvec, model.lvec, model.n_brokers)
+        for side, assign in (("before", snap.replicas), ("after", model.assign))
+    }
+    before = resource_figures(model, loads["before"])
+    after = resource_figures(model, loads["after"])
     bounds = lower_bounds(model, after)
     balance = {
         name: {
@@ -80,7 +88,7 @@ def build_report(
         ],
         "seconds": {k: round(v, 4) for k, v in seconds.items()},
     }
-    report["broker_loads"] = _broker_loads(model)
+    report["broker_loads"] = _broker_loads(model, loads)
     if model.disks is not None:
         start = DiskModel(
             snap,
@@ -95,14 +103,14 @@ def build_report(
     return report
 
 
-def _broker_loads(model: ClusterModel) -> dict:
-    """Every broker's measures before and after, for the plan page's bars: computed
-    once here from the model's own arrays, so no page rebuilds the cluster for them.
-    A dead broker shows no traffic, as engine.broker_loads has it."""
+def _broker_loads(model: ClusterModel, loads: dict[str, np.ndarray]) -> dict:
+    """Every broker's measures before and after (`loads`), for the plan page's bars:
+    from the model's own arrays, so no page rebuilds the cluster for them. A dead
+    broker shows no traffic, as engine.broker_loads has it."""
     snap = model.snap
     out: dict = {"brokers": [int(b) for b in snap.broker_ids]}
-    for side, assign in (("before", snap.replicas), ("after", model.assign)):
-        load = broker_loads(assign, model.fvec, model.lvec, model.n_brokers)
+    for side, measured in loads.items():
+        load = measured.copy()
         for name in DEAD_BROKER_ZERO:
             load[~snap.alive, MEASURE_NAMES.index(name)] = 0.0
         out[side] = {name: load[:, j].round(3).tolist() for j, name in enumerate(MEASURE_NAMES)}
@@ -136,34 +144,51 @@ def _moves(model: ClusterModel) -> list[dict]:
     final = model.assign
     changed = np.flatnonzero((init != final).any(axis=1))
     ids = snap.broker_ids
-    olds = ids[np.maximum(init[changed], 0)].tolist()
-    news = ids[np.maximum(final[changed], 0)].tolist()
+    old = ids[np.maximum(init[changed], 0)]
+    new = ids[np.maximum(final[changed], 0)]
+    rf = snap.rf[changed]
+    real = np.arange(old.shape[1])[None, :] < rf[:, None]
+    # a broker of one list in none of the other's real cells
+    added = real & ~((new[:, :, None] == old[:, None, :]) & real[:, None, :]).any(axis=2)
+    removed = real & ~((old[:, :, None] == new[:, None, :]) & real[:, None, :]).any(axis=2)
+    n_added = added.sum(axis=1)
+    leader_from = old[:, 0].tolist()
+    leader_to = new[:, 0].tolist()
     topics = snap.topics
     reasons = model.reasons
-    out = []
-    for p, t, n, rf, size, old, new in zip(
-        changed.tolist(),
-        snap.topic[changed].tolist(),
-        snap.partition[changed].tolist(),
-        snap.rf[changed].tolist(),
-        snap.size[changed].tolist(),
-        olds,
-        news,
-        strict=True,
-    ):
-        old, new = old[:rf], new[:rf]
-        added = [b for b in new if b not in old]
-        out.append(
-            {
-                "topic": topics[t],
-                "partition": n,
-                "before": old,
-                "after": new,
-                "added": added,
-                "removed": [b for b in old if b not in new],
-                "leader": {"from": old[0], "to": new[0]} if old[0] != new[0] else None,
-                "bytes_moved": int(round(size * len(added))),
-                "goals": list(reasons.get(p, [])),
-            }
+    return [
+        {
+            "topic": topics[t],
+            "partition": n,
+            "before": before,
+            "after": after,
+            "added": add,
+            "removed": gone,
+            "leader": {"from": a, "to": b} if a != b else None,
+            "bytes_moved": int(round(size * k)),
+            "goals": list(reasons.get(p, [])),
+        }
+        for p, t, n, before, after, add, gone, a, b, size, k in zip(
+            changed.tolist(),
+            snap.topic[changed].tolist(),
+            snap.partition[changed].tolist(),
+            _rows(old, real),
+            _rows(new, real),
+            _rows(new, added),
+            _rows(old, removed),
+            leader_from,
+            leader_to,
+            snap.size[changed].tolist(),
+            n_added.tolist(),
+            strict=True,
         )
-    return out
+    ]
+
+
+def _rows(values: np.ndarray, keep: np.ndarray) -> list[list[int]]:
+    """Each row's kept values, in order."""
+    if keep.all():
+        return values.tolist()
+    flat = values[keep].tolist()
+    ends = np.cumsum(keep.sum(axis=1)).tolist()
+    return [flat[a:b] for a, b in zip([0, *ends][:-1], ends, strict=True)]

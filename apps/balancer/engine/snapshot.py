@@ -15,8 +15,10 @@ from typing import Any
 import numpy as np
 
 from apps.core.bounds import INT32_MAX
+from apps.core.garbage_collection import garbage_collection_paused
 
 from .errors import SnapshotError
+from .snapshot_columns import PartitionColumns, partition_columns
 from .snapshot_input import LOAD_KEYS, ClusterSnapshot, SnapshotPartition
 
 CAPACITY_KEYS = ("network_in", "network_out", "disk")
@@ -203,6 +205,7 @@ def _log_dir_arrays(
     return [[d[0] for d in listed or ()] for listed in dirs], total, usable, online
 
 
+@garbage_collection_paused()  # an object per partition and replica, none in a cycle
 def parse_snapshot(data: Any) -> Snapshot:
     """Validate `data` (a `ClusterSnapshot`, or the decoded JSON) and return a `Snapshot`."""
     if isinstance(data, Snapshot):
@@ -219,25 +222,22 @@ def parse_snapshot(data: Any) -> Snapshot:
     ids, racks, alive, caps, dirs = _parse_brokers(raw_brokers)
     index = {bid: i for i, bid in enumerate(ids)}
     dir_index = [None if d is None else {x[0]: k for k, x in enumerate(d)} for d in dirs]
-    dir_rows: dict[int, list[int]] = {}  # partition (as listed) -> its replicas' dirs
-    if isinstance(data, ClusterSnapshot):
-        parsed = _parse_typed_partitions(data.partitions, index, dir_index, dir_rows)
+    typed = isinstance(data, ClusterSnapshot)
+    if typed:
+        parts = data.partitions
     else:
         parts = data.get("partitions")
         if not isinstance(parts, list):
             raise SnapshotError("snapshot field 'partitions' must be a list")
-        parsed = _parse_partitions(parts, index, dir_index, dir_rows)
-    topic_names, numbers, rep_lists, leaders, loads, maxrf = parsed
-    topics, topic_arr, numbers, order = _sort_partitions(topic_names, numbers)
-    replicas, rf = _replica_matrix(rep_lists, maxrf, order)
-    loads = loads[order]
+    cols = partition_columns(parts, np.asarray(ids, dtype=np.int64), dir_index, typed=typed)
+    if cols is None:  # not the common case: a loop reads it again and names any problem
+        if typed:
+            cols = _columns_of(*_parse_typed_partitions(parts, index, dir_index))
+        else:
+            cols = _columns_of(*_parse_partitions(parts, index, dir_index))
+    topics, topic_arr, numbers, order = _sort_partitions(cols.topic_names, cols.numbers)
+    loads = cols.loads[order]
     disks = _log_dir_arrays(dirs)
-    replica_dir = None
-    if dir_rows:
-        listed = np.full(replicas.shape, -1, dtype=np.int32)
-        for i, row in dir_rows.items():
-            listed[i, : len(row)] = row
-        replica_dir = listed[order]
     return Snapshot(
         cluster=cluster,
         taken_at=taken_at,
@@ -248,9 +248,9 @@ def parse_snapshot(data: Any) -> Snapshot:
         topics=topics,
         topic=topic_arr,
         partition=numbers,
-        replicas=replicas,
-        rf=rf,
-        leader=leaders[order],
+        replicas=cols.replicas[order],
+        rf=cols.rf[order],
+        leader=cols.leaders[order],
         bytes_in=np.ascontiguousarray(loads[:, 0]),
         bytes_out=np.ascontiguousarray(loads[:, 1]),
         messages_in=np.ascontiguousarray(loads[:, 2]),
@@ -259,11 +259,15 @@ def parse_snapshot(data: Any) -> Snapshot:
         log_dir_total=None if disks is None else disks[1],
         log_dir_usable=None if disks is None else disks[2],
         log_dir_online=None if disks is None else disks[3],
-        replica_dir=replica_dir,
+        replica_dir=None if cols.replica_dir is None else cols.replica_dir[order],
     )
 
 
-_Parsed = tuple[list[str], np.ndarray, list[list[int]], np.ndarray, np.ndarray, int]
+# topic names, numbers, replica rows, leaders, loads, largest replica count, and the
+# dir rows of the partitions (as listed) that list their replicas' dirs
+_Parsed = tuple[
+    list[str], np.ndarray, list[list[int]], np.ndarray, np.ndarray, int, dict[int, list[int]]
+]
 
 
 def _columns(
@@ -284,13 +288,13 @@ def _parse_typed_partitions(
     parts: list[SnapshotPartition],
     index: dict[int, int],
     dir_index: list[dict[str, int] | None],
-    dir_rows: dict[int, list[int]],
 ) -> _Parsed:
     """As `_parse_partitions`, for typed partitions: their field types are the
     producer's; what a type cannot say (known, distinct replicas; the leader one of
     them; finite loads >= 0) is checked here the same way."""
     topic_names, numbers, rep_lists, leaders, loads = _columns(len(parts))
     maxrf = 1
+    dir_rows: dict[int, list[int]] = {}
     for i, p in enumerate(parts):
         topic, num, reps = p.topic, p.partition, p.replicas
         if not topic or num < 0 or not reps:
@@ -315,20 +319,20 @@ def _parse_typed_partitions(
         topic_names[i] = topic
         numbers[i] = num
         rep_lists[i] = row
-    return topic_names, numbers, rep_lists, leaders, loads, maxrf
+    return topic_names, numbers, rep_lists, leaders, loads, maxrf, dir_rows
 
 
 def _parse_partitions(
     parts: list,
     index: dict[int, int],
     dir_index: list[dict[str, int] | None],
-    dir_rows: dict[int, list[int]],
 ) -> _Parsed:
     """Each partition in the order listed: topic names, partition numbers, replica
     lists as broker indices, leader indices (-1 offline), loads (P, 4), the largest
-    replica count; the dir rows of those that list `log_dirs` go into `dir_rows`."""
+    replica count, and the dir rows of those that list `log_dirs`."""
     topic_names, numbers, rep_lists, leaders, loads = _columns(len(parts))
     maxrf = 1
+    dir_rows: dict[int, list[int]] = {}
     for i, p in enumerate(parts):
         # type() checks first: isinstance against the Mapping ABC is slow in this loop
         if type(p) is not dict and not isinstance(p, Mapping):
@@ -380,7 +384,7 @@ def _parse_partitions(
         topic_names[i] = topic
         numbers[i] = num
         rep_lists[i] = row
-    return topic_names, numbers, rep_lists, leaders, loads, maxrf
+    return topic_names, numbers, rep_lists, leaders, loads, maxrf, dir_rows
 
 
 def _parse_load(load: Any, row_load: np.ndarray, topic: str, num: int) -> None:
@@ -406,7 +410,7 @@ def _sort_partitions(
     n = len(topic_names)
     topics = sorted(set(topic_names))
     code = {t: k for k, t in enumerate(topics)}
-    topic_arr = np.fromiter((code[t] for t in topic_names), dtype=np.int32, count=n)
+    topic_arr = np.fromiter(map(code.__getitem__, topic_names), dtype=np.int32, count=n)
     order = np.lexsort((numbers, topic_arr)) if n else np.zeros(0, dtype=np.int64)
     topic_arr = topic_arr[order]
     numbers = numbers[order]
@@ -420,15 +424,26 @@ def _sort_partitions(
     return topics, topic_arr, numbers, order
 
 
-def _replica_matrix(
-    rep_lists: list[list[int]], maxrf: int, order: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """The replica lists as one (P, K) array in `order`, short rows padded with -1,
-    with each partition's replica count."""
+def _columns_of(
+    topic_names: list[str],
+    numbers: np.ndarray,
+    rep_lists: list[list[int]],
+    leaders: np.ndarray,
+    loads: np.ndarray,
+    maxrf: int,
+    dir_rows: dict[int, list[int]],
+) -> PartitionColumns:
+    """The parsed lists as columns: replica lists (and dir rows) as one (P, K) array,
+    short rows padded with -1, with each partition's replica count."""
     n = len(rep_lists)
-    # one array from the lists, then reordered: a numpy write per row is slow
+    # one array from the lists: a numpy write per row is slow
     rf = np.fromiter(map(len, rep_lists), dtype=np.int32, count=n)
     if n and int(rf.min()) < maxrf:  # ragged: pad the short rows with -1
         rep_lists = [row + [-1] * (maxrf - len(row)) for row in rep_lists]
-    replicas = np.array(rep_lists, dtype=np.int32).reshape(n, maxrf)[order]
-    return replicas, rf[order]
+    replicas = np.array(rep_lists, dtype=np.int32).reshape(n, maxrf)
+    replica_dir = None
+    if dir_rows:
+        replica_dir = np.full(replicas.shape, -1, dtype=np.int32)
+        for i, row in dir_rows.items():
+            replica_dir[i, : len(row)] = row
+    return PartitionColumns(topic_names, numbers, replicas, rf, leaders, loads, replica_dir)

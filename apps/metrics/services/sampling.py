@@ -6,16 +6,14 @@ See docs/metrics.md for the record schema and the requests a round makes.
 
 from __future__ import annotations
 
-import gc
 import logging
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 
 from django.conf import settings
 
 from apps.clusters.models import Cluster
+from apps.core.garbage_collection import garbage_collection_paused
 from apps.kafka_layer.authorization import authorization_denied, missing_acl_text
 from apps.kafka_layer.clients import AdminClient, admin_client_create
 from apps.kafka_layer.group_offsets import committed_offsets_list
@@ -37,25 +35,6 @@ class SampleResult:
     seconds: float
     # Why DescribeLogDirs failed this round (sizes then come from offsets), else "".
     sizes_error: str = ""
-
-
-@contextmanager
-def garbage_collection_paused() -> Iterator[None]:
-    """No cyclic garbage collection while a round runs.
-
-    A round makes a few objects per partition (metadata, offsets, sizes, records),
-    none in a cycle, so reference counting frees them all; but each of Python's full
-    collections walks every live object, and a round's allocations trigger many:
-    on a large cluster they take most of a round's CPU (bench/bench_sample_round.py).
-    Whatever cycles are left are collected once the collector is back on.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def replica_sizes_read(
@@ -119,6 +98,7 @@ def metrics_sample(*, cluster: Cluster, admin: AdminClient | None = None) -> Sam
     becomes visible before one of this round (the aggregation relies on it).
     """
     started = time.monotonic()
+    # a round makes a few objects per partition, none in a cycle (bench/bench_sample_round.py)
     with garbage_collection_paused():
         admin = admin or admin_client_create(connection=cluster.connection)
         topic = settings.METRICS_TOPIC
