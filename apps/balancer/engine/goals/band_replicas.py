@@ -64,12 +64,14 @@ def replica_moves(
             ok &= x[s] - w >= lo[s]
         ps, ks, w = ps[ok], ks[ok], w[ok]
         fails = 0
+        done_at = float(stop[s] + tolerance(stop[s]))
+        lo_s = float(lo[s])
+        ps_l, ks_l, w_l = ps.tolist(), ks.tolist(), w.tolist()
         for i in goal.candidate_order(model, ps, w, s).tolist():
-            if x[s] <= stop[s] + tolerance(stop[s]) or fails > MAX_FAILS:
+            if x[s] <= done_at or fails > MAX_FAILS:
                 break
-            p, k = int(ps[i]), int(ks[i])
-            wi = float(w[i])
-            if assign[p, k] != s or x[s] - wi < lo[s]:
+            p, k, wi = ps_l[i], ks_l[i], w_l[i]
+            if assign[p, k] != s or x[s] - wi < lo_s:
                 fails += 1
                 continue
             mask = model.move_dest_mask(p, k)
@@ -81,7 +83,8 @@ def replica_moves(
             if not np.count_nonzero(mask):  # faster than mask.any() here
                 fails += 1
                 continue
-            d = int(np.argmin(np.where(mask, goal.dest_score(model, p, after, norm), np.inf)))
+            score = np.where(mask, goal.dest_score(model, p, after, norm), np.inf)
+            d = int(score.argmin())  # the method: np.argmin's wrapper costs more here
             if not shed and after[d] / norm[d] >= x[s] / norm[s]:
                 fails += 1
                 continue
