@@ -24,6 +24,9 @@ SWAP_CANDIDATES = 3  # replicas of the crowded topic tried per partner
 SWAP_TRIES = 6  # closest-load partner replicas tried per candidate
 MAX_SWAP_PAIRS = 3000  # most crowded (topic, broker) pairs tried per swap pass
 
+# replica cells grouped by (topic, broker); see `TopicReplicaDistributionGoal._index`
+Index = tuple[np.ndarray, np.ndarray, np.ndarray]
+
 
 class TopicReplicaDistributionGoal(Goal):
     name = "topic-replica-distribution"
@@ -82,26 +85,35 @@ class TopicReplicaDistributionGoal(Goal):
             offenders.append({"topic": topic, **entry})
         return judgement(float((over + under).sum()), offenders, int(t_bad.shape[0]))
 
-    def _index(self, model: ClusterModel) -> tuple[np.ndarray, np.ndarray]:
+    def _index(self, model: ClusterModel) -> Index:
+        """Replica cells grouped by (topic, broker): cell order, sorted keys, and what
+        moving each cell off its broker adds to the plan (`ClusterModel.move_cost`)."""
         b = model.n_brokers
-        key = model.topic.astype(np.int64)[:, None] * b + model.assign
-        key = np.where(model.assign >= 0, key, -1).ravel()
+        assign = model.assign
+        key = model.topic.astype(np.int64)[:, None] * b + assign
+        key = np.where(assign >= 0, key, -1).ravel()
         order = np.argsort(key, kind="stable")
-        return order, key[order]
+        held = (model.initial[:, :, None] == assign[:, None, :]).any(axis=1)
+        cost = np.where(held, model.size[:, None], 0.0).ravel()
+        return order, key[order], cost[order]
 
     def _cells(
-        self, model: ClusterModel, index: tuple[np.ndarray, np.ndarray], t: int, b: int
+        self, model: ClusterModel, index: Index, t: int, b: int
     ) -> tuple[np.ndarray, np.ndarray]:
-        order, keys = index
+        order, keys, costs = index
         key = t * model.n_brokers + b
-        i0 = int(np.searchsorted(keys, key, side="left"))
-        i1 = int(np.searchsorted(keys, key, side="right"))
+        i0 = int(keys.searchsorted(key, side="left"))
+        i1 = int(keys.searchsorted(key, side="right"))
         cells = order[i0:i1]
         ps, ks = cells // model.K, cells % model.K
-        ok = model.movable[ps, ks] & ~model.frozen[ps] & (model.assign[ps, ks] == b)
-        ps, ks = ps[ok], ks[ok]
+        ok = (
+            model.movable.ravel().take(cells)
+            & ~model.frozen.take(ps)
+            & (model.assign.ravel().take(cells) == b)
+        )
+        ps, ks, cost = ps[ok], ks[ok], costs[i0:i1][ok]
         # a count goal: fewest bytes added to the plan first
-        order_s = np.argsort(model.move_cost(ps, b), kind="stable")
+        order_s = cost.argsort(kind="stable")
         return ps[order_s], ks[order_s]
 
     def optimize(self, model: ClusterModel) -> None:
@@ -148,7 +160,7 @@ class TopicReplicaDistributionGoal(Goal):
     def _shed(
         self,
         model: ClusterModel,
-        index: tuple[np.ndarray, np.ndarray],
+        index: Index,
         t: int,
         s: int,
         hi: np.ndarray,
@@ -182,7 +194,7 @@ class TopicReplicaDistributionGoal(Goal):
     def _fill(
         self,
         model: ClusterModel,
-        index: tuple[np.ndarray, np.ndarray],
+        index: Index,
         t: int,
         d: int,
         lo: np.ndarray,
@@ -209,7 +221,7 @@ class TopicReplicaDistributionGoal(Goal):
     def _swap_pass(
         self,
         model: ClusterModel,
-        index: tuple[np.ndarray, np.ndarray],
+        index: Index,
         lo: np.ndarray,
         hi: np.ndarray,
         usable_idx: np.ndarray,
@@ -241,7 +253,7 @@ class TopicReplicaDistributionGoal(Goal):
     def _swap_one(
         self,
         model: ClusterModel,
-        index: tuple[np.ndarray, np.ndarray],
+        index: Index,
         by_broker: tuple[np.ndarray, np.ndarray],
         cache: dict[int, tuple[np.ndarray, ...]],
         t: int,
@@ -255,26 +267,21 @@ class TopicReplicaDistributionGoal(Goal):
         partners = np.flatnonzero(model.dest & (tc[t] + 1 <= hi[t]))
         partners = partners[np.argsort(tc[t, partners], kind="stable")][:SWAP_PARTNER_BROKERS]
         ps, ks = self._cells(model, index, t, s)
+        assign_flat = model.assign.ravel()  # a view: takes by flat cell index are cheap
         for d in partners.tolist():
-            if d not in cache:  # the partner's replicas as of this pass; rechecked below
-                qs, js = model.cells_of(by_broker, d)
-                keep = model.movable[qs, js] & ~model.frozen[qs]
-                qs, js = qs[keep], js[keep]
-                vq = model.fvec[qs][:, cols] + np.where(
-                    js[:, None] == 0, model.lvec[qs][:, cols], 0.0
-                )
-                cache[d] = (qs, js, model.topic[qs], vq / scale[cols])
-            qs, js, t2, vq = cache[d]
+            if d not in cache:
+                cache[d] = self._partner(model, by_broker, d, lo, hi, scale[cols])
+            qs, js, cell, t2, lo2, hi2, vq = cache[d]
             # the partner's replica must be of a topic s can take and d can spare
             ok = (
                 (t2 != t)
-                & (tc[t2, s] + 1 <= hi[t2])
-                & (tc[t2, d] - 1 >= lo[t2])
-                & (model.assign[qs, js] == d)
+                & (tc[t2, s] + 1 <= hi2)
+                & (tc[t2, d] - 1 >= lo2)
+                & (assign_flat.take(cell) == d)
             )
             if not model.dest[s]:  # add-brokers: only a replica that came from s goes back
                 ok &= (model.initial[qs] == s).any(axis=1)
-            qs, js, vq = qs[ok], js[ok], vq[ok]
+            qs, js, vq = qs[ok], js[ok], vq[:, ok]
             if qs.shape[0] == 0:
                 continue
             for p, k in zip(
@@ -282,8 +289,11 @@ class TopicReplicaDistributionGoal(Goal):
             ):
                 if model.assign[p, k] != s:
                     continue
-                va = model.replica_vec(p, k)[cols] / scale[cols]
-                dist = np.abs(vq - va).sum(axis=1)
+                va = (model.replica_vec(p, k)[cols] / scale[cols]).tolist()
+                # the same sum, in the same order, as summing each row of |vq - va|
+                dist = np.abs(vq[0] - va[0])
+                dist += np.abs(vq[1] - va[1])
+                dist += np.abs(vq[2] - va[2])
                 if dist.shape[0] > SWAP_TRIES:  # the closest few, without a full sort
                     near = np.argpartition(dist, SWAP_TRIES)[:SWAP_TRIES]
                     near = near[np.lexsort((near, dist[near]))]
@@ -298,3 +308,24 @@ class TopicReplicaDistributionGoal(Goal):
                     model.counter(self.name).swaps += 1
                     return 1
         return 0
+
+    @staticmethod
+    def _partner(
+        model: ClusterModel,
+        by_broker: tuple[np.ndarray, np.ndarray],
+        d: int,
+        lo: np.ndarray,
+        hi: np.ndarray,
+        scale: np.ndarray,
+    ) -> tuple[np.ndarray, ...]:
+        """Broker d's movable replicas as of this pass (`_swap_one` rechecks each is
+        still there): partitions, slots, flat cells, topics with their bands, and the
+        (3, n) network in, network out and disk of each, scaled."""
+        qs, js = model.cells_of(by_broker, d)
+        keep = model.movable[qs, js] & ~model.frozen[qs]
+        qs, js = qs[keep], js[keep]
+        cols = [0, 1, 2]
+        vq = model.fvec[qs][:, cols] + np.where(js[:, None] == 0, model.lvec[qs][:, cols], 0.0)
+        t2 = model.topic[qs]
+        vq_t = np.ascontiguousarray((vq / scale).T)
+        return qs, js, qs * model.K + js, t2, lo[t2], hi[t2], vq_t
