@@ -327,8 +327,15 @@ class ClusterModel:
                 mask[b] = True
         # room is column-major, so this reduction runs along contiguous columns
         mask &= np.logical_and.reduce(vec <= self.room, axis=1)
-        mask[self.assign[p, :rf]] = False
-        full, leaving_full = self.rack_full(p, k)
+        members = self.assign[p, :rf].tolist()
+        for b in members:
+            mask[b] = False
+        if self.rack_max_l[p] <= 1:  # `rack_full`'s usual case, inline: a hot path
+            rl = self.rack_l
+            full = {rl[b] for i, b in enumerate(members) if i != k}
+            leaving_full = rl[members[k]] in full
+        else:
+            full, leaving_full = self.rack_full(p, k)
         if fix_rack or not leaving_full:
             for r in full:
                 mask &= self.rack_outside[r]

@@ -25,7 +25,7 @@ SWAP_TRIES = 6  # closest-load partner replicas tried per candidate
 MAX_SWAP_PAIRS = 3000  # most crowded (topic, broker) pairs tried per swap pass
 
 # replica cells grouped by (topic, broker); see `TopicReplicaDistributionGoal._index`
-Index = tuple[np.ndarray, np.ndarray, np.ndarray]
+Index = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 
 
 class TopicReplicaDistributionGoal(Goal):
@@ -86,26 +86,32 @@ class TopicReplicaDistributionGoal(Goal):
         return judgement(float((over + under).sum()), offenders, int(t_bad.shape[0]))
 
     def _index(self, model: ClusterModel) -> Index:
-        """Replica cells grouped by (topic, broker): cell order, sorted keys, and what
-        moving each cell off its broker adds to the plan (`ClusterModel.move_cost`)."""
+        """Replica cells grouped by (topic, broker): cell order, sorted keys, what
+        moving each cell off its broker adds to the plan (`ClusterModel.move_cost`),
+        and each cell's partition and slot."""
         b = model.n_brokers
         assign = model.assign
         key = model.topic.astype(np.int64)[:, None] * b + assign
         key = np.where(assign >= 0, key, -1).ravel()
         order = np.argsort(key, kind="stable")
-        held = (model.initial[:, :, None] == assign[:, None, :]).any(axis=1)
+        # held[p, k]: the broker of slot k held p at the start (slot by slot: numpy's
+        # any(axis=1) over a few columns is slow)
+        initial = model.initial
+        held = initial[:, :1] == assign
+        for i in range(1, initial.shape[1]):
+            held |= initial[:, i : i + 1] == assign
         cost = np.where(held, model.size[:, None], 0.0).ravel()
-        return order, key[order], cost[order]
+        return order, key[order], cost[order], order // model.K, order % model.K
 
     def _cells(
         self, model: ClusterModel, index: Index, t: int, b: int
     ) -> tuple[np.ndarray, np.ndarray]:
-        order, keys, costs = index
+        order, keys, costs, parts, slots = index
         key = t * model.n_brokers + b
         i0 = int(keys.searchsorted(key, side="left"))
         i1 = int(keys.searchsorted(key, side="right"))
         cells = order[i0:i1]
-        ps, ks = cells // model.K, cells % model.K
+        ps, ks = parts[i0:i1], slots[i0:i1]
         ok = (
             model.movable.ravel().take(cells)
             & ~model.frozen.take(ps)
@@ -166,10 +172,11 @@ class TopicReplicaDistributionGoal(Goal):
         hi: np.ndarray,
     ) -> int:
         tc = model.topic_count
+        hi_t = int(hi[t])
         ps, ks = self._cells(model, index, t, s)
         moved = fails = 0
         for p, k in zip(ps.tolist(), ks.tolist(), strict=True):
-            if tc[t, s] <= hi[t] or fails > MAX_FAILS:
+            if tc[t, s] <= hi_t or fails > MAX_FAILS:
                 break
             if model.assign[p, k] != s:
                 continue
@@ -179,13 +186,13 @@ class TopicReplicaDistributionGoal(Goal):
                 fails += 1
                 continue
             counts = tc[t]
-            mask &= counts + 1 <= hi[t]
+            mask &= counts < hi_t  # counts are integers: count + 1 <= hi
             if not np.count_nonzero(mask):  # faster than mask.any() here
                 fails += 1
                 continue
             # fewest replicas of this topic first, then the least loaded broker
             score = counts + np.minimum(model.place_score(vec), 1e6) * 1e-7
-            d = int(np.argmin(np.where(mask, score, np.inf)))
+            d = int(np.where(mask, score, np.inf).argmin())
             model.move_replica(p, k, d, self.name)
             moved += 1
             fails = 0
@@ -267,23 +274,26 @@ class TopicReplicaDistributionGoal(Goal):
         partners = np.flatnonzero(model.dest & (tc[t] + 1 <= hi[t]))
         partners = partners[np.argsort(tc[t, partners], kind="stable")][:SWAP_PARTNER_BROKERS]
         ps, ks = self._cells(model, index, t, s)
-        assign_flat = model.assign.ravel()  # a view: takes by flat cell index are cheap
+        # flat views: takes by flat index cost less than two-axis fancy indexing
+        assign_flat = model.assign.ravel()
+        tc_flat = tc.ravel()
         for d in partners.tolist():
             if d not in cache:
                 cache[d] = self._partner(model, by_broker, d, lo, hi, scale[cols])
-            qs, js, cell, t2, lo2, hi2, vq = cache[d]
+            qs, js, cell, t2, t2_row, lo2, hi2, vq = cache[d]
             # the partner's replica must be of a topic s can take and d can spare
             ok = (
                 (t2 != t)
-                & (tc[t2, s] + 1 <= hi2)
-                & (tc[t2, d] - 1 >= lo2)
+                & (tc_flat.take(t2_row + s) + 1 <= hi2)
+                & (tc_flat.take(t2_row + d) - 1 >= lo2)
                 & (assign_flat.take(cell) == d)
             )
             if not model.dest[s]:  # add-brokers: only a replica that came from s goes back
                 ok &= (model.initial[qs] == s).any(axis=1)
-            qs, js, vq = qs[ok], js[ok], vq[:, ok]
-            if qs.shape[0] == 0:
+            keep = np.flatnonzero(ok)  # by index: a boolean mask over vq's columns is slow
+            if keep.shape[0] == 0:
                 continue
+            qs, js, vq = qs.take(keep), js.take(keep), vq.take(keep, axis=1)
             for p, k in zip(
                 ps[:SWAP_CANDIDATES].tolist(), ks[:SWAP_CANDIDATES].tolist(), strict=True
             ):
@@ -319,8 +329,9 @@ class TopicReplicaDistributionGoal(Goal):
         scale: np.ndarray,
     ) -> tuple[np.ndarray, ...]:
         """Broker d's movable replicas as of this pass (`_swap_one` rechecks each is
-        still there): partitions, slots, flat cells, topics with their bands, and the
-        (3, n) network in, network out and disk of each, scaled."""
+        still there): partitions, slots, flat cells, topics with their flat rows in
+        topic_count and their bands, and the (3, n) network in, network out and disk
+        of each, scaled."""
         qs, js = model.cells_of(by_broker, d)
         keep = model.movable[qs, js] & ~model.frozen[qs]
         qs, js = qs[keep], js[keep]
@@ -328,4 +339,5 @@ class TopicReplicaDistributionGoal(Goal):
         vq = model.fvec[qs][:, cols] + np.where(js[:, None] == 0, model.lvec[qs][:, cols], 0.0)
         t2 = model.topic[qs]
         vq_t = np.ascontiguousarray((vq / scale).T)
-        return qs, js, qs * model.K + js, t2, lo[t2], hi[t2], vq_t
+        t2_row = t2.astype(np.int64) * model.n_brokers  # t2's row in topic_count, flat
+        return qs, js, qs * model.K + js, t2, t2_row, lo[t2], hi[t2], vq_t
