@@ -74,7 +74,8 @@ def replica_moves(
             if assign[p, k] != s or x[s] - wi < lo_s:
                 fails += 1
                 continue
-            mask = model.move_dest_mask(p, k)
+            vec = model.replica_vec(p, k)
+            mask = model.move_dest_mask(p, k, vec)
             if mask is None:
                 fails += 1
                 continue

@@ -243,6 +243,9 @@ class TopicReplicaDistributionGoal(Goal):
             return 0
         by_broker = model.replicas_by_broker()
         cache: dict[int, tuple[np.ndarray, ...]] = {}
+        # topic counts by broker, kept in step by `_swap_one`: one broker's counts
+        # are then contiguous, so taking a partner's topics from them stays in cache
+        counts = np.ascontiguousarray(tc.T)
         scale = np.where(np.isfinite(model.place_target), model.place_target, 1.0).mean(axis=0)
         moved = idle = 0
         order = np.lexsort((b_over, t_over, -excess[t_over, b_over]))[:MAX_SWAP_PAIRS]
@@ -252,7 +255,7 @@ class TopicReplicaDistributionGoal(Goal):
             t, s = int(t_over[i]), int(usable_idx[b_over[i]])
             n = 0
             if tc[t, s] > hi[t]:
-                n = self._swap_one(model, index, by_broker, cache, t, s, lo, hi, scale)
+                n = self._swap_one(model, index, by_broker, cache, counts, t, s, lo, hi, scale)
             moved += n
             idle = 0 if n else idle + 1
         return moved
@@ -263,6 +266,7 @@ class TopicReplicaDistributionGoal(Goal):
         index: Index,
         by_broker: tuple[np.ndarray, np.ndarray],
         cache: dict[int, tuple[np.ndarray, ...]],
+        counts: np.ndarray,
         t: int,
         s: int,
         lo: np.ndarray,
@@ -274,18 +278,17 @@ class TopicReplicaDistributionGoal(Goal):
         partners = np.flatnonzero(model.dest & (tc[t] + 1 <= hi[t]))
         partners = partners[np.argsort(tc[t, partners], kind="stable")][:SWAP_PARTNER_BROKERS]
         ps, ks = self._cells(model, index, t, s)
-        # flat views: takes by flat index cost less than two-axis fancy indexing
-        assign_flat = model.assign.ravel()
-        tc_flat = tc.ravel()
+        assign_flat = model.assign.ravel()  # a view: a take by flat cell is cheap
+        at_s = counts[s]
         for d in partners.tolist():
             if d not in cache:
                 cache[d] = self._partner(model, by_broker, d, lo, hi, scale[cols])
-            qs, js, cell, t2, t2_row, lo2, hi2, vq = cache[d]
+            qs, js, cell, t2, lo2, hi2, vq = cache[d]
             # the partner's replica must be of a topic s can take and d can spare
             ok = (
                 (t2 != t)
-                & (tc_flat.take(t2_row + s) + 1 <= hi2)
-                & (tc_flat.take(t2_row + d) - 1 >= lo2)
+                & (at_s.take(t2) + 1 <= hi2)
+                & (counts[d].take(t2) - 1 >= lo2)
                 & (assign_flat.take(cell) == d)
             )
             if not model.dest[s]:  # add-brokers: only a replica that came from s goes back
@@ -316,6 +319,11 @@ class TopicReplicaDistributionGoal(Goal):
                     model.move_replica(p, k, d, self.name)
                     model.move_replica(q, j, s, self.name)
                     model.counter(self.name).swaps += 1
+                    tq = model.topic_l[q]
+                    counts[s, t] -= 1
+                    counts[d, t] += 1
+                    counts[d, tq] -= 1
+                    counts[s, tq] += 1
                     return 1
         return 0
 
@@ -329,9 +337,8 @@ class TopicReplicaDistributionGoal(Goal):
         scale: np.ndarray,
     ) -> tuple[np.ndarray, ...]:
         """Broker d's movable replicas as of this pass (`_swap_one` rechecks each is
-        still there): partitions, slots, flat cells, topics with their flat rows in
-        topic_count and their bands, and the (3, n) network in, network out and disk
-        of each, scaled."""
+        still there): partitions, slots, flat cells, topics with their bands, and the
+        (3, n) network in, network out and disk of each, scaled."""
         qs, js = model.cells_of(by_broker, d)
         keep = model.movable[qs, js] & ~model.frozen[qs]
         qs, js = qs[keep], js[keep]
@@ -339,5 +346,4 @@ class TopicReplicaDistributionGoal(Goal):
         vq = model.fvec[qs][:, cols] + np.where(js[:, None] == 0, model.lvec[qs][:, cols], 0.0)
         t2 = model.topic[qs]
         vq_t = np.ascontiguousarray((vq / scale).T)
-        t2_row = t2.astype(np.int64) * model.n_brokers  # t2's row in topic_count, flat
-        return qs, js, qs * model.K + js, t2, t2_row, lo[t2], hi[t2], vq_t
+        return qs, js, qs * model.K + js, t2, lo[t2], hi[t2], vq_t
