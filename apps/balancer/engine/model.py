@@ -104,6 +104,8 @@ class ClusterModel:
         self.topic_count = (
             np.bincount(key[cells], minlength=n_topics * B).reshape(n_topics, B).astype(np.int32)
         )
+        # each topic's replicas over all brokers: no move changes it
+        self.topic_total = self.topic_count.sum(axis=1)
 
     def _init_mode(self, snap: Snapshot, setup: ModeSetup) -> None:
         """What the mode lets move, where to, and the partitions nothing may touch."""
@@ -231,7 +233,11 @@ class ClusterModel:
         """Bytes that moving each partition's replica off broker s adds to the net
         plan: its size when s held it at the start, none when an earlier move put it
         there (the plan then copies it to the new broker instead, once)."""
-        held = (self.initial[ps] == s).any(axis=1)
+        home = self.initial[ps]
+        # slot by slot: numpy's any(axis=1) over a few columns is slow
+        held = home[:, 0] == s
+        for i in range(1, home.shape[1]):
+            held |= home[:, i] == s
         return np.where(held, self.size[ps], 0.0)
 
     def place_score(self, vec: np.ndarray) -> np.ndarray:
