@@ -8,6 +8,7 @@ constraint registered so far: hard goals from the start, soft goals once optimis
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -350,6 +351,45 @@ class ClusterModel:
             mask &= self.topic_count[t] < max(self.topic_hi[t], 0)
         return mask
 
+    def move_dest_test(
+        self, p: int, k: int, vec: np.ndarray | None = None
+    ) -> Callable[[int], bool] | None:
+        """`move_dest_mask` one broker at a time: a test that is true exactly where the
+        mask is, for callers that look at a few likely brokers before the whole mask;
+        None when the source side already forbids the move."""
+        rf = self.rf_l[p]
+        members = self.assign[p, :rf].tolist()
+        s = members[k]
+        if vec is None:
+            vec = self.replica_vec(p, k)
+        if np.count_nonzero(vec > self.slack[s]):
+            return None
+        t = self.topic_l[p]
+        if self.topic_lo is not None and self.usable[s]:
+            if self.topic_count[t, s] - 1 < min(self.topic_lo[t], self.topic_count[t, s]):
+                return None
+        usable, dest, room, rl = self.usable, self.dest, self.room, self.rack_l
+        home = [b for b in self.initial[p, :rf].tolist() if usable[b]]
+        if self.rack_max_l[p] <= 1:
+            full = {rl[b] for i, b in enumerate(members) if i != k}
+            leaving_full = rl[s] in full
+        else:
+            full_l, leaving_full = self.rack_full(p, k)
+            full = set(full_l)
+        banned = set() if leaving_full else full
+        counts = self.topic_count[t]
+        cap = None if self.topic_hi is None else max(self.topic_hi[t], 0)
+        vl = vec.tolist()
+
+        def test(b: int) -> bool:
+            if not (dest[b] or b in home) or b in members or rl[b] in banned:
+                return False
+            if cap is not None and not counts[b] < cap:
+                return False
+            return all(v <= r for v, r in zip(vl, room[b].tolist(), strict=True))
+
+        return test
+
     def move_ok_to(self, p: int, k: int, d: int) -> bool:
         """Scalar form of `move_dest_mask` for one destination."""
         s = int(self.assign[p, k])
@@ -524,3 +564,20 @@ class ClusterModel:
             r = self.reasons.get(p)
             if r is not None and (self.assign[p] == self.initial[p]).all():
                 del self.reasons[p]
+
+
+FIRST_FIT_TRIES = 4  # likeliest destinations tested one by one before a whole mask
+
+
+def first_fit(score: np.ndarray, fits: Callable[[int], bool]) -> int:
+    """The broker of least score (lowest index among equals) that `fits`, looking at
+    the FIRST_FIT_TRIES likeliest only; -1 when none of them does. Each broker found
+    unfit gets score inf, in place: a mask that leaves it out then picks the same."""
+    for _ in range(FIRST_FIT_TRIES):
+        b = int(score.argmin())
+        if score[b] == np.inf:
+            return -1  # argmin no longer tells the brokers apart
+        if fits(b):
+            return b
+        score[b] = np.inf
+    return -1

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..model import ClusterModel
+from ..model import ClusterModel, first_fit
 from .band_hooks import BandHooks
 from .limits import MAX_FAILS, MAX_IDLE_SOURCES
 from .tolerance import tolerance
@@ -75,17 +75,27 @@ def replica_moves(
                 fails += 1
                 continue
             vec = model.replica_vec(p, k)
-            mask = model.move_dest_mask(p, k, vec)
-            if mask is None:
+            test = model.move_dest_test(p, k, vec)
+            if test is None:
                 fails += 1
                 continue
             after = x + wi
-            mask &= dest_filter & (after <= hi)
-            if not np.count_nonzero(mask):  # faster than mask.any() here
-                fails += 1
-                continue
-            score = np.where(mask, goal.dest_score(model, p, after, norm), np.inf)
-            d = int(score.argmin())  # the method: np.argmin's wrapper costs more here
+            score = goal.dest_score(model, p, after, norm).copy()
+            d = first_fit(
+                score,
+                lambda b, f=dest_filter, a=after, test=test: bool(
+                    f[b] and a[b] <= hi[b] and test(b)
+                ),
+            )
+            if d < 0:  # none of the likeliest fits: the whole mask decides
+                mask = model.move_dest_mask(p, k, vec)
+                assert mask is not None  # the test's source checks passed
+                mask &= dest_filter & (after <= hi)
+                if not np.count_nonzero(mask):  # faster than mask.any() here
+                    fails += 1
+                    continue
+                # brokers `first_fit` set to inf are outside the mask anyway
+                d = int(np.where(mask, score, np.inf).argmin())
             if not shed and after[d] / norm[d] >= x[s] / norm[s]:
                 fails += 1
                 continue

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..model import ClusterModel
+from ..model import ClusterModel, first_fit
 from .count_band import count_bands
 from .goal import Goal
 from .judging import MAX_OFFENDERS, broker_offender, judgement
@@ -181,18 +181,24 @@ class TopicReplicaDistributionGoal(Goal):
             if model.assign[p, k] != s:
                 continue
             vec = model.replica_vec(p, k)
-            mask = model.move_dest_mask(p, k, vec)
-            if mask is None:
+            test = model.move_dest_test(p, k, vec)
+            if test is None:
                 fails += 1
                 continue
             counts = tc[t]
-            mask &= counts < hi_t  # counts are integers: count + 1 <= hi
-            if not np.count_nonzero(mask):  # faster than mask.any() here
-                fails += 1
-                continue
             # fewest replicas of this topic first, then the least loaded broker
             score = counts + np.minimum(model.place_score(vec), 1e6) * 1e-7
-            d = int(np.where(mask, score, np.inf).argmin())
+            # counts are integers: count + 1 <= hi is count < hi
+            d = first_fit(score, lambda b, c=counts, test=test: bool(c[b] < hi_t and test(b)))
+            if d < 0:  # none of the likeliest fits: the whole mask decides
+                mask = model.move_dest_mask(p, k, vec)
+                assert mask is not None  # the test's source checks passed
+                mask &= counts < hi_t
+                if not np.count_nonzero(mask):  # faster than mask.any() here
+                    fails += 1
+                    continue
+                # brokers `first_fit` set to inf are outside the mask anyway
+                d = int(np.where(mask, score, np.inf).argmin())
             model.move_replica(p, k, d, self.name)
             moved += 1
             fails = 0
