@@ -168,6 +168,7 @@ class ClusterModel:
         # measures fastest this way, and `tighten` writes whole columns
         self.room = np.full((N_MEASURES, B), np.inf).T
         self.slack = np.full((N_MEASURES, B), np.inf).T
+        self._zero_row = np.zeros(N_MEASURES)
 
     def _init_place_target(self) -> None:
         """The whole-cluster targets by which replicas that must move anyway are placed."""
@@ -282,11 +283,9 @@ class ClusterModel:
 
     def _refresh(self, b: int) -> None:
         lb = self.load[b]
-        room, slack = self.room[b], self.slack[b]  # views: written in place
-        np.subtract(self.hi[b], lb, out=room)
-        np.maximum(room, 0.0, out=room)
-        np.subtract(lb, self.lo[b], out=slack)
-        np.maximum(slack, 0.0, out=slack)
+        # written into the rows in place; a zero row costs numpy less than a 0.0
+        np.maximum(self.hi[b] - lb, self._zero_row, out=self.room[b])
+        np.maximum(lb - self.lo[b], self._zero_row, out=self.slack[b])
 
     def rack_full(self, p: int, k: int) -> tuple[list[int], bool]:
         """Racks already full for partition p without slot k, and whether moving slot k
