@@ -8,6 +8,7 @@ constraint registered so far: hard goals from the start, soft goals once optimis
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -104,6 +105,8 @@ class ClusterModel:
         self.topic_count = (
             np.bincount(key[cells], minlength=n_topics * B).reshape(n_topics, B).astype(np.int32)
         )
+        # each topic's replicas over all brokers: no move changes it
+        self.topic_total = self.topic_count.sum(axis=1)
 
     def _init_mode(self, snap: Snapshot, setup: ModeSetup) -> None:
         """What the mode lets move, where to, and the partitions nothing may touch."""
@@ -161,9 +164,11 @@ class ClusterModel:
         self.topic_lo: np.ndarray | None = None
         # room[b] = max(hi - load, 0): how much each measure may still grow on b
         # slack[b] = max(load - lo, 0): how much it may still shrink ("never worse")
-        self.room = np.full((B, N_MEASURES), np.inf)
-        self._ones_u8 = np.ones(N_MEASURES, dtype=np.uint8)
-        self.slack = np.full((B, N_MEASURES), np.inf)
+        # column-major: a test of one replica against every broker reduces over the
+        # measures fastest this way, and `tighten` writes whole columns
+        self.room = np.full((N_MEASURES, B), np.inf).T
+        self.slack = np.full((N_MEASURES, B), np.inf).T
+        self._zero_row = np.zeros(N_MEASURES)
 
     def _init_place_target(self) -> None:
         """The whole-cluster targets by which replicas that must move anyway are placed."""
@@ -230,7 +235,11 @@ class ClusterModel:
         """Bytes that moving each partition's replica off broker s adds to the net
         plan: its size when s held it at the start, none when an earlier move put it
         there (the plan then copies it to the new broker instead, once)."""
-        held = (self.initial[ps] == s).any(axis=1)
+        home = self.initial[ps]
+        # slot by slot: numpy's any(axis=1) over a few columns is slow
+        held = home[:, 0] == s
+        for i in range(1, home.shape[1]):
+            held |= home[:, i] == s
         return np.where(held, self.size[ps], 0.0)
 
     def place_score(self, vec: np.ndarray) -> np.ndarray:
@@ -274,8 +283,9 @@ class ClusterModel:
 
     def _refresh(self, b: int) -> None:
         lb = self.load[b]
-        self.room[b] = np.maximum(self.hi[b] - lb, 0.0)
-        self.slack[b] = np.maximum(lb - self.lo[b], 0.0)
+        # written into the rows in place; a zero row costs numpy less than a 0.0
+        np.maximum(self.hi[b] - lb, self._zero_row, out=self.room[b])
+        np.maximum(lb - self.lo[b], self._zero_row, out=self.slack[b])
 
     def rack_full(self, p: int, k: int) -> tuple[list[int], bool]:
         """Racks already full for partition p without slot k, and whether moving slot k
@@ -315,18 +325,69 @@ class ClusterModel:
             if self.topic_count[t, s] - 1 < min(self.topic_lo[t], self.topic_count[t, s]):
                 return None
         mask = self.dest.copy()
-        home = self.initial[p, : self.rf_l[p]]
-        mask[home] |= self.usable[home]
-        # a count of fitting measures: numpy's all(axis=1) over a few columns is slow
-        mask &= (vec <= self.room) @ self._ones_u8 == N_MEASURES
-        mask[self.assign[p, : self.rf_l[p]]] = False
-        full, leaving_full = self.rack_full(p, k)
+        rf = self.rf_l[p]
+        usable = self.usable
+        # plain item access: the fancy-index forms cost more for a few brokers
+        for b in self.initial[p, :rf].tolist():
+            if usable[b]:
+                mask[b] = True
+        # room is column-major, so this reduction runs along contiguous columns
+        mask &= np.logical_and.reduce(vec <= self.room, axis=1)
+        members = self.assign[p, :rf].tolist()
+        for b in members:
+            mask[b] = False
+        if self.rack_max_l[p] <= 1:  # `rack_full`'s usual case, inline: a hot path
+            rl = self.rack_l
+            full = {rl[b] for i, b in enumerate(members) if i != k}
+            leaving_full = rl[members[k]] in full
+        else:
+            full, leaving_full = self.rack_full(p, k)
         if fix_rack or not leaving_full:
             for r in full:
                 mask &= self.rack_outside[r]
         if self.topic_hi is not None:
-            mask &= self.topic_count[t] + 1 <= max(self.topic_hi[t], 0)
+            # counts are integers: count + 1 <= cap is count < cap
+            mask &= self.topic_count[t] < max(self.topic_hi[t], 0)
         return mask
+
+    def move_dest_test(
+        self, p: int, k: int, vec: np.ndarray | None = None
+    ) -> Callable[[int], bool] | None:
+        """`move_dest_mask` one broker at a time: a test that is true exactly where the
+        mask is, for callers that look at a few likely brokers before the whole mask;
+        None when the source side already forbids the move."""
+        rf = self.rf_l[p]
+        members = self.assign[p, :rf].tolist()
+        s = members[k]
+        if vec is None:
+            vec = self.replica_vec(p, k)
+        if np.count_nonzero(vec > self.slack[s]):
+            return None
+        t = self.topic_l[p]
+        if self.topic_lo is not None and self.usable[s]:
+            if self.topic_count[t, s] - 1 < min(self.topic_lo[t], self.topic_count[t, s]):
+                return None
+        usable, dest, room, rl = self.usable, self.dest, self.room, self.rack_l
+        home = [b for b in self.initial[p, :rf].tolist() if usable[b]]
+        if self.rack_max_l[p] <= 1:
+            full = {rl[b] for i, b in enumerate(members) if i != k}
+            leaving_full = rl[s] in full
+        else:
+            full_l, leaving_full = self.rack_full(p, k)
+            full = set(full_l)
+        banned = set() if leaving_full else full
+        counts = self.topic_count[t]
+        cap = None if self.topic_hi is None else max(self.topic_hi[t], 0)
+        vl = vec.tolist()
+
+        def test(b: int) -> bool:
+            if not (dest[b] or b in home) or b in members or rl[b] in banned:
+                return False
+            if cap is not None and not counts[b] < cap:
+                return False
+            return all(v <= r for v, r in zip(vl, room[b].tolist(), strict=True))
+
+        return test
 
     def move_ok_to(self, p: int, k: int, d: int) -> bool:
         """Scalar form of `move_dest_mask` for one destination."""
@@ -502,3 +563,20 @@ class ClusterModel:
             r = self.reasons.get(p)
             if r is not None and (self.assign[p] == self.initial[p]).all():
                 del self.reasons[p]
+
+
+FIRST_FIT_TRIES = 4  # likeliest destinations tested one by one before a whole mask
+
+
+def first_fit(score: np.ndarray, fits: Callable[[int], bool]) -> int:
+    """The broker of least score (lowest index among equals) that `fits`, looking at
+    the FIRST_FIT_TRIES likeliest only; -1 when none of them does. Each broker found
+    unfit gets score inf, in place: a mask that leaves it out then picks the same."""
+    for _ in range(FIRST_FIT_TRIES):
+        b = int(score.argmin())
+        if score[b] == np.inf:
+            return -1  # argmin no longer tells the brokers apart
+        if fits(b):
+            return b
+        score[b] = np.inf
+    return -1

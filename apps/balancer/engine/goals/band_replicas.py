@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..model import ClusterModel
+from ..model import ClusterModel, first_fit
 from .band_hooks import BandHooks
 from .limits import MAX_FAILS, MAX_IDLE_SOURCES
 from .tolerance import tolerance
@@ -64,24 +64,38 @@ def replica_moves(
             ok &= x[s] - w >= lo[s]
         ps, ks, w = ps[ok], ks[ok], w[ok]
         fails = 0
+        done_at = float(stop[s] + tolerance(stop[s]))
+        lo_s = float(lo[s])
+        ps_l, ks_l, w_l = ps.tolist(), ks.tolist(), w.tolist()
         for i in goal.candidate_order(model, ps, w, s).tolist():
-            if x[s] <= stop[s] + tolerance(stop[s]) or fails > MAX_FAILS:
+            if x[s] <= done_at or fails > MAX_FAILS:
                 break
-            p, k = int(ps[i]), int(ks[i])
-            wi = float(w[i])
-            if assign[p, k] != s or x[s] - wi < lo[s]:
+            p, k, wi = ps_l[i], ks_l[i], w_l[i]
+            if assign[p, k] != s or x[s] - wi < lo_s:
                 fails += 1
                 continue
-            mask = model.move_dest_mask(p, k)
-            if mask is None:
+            vec = model.replica_vec(p, k)
+            test = model.move_dest_test(p, k, vec)
+            if test is None:
                 fails += 1
                 continue
             after = x + wi
-            mask &= dest_filter & (after <= hi)
-            if not np.count_nonzero(mask):  # faster than mask.any() here
-                fails += 1
-                continue
-            d = int(np.argmin(np.where(mask, goal.dest_score(model, p, after, norm), np.inf)))
+            score = goal.dest_score(model, p, after, norm).copy()
+            d = first_fit(
+                score,
+                lambda b, f=dest_filter, a=after, test=test: bool(
+                    f[b] and a[b] <= hi[b] and test(b)
+                ),
+            )
+            if d < 0:  # none of the likeliest fits: the whole mask decides
+                mask = model.move_dest_mask(p, k, vec)
+                assert mask is not None  # the test's source checks passed
+                mask &= dest_filter & (after <= hi)
+                if not np.count_nonzero(mask):  # faster than mask.any() here
+                    fails += 1
+                    continue
+                # brokers `first_fit` set to inf are outside the mask anyway
+                d = int(np.where(mask, score, np.inf).argmin())
             if not shed and after[d] / norm[d] >= x[s] / norm[s]:
                 fails += 1
                 continue

@@ -20,8 +20,12 @@ class ReplicaDistributionGoal(CountBandGoal):
         # per-topic balance too), then those an earlier move put here (moving them on
         # adds no bytes to the plan), smallest first
         t = model.topic[ps]
-        # a dot product with the usable mask: no copy of the usable columns
-        total = model.topic_count[t].dot(model.usable.astype(np.int32))
+        # each topic's replicas on usable brokers: all of them, less the few on
+        # brokers not usable
+        total = model.topic_total
+        if model.n_usable < model.n_brokers:
+            total = total - model.topic_count[:, ~model.usable].sum(axis=1)
+        total = total[t]
         crowded = model.topic_count[t, s] >= 2.0 * total / max(model.n_usable, 1) + 1.0
         cost = model.move_cost(ps, s)
         return np.lexsort((cost, cost > 0, ~crowded))

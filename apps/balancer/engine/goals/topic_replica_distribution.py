@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..model import ClusterModel
+from ..model import ClusterModel, first_fit
 from .count_band import count_bands
 from .goal import Goal
 from .judging import MAX_OFFENDERS, broker_offender, judgement
@@ -23,6 +23,9 @@ SWAP_PARTNER_BROKERS = 4  # brokers short of the topic tried per crowded pair
 SWAP_CANDIDATES = 3  # replicas of the crowded topic tried per partner
 SWAP_TRIES = 6  # closest-load partner replicas tried per candidate
 MAX_SWAP_PAIRS = 3000  # most crowded (topic, broker) pairs tried per swap pass
+
+# replica cells grouped by (topic, broker); see `TopicReplicaDistributionGoal._index`
+Index = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 
 
 class TopicReplicaDistributionGoal(Goal):
@@ -82,26 +85,41 @@ class TopicReplicaDistributionGoal(Goal):
             offenders.append({"topic": topic, **entry})
         return judgement(float((over + under).sum()), offenders, int(t_bad.shape[0]))
 
-    def _index(self, model: ClusterModel) -> tuple[np.ndarray, np.ndarray]:
+    def _index(self, model: ClusterModel) -> Index:
+        """Replica cells grouped by (topic, broker): cell order, sorted keys, what
+        moving each cell off its broker adds to the plan (`ClusterModel.move_cost`),
+        and each cell's partition and slot."""
         b = model.n_brokers
-        key = model.topic.astype(np.int64)[:, None] * b + model.assign
-        key = np.where(model.assign >= 0, key, -1).ravel()
+        assign = model.assign
+        key = model.topic.astype(np.int64)[:, None] * b + assign
+        key = np.where(assign >= 0, key, -1).ravel()
         order = np.argsort(key, kind="stable")
-        return order, key[order]
+        # held[p, k]: the broker of slot k held p at the start (slot by slot: numpy's
+        # any(axis=1) over a few columns is slow)
+        initial = model.initial
+        held = initial[:, :1] == assign
+        for i in range(1, initial.shape[1]):
+            held |= initial[:, i : i + 1] == assign
+        cost = np.where(held, model.size[:, None], 0.0).ravel()
+        return order, key[order], cost[order], order // model.K, order % model.K
 
     def _cells(
-        self, model: ClusterModel, index: tuple[np.ndarray, np.ndarray], t: int, b: int
+        self, model: ClusterModel, index: Index, t: int, b: int
     ) -> tuple[np.ndarray, np.ndarray]:
-        order, keys = index
+        order, keys, costs, parts, slots = index
         key = t * model.n_brokers + b
-        i0 = int(np.searchsorted(keys, key, side="left"))
-        i1 = int(np.searchsorted(keys, key, side="right"))
+        i0 = int(keys.searchsorted(key, side="left"))
+        i1 = int(keys.searchsorted(key, side="right"))
         cells = order[i0:i1]
-        ps, ks = cells // model.K, cells % model.K
-        ok = model.movable[ps, ks] & ~model.frozen[ps] & (model.assign[ps, ks] == b)
-        ps, ks = ps[ok], ks[ok]
+        ps, ks = parts[i0:i1], slots[i0:i1]
+        ok = (
+            model.movable.ravel().take(cells)
+            & ~model.frozen.take(ps)
+            & (model.assign.ravel().take(cells) == b)
+        )
+        ps, ks, cost = ps[ok], ks[ok], costs[i0:i1][ok]
         # a count goal: fewest bytes added to the plan first
-        order_s = np.argsort(model.move_cost(ps, b), kind="stable")
+        order_s = cost.argsort(kind="stable")
         return ps[order_s], ks[order_s]
 
     def optimize(self, model: ClusterModel) -> None:
@@ -148,32 +166,39 @@ class TopicReplicaDistributionGoal(Goal):
     def _shed(
         self,
         model: ClusterModel,
-        index: tuple[np.ndarray, np.ndarray],
+        index: Index,
         t: int,
         s: int,
         hi: np.ndarray,
     ) -> int:
         tc = model.topic_count
+        hi_t = int(hi[t])
         ps, ks = self._cells(model, index, t, s)
         moved = fails = 0
         for p, k in zip(ps.tolist(), ks.tolist(), strict=True):
-            if tc[t, s] <= hi[t] or fails > MAX_FAILS:
+            if tc[t, s] <= hi_t or fails > MAX_FAILS:
                 break
             if model.assign[p, k] != s:
                 continue
             vec = model.replica_vec(p, k)
-            mask = model.move_dest_mask(p, k, vec)
-            if mask is None:
+            test = model.move_dest_test(p, k, vec)
+            if test is None:
                 fails += 1
                 continue
             counts = tc[t]
-            mask &= counts + 1 <= hi[t]
-            if not np.count_nonzero(mask):  # faster than mask.any() here
-                fails += 1
-                continue
             # fewest replicas of this topic first, then the least loaded broker
             score = counts + np.minimum(model.place_score(vec), 1e6) * 1e-7
-            d = int(np.argmin(np.where(mask, score, np.inf)))
+            # counts are integers: count + 1 <= hi is count < hi
+            d = first_fit(score, lambda b, c=counts, test=test: bool(c[b] < hi_t and test(b)))
+            if d < 0:  # none of the likeliest fits: the whole mask decides
+                mask = model.move_dest_mask(p, k, vec)
+                assert mask is not None  # the test's source checks passed
+                mask &= counts < hi_t
+                if not np.count_nonzero(mask):  # faster than mask.any() here
+                    fails += 1
+                    continue
+                # brokers `first_fit` set to inf are outside the mask anyway
+                d = int(np.where(mask, score, np.inf).argmin())
             model.move_replica(p, k, d, self.name)
             moved += 1
             fails = 0
@@ -182,7 +207,7 @@ class TopicReplicaDistributionGoal(Goal):
     def _fill(
         self,
         model: ClusterModel,
-        index: tuple[np.ndarray, np.ndarray],
+        index: Index,
         t: int,
         d: int,
         lo: np.ndarray,
@@ -209,7 +234,7 @@ class TopicReplicaDistributionGoal(Goal):
     def _swap_pass(
         self,
         model: ClusterModel,
-        index: tuple[np.ndarray, np.ndarray],
+        index: Index,
         lo: np.ndarray,
         hi: np.ndarray,
         usable_idx: np.ndarray,
@@ -224,6 +249,9 @@ class TopicReplicaDistributionGoal(Goal):
             return 0
         by_broker = model.replicas_by_broker()
         cache: dict[int, tuple[np.ndarray, ...]] = {}
+        # topic counts by broker, kept in step by `_swap_one`: one broker's counts
+        # are then contiguous, so taking a partner's topics from them stays in cache
+        counts = np.ascontiguousarray(tc.T)
         scale = np.where(np.isfinite(model.place_target), model.place_target, 1.0).mean(axis=0)
         moved = idle = 0
         order = np.lexsort((b_over, t_over, -excess[t_over, b_over]))[:MAX_SWAP_PAIRS]
@@ -233,7 +261,7 @@ class TopicReplicaDistributionGoal(Goal):
             t, s = int(t_over[i]), int(usable_idx[b_over[i]])
             n = 0
             if tc[t, s] > hi[t]:
-                n = self._swap_one(model, index, by_broker, cache, t, s, lo, hi, scale)
+                n = self._swap_one(model, index, by_broker, cache, counts, t, s, lo, hi, scale)
             moved += n
             idle = 0 if n else idle + 1
         return moved
@@ -241,9 +269,10 @@ class TopicReplicaDistributionGoal(Goal):
     def _swap_one(
         self,
         model: ClusterModel,
-        index: tuple[np.ndarray, np.ndarray],
+        index: Index,
         by_broker: tuple[np.ndarray, np.ndarray],
         cache: dict[int, tuple[np.ndarray, ...]],
+        counts: np.ndarray,
         t: int,
         s: int,
         lo: np.ndarray,
@@ -255,35 +284,35 @@ class TopicReplicaDistributionGoal(Goal):
         partners = np.flatnonzero(model.dest & (tc[t] + 1 <= hi[t]))
         partners = partners[np.argsort(tc[t, partners], kind="stable")][:SWAP_PARTNER_BROKERS]
         ps, ks = self._cells(model, index, t, s)
+        assign_flat = model.assign.ravel()  # a view: a take by flat cell is cheap
+        at_s = counts[s]
         for d in partners.tolist():
-            if d not in cache:  # the partner's replicas as of this pass; rechecked below
-                qs, js = model.cells_of(by_broker, d)
-                keep = model.movable[qs, js] & ~model.frozen[qs]
-                qs, js = qs[keep], js[keep]
-                vq = model.fvec[qs][:, cols] + np.where(
-                    js[:, None] == 0, model.lvec[qs][:, cols], 0.0
-                )
-                cache[d] = (qs, js, model.topic[qs], vq / scale[cols])
-            qs, js, t2, vq = cache[d]
+            if d not in cache:
+                cache[d] = self._partner(model, by_broker, d, lo, hi, scale[cols])
+            qs, js, cell, t2, lo2, hi2, vq = cache[d]
             # the partner's replica must be of a topic s can take and d can spare
             ok = (
                 (t2 != t)
-                & (tc[t2, s] + 1 <= hi[t2])
-                & (tc[t2, d] - 1 >= lo[t2])
-                & (model.assign[qs, js] == d)
+                & (at_s.take(t2) + 1 <= hi2)
+                & (counts[d].take(t2) - 1 >= lo2)
+                & (assign_flat.take(cell) == d)
             )
             if not model.dest[s]:  # add-brokers: only a replica that came from s goes back
                 ok &= (model.initial[qs] == s).any(axis=1)
-            qs, js, vq = qs[ok], js[ok], vq[ok]
-            if qs.shape[0] == 0:
+            keep = np.flatnonzero(ok)  # by index: a boolean mask over vq's columns is slow
+            if keep.shape[0] == 0:
                 continue
+            qs, js, vq = qs.take(keep), js.take(keep), vq.take(keep, axis=1)
             for p, k in zip(
                 ps[:SWAP_CANDIDATES].tolist(), ks[:SWAP_CANDIDATES].tolist(), strict=True
             ):
                 if model.assign[p, k] != s:
                     continue
-                va = model.replica_vec(p, k)[cols] / scale[cols]
-                dist = np.abs(vq - va).sum(axis=1)
+                va = (model.replica_vec(p, k)[cols] / scale[cols]).tolist()
+                # the same sum, in the same order, as summing each row of |vq - va|
+                dist = np.abs(vq[0] - va[0])
+                dist += np.abs(vq[1] - va[1])
+                dist += np.abs(vq[2] - va[2])
                 if dist.shape[0] > SWAP_TRIES:  # the closest few, without a full sort
                     near = np.argpartition(dist, SWAP_TRIES)[:SWAP_TRIES]
                     near = near[np.lexsort((near, dist[near]))]
@@ -296,5 +325,31 @@ class TopicReplicaDistributionGoal(Goal):
                     model.move_replica(p, k, d, self.name)
                     model.move_replica(q, j, s, self.name)
                     model.counter(self.name).swaps += 1
+                    tq = model.topic_l[q]
+                    counts[s, t] -= 1
+                    counts[d, t] += 1
+                    counts[d, tq] -= 1
+                    counts[s, tq] += 1
                     return 1
         return 0
+
+    @staticmethod
+    def _partner(
+        model: ClusterModel,
+        by_broker: tuple[np.ndarray, np.ndarray],
+        d: int,
+        lo: np.ndarray,
+        hi: np.ndarray,
+        scale: np.ndarray,
+    ) -> tuple[np.ndarray, ...]:
+        """Broker d's movable replicas as of this pass (`_swap_one` rechecks each is
+        still there): partitions, slots, flat cells, topics with their bands, and the
+        (3, n) network in, network out and disk of each, scaled."""
+        qs, js = model.cells_of(by_broker, d)
+        keep = model.movable[qs, js] & ~model.frozen[qs]
+        qs, js = qs[keep], js[keep]
+        cols = [0, 1, 2]
+        vq = model.fvec[qs][:, cols] + np.where(js[:, None] == 0, model.lvec[qs][:, cols], 0.0)
+        t2 = model.topic[qs]
+        vq_t = np.ascontiguousarray((vq / scale).T)
+        return qs, js, qs * model.K + js, t2, lo[t2], hi[t2], vq_t
