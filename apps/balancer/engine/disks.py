@@ -122,6 +122,7 @@ class DiskModel:
         self.used = np.zeros(total.shape)
         self.lead = np.zeros(total.shape)
         self.moves_made = 0
+        self._broker_cells: dict[int, tuple[np.ndarray, np.ndarray]] | None = None
         self._recount()
 
     def _recount(self) -> None:
@@ -178,14 +179,22 @@ class DiskModel:
         return (self.dir >= 0) & (self.dir != self.carried)
 
     def broker_cells(self) -> dict[int, tuple[np.ndarray, np.ndarray]]:
-        """{broker: (partitions, slots)} of every replica on a broker that lists dirs."""
+        """{broker: (partitions, slots)} of every replica on a broker that lists dirs
+        (found once: the assignment is fixed)."""
+        if self._broker_cells is None:
+            self._broker_cells = self._group_cells()
+        return self._broker_cells
+
+    def _group_cells(self) -> dict[int, tuple[np.ndarray, np.ndarray]]:
         p, k = np.nonzero(self.assign >= 0)
         b = self.assign[p, k]
         keep = self.listed[b]
         p, k, b = p[keep], k[keep], b[keep]
-        order = np.argsort(b, kind="stable")
+        n_brokers = self.total.shape[0]
+        # int16 keys let numpy use a linear-time radix sort
+        order = np.argsort(b.astype(np.int16) if n_brokers < 32000 else b, kind="stable")
         p, k, b = p[order], k[order], b[order]
-        starts = np.searchsorted(b, np.arange(self.total.shape[0] + 1))
+        starts = np.searchsorted(b, np.arange(n_brokers + 1))
         return {
             int(x): (p[starts[x] : starts[x + 1]], k[starts[x] : starts[x + 1]])
             for x in np.flatnonzero(np.diff(starts))
