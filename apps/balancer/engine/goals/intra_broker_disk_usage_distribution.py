@@ -81,15 +81,21 @@ class IntraBrokerDiskUsageDistributionGoal(DiskGoal):
 
     def _level(self, disks: DiskModel, b: int, ps: np.ndarray, ks: np.ndarray) -> None:
         takes = disks.takes[b]
-        total = np.where(takes, disks.total[b], 1.0)
+        total = np.where(takes, disks.total[b], 1.0).tolist()
+        open_dirs = np.flatnonzero(takes).tolist()
         sizes = disks.size[ps]
-        movable = disks.can_move[ps, ks] & (disks.dir[ps, ks] >= 0) & (sizes > 0)
+        # each cell's dir, kept here as this broker's cells move
+        where = disks.dir[ps, ks]
+        movable = disks.can_move[ps, ks] & (where >= 0) & (sizes > 0)
+        used, limit = disks.used[b], disks.limit[b]
         # moves between its dirs leave a broker's band as it is
         lo, hi = (float(x[b]) for x in dir_band(disks, self.threshold))
         mean = hi / self.threshold
-        for _ in range(MAX_MOVES_PER_DIR * int(takes.sum())):
-            util = np.where(takes, disks.used[b] / total, np.nan)
-            a, z = int(np.nanargmax(util)), int(np.nanargmin(util))
+        for _ in range(MAX_MOVES_PER_DIR * len(open_dirs)):
+            # plain floats: a few dirs are cheaper to scan in Python than through numpy
+            util = (used / total).tolist()
+            a = max(open_dirs, key=util.__getitem__)
+            z = min(open_dirs, key=util.__getitem__)
             if util[a] <= hi and util[z] >= lo:
                 return
             # bytes that bring a down to the mean and z up to it: the move to aim at
@@ -97,10 +103,10 @@ class IntraBrokerDiskUsageDistributionGoal(DiskGoal):
             # any size under twice this lowers the spread of the dirs (their weighted
             # variance), so levelling ends
             gap = (util[a] - util[z]) / (1.0 / total[a] + 1.0 / total[z])
-            room = disks.limit[b, z] - disks.used[b, z]
-            here = np.flatnonzero(movable & (disks.dir[ps, ks] == a))
-            fit = here[(sizes[here] < 2.0 * gap) & (sizes[here] <= room)]
+            room = float(limit[z] - used[z])
+            fit = np.flatnonzero(movable & (where == a) & (sizes < 2.0 * gap) & (sizes <= room))
             if fit.shape[0] == 0:
                 return
             best = int(fit[np.argmin(np.abs(sizes[fit] - max(want, 0.0)))])
             disks.move(int(ps[best]), int(ks[best]), z)
+            where[best] = z

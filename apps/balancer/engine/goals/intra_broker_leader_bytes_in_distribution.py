@@ -61,17 +61,12 @@ class IntraBrokerLeaderBytesInDistributionGoal(DiskGoal):
                 self._level(disks, b, ps, ks)
 
     def _level(self, disks: DiskModel, b: int, ps: np.ndarray, ks: np.ndarray) -> None:
-        takes = disks.takes[b]
-        total = np.where(takes, disks.total[b], 1.0)
-        placed = disks.can_move[ps, ks] & (disks.dir[ps, ks] >= 0)
-        leaders = placed & (ks == 0) & (disks.leader_bytes[ps] > 0)
-        followers = placed & (ks > 0)
-        lo, hi = dir_band(disks, self.usage_threshold)
         # moves between its dirs leave a broker's shares as they are
         share = self._share(disks)[b]
         if not (share > 0).any():
             return
-        for _ in range(MAX_MOVES_PER_DIR * int(takes.sum())):
+        cells = _Cells(disks, b, ps, ks, self.usage_threshold)
+        for _ in range(MAX_MOVES_PER_DIR * int(disks.takes[b].sum())):
             over = np.where(share > 0, disks.lead[b] - self.threshold * share, -np.inf)
             a = int(np.argmax(over))
             if over[a] <= 0:
@@ -81,51 +76,85 @@ class IntraBrokerLeaderBytesInDistributionGoal(DiskGoal):
             )
             # the dir furthest below its share first, then the others
             if not any(
-                self._to(disks, b, a, int(z), share, ps, ks, leaders, followers, lo, hi, total)
+                self._to(cells, a, int(z), share)
                 for z in np.argsort(ratio, kind="stable")
                 if z != a and ratio[z] < self.threshold
             ):
                 return
 
-    def _to(self, disks, b, a, z, share, ps, ks, leaders, followers, lo, hi, total) -> bool:
+    @staticmethod
+    def _to(cells: _Cells, a: int, z: int, share: np.ndarray) -> bool:
         """Hand a leader of dir a to dir z that brings both nearer their shares."""
+        disks, b = cells.disks, cells.b
         want = min(disks.lead[b, a] - share[a], share[z] - disks.lead[b, z])
         gap = disks.lead[b, a] - disks.lead[b, z]
-        here = np.flatnonzero(leaders & (disks.dir[ps, ks] == a))
-        here = here[disks.leader_bytes[ps[here]] < gap]
-        if here.shape[0] == 0 or want <= 0:
+        if want <= 0:
             return False
-        order = here[np.argsort(np.abs(disks.leader_bytes[ps[here]] - want), kind="stable")]
-        return self._hand_over(disks, b, a, z, order[:16], ps, ks, followers, lo, hi, total)
+        here = np.flatnonzero(cells.leaders & (cells.where == a) & (cells.lead < gap))
+        if here.shape[0] == 0:
+            return False
+        return cells.hand_over(a, z, _nearest(here, np.abs(cells.lead[here] - want), 16))
 
-    @staticmethod
-    def _hand_over(disks, b, a, z, leaders, ps, ks, followers, lo, hi, total) -> bool:
+
+def _nearest(here: np.ndarray, key: np.ndarray, n: int) -> np.ndarray:
+    """The first n of `here` in a stable sort on `key`."""
+    if key.shape[0] > n:
+        # the n smallest keys and every tie of the n-th, in their order
+        keep = np.flatnonzero(key <= np.partition(key, n - 1)[n - 1])
+        here, key = here[keep], key[keep]
+    return here[np.argsort(key, kind="stable")[:n]]
+
+
+class _Cells:
+    """A broker's replica cells as the leaders' goal sees them: each one's dir (kept
+    here as they move), which are movable leaders and followers, their bytes."""
+
+    def __init__(
+        self, disks: DiskModel, b: int, ps: np.ndarray, ks: np.ndarray, usage_threshold: float
+    ) -> None:
+        self.disks, self.b, self.ps, self.ks = disks, b, ps, ks
+        takes = disks.takes[b]
+        self.total = np.where(takes, disks.total[b], 1.0)
+        self.where = disks.dir[ps, ks]
+        placed = disks.can_move[ps, ks] & (self.where >= 0)
+        self.lead = disks.leader_bytes[ps]
+        self.leaders = placed & (ks == 0) & (self.lead > 0)
+        self.followers = placed & (ks > 0)
+        self.size = disks.size[ps]
+        lo, hi = dir_band(disks, usage_threshold)
+        self.lo, self.hi = lo[b], hi[b]
+
+    def move(self, i: int, to: int) -> None:
+        self.disks.move(int(self.ps[i]), int(self.ks[i]), to)
+        self.where[i] = to
+
+    def hand_over(self, a: int, z: int, leaders: np.ndarray) -> bool:
         """Move the first of `leaders` whose move (alone, or with a follower of z back
         to a) keeps both dirs in the usage band, or no further out of it."""
+        disks, b, total, lo, hi = self.disks, self.b, self.total, self.lo, self.hi
 
         def fine(used_a: float, used_z: float) -> bool:
             ua, uz = used_a / total[a], used_z / total[z]
             now_a, now_z = disks.used[b, a] / total[a], disks.used[b, z] / total[z]
-            worst_now = max(now_a - hi[b], lo[b] - now_a, now_z - hi[b], lo[b] - now_z, 0.0)
-            worst = max(ua - hi[b], lo[b] - ua, uz - hi[b], lo[b] - uz, 0.0)
+            worst_now = max(now_a - hi, lo - now_a, now_z - hi, lo - now_z, 0.0)
+            worst = max(ua - hi, lo - ua, uz - hi, lo - uz, 0.0)
             return (
                 worst <= worst_now and used_z <= disks.limit[b, z] and used_a <= disks.limit[b, a]
             )
 
-        back = np.flatnonzero(followers & (disks.dir[ps, ks] == z))
-        back_sizes = disks.size[ps[back]]
+        back = np.flatnonzero(self.followers & (self.where == z))
+        back_sizes = self.size[back]
         for i in leaders.tolist():
-            p, k = int(ps[i]), int(ks[i])
-            size = float(disks.size[p])
+            size = float(self.size[i])
             if fine(disks.used[b, a] - size, disks.used[b, z] + size):
-                disks.move(p, k, z)
+                self.move(i, z)
                 return True
             if back.shape[0] == 0:
                 continue
             j = int(np.argmin(np.abs(back_sizes - size)))
             size_back = float(back_sizes[j])
             if fine(disks.used[b, a] - size + size_back, disks.used[b, z] + size - size_back):
-                disks.move(p, k, z)
-                disks.move(int(ps[back[j]]), int(ks[back[j]]), a)
+                self.move(i, z)
+                self.move(int(back[j]), a)
                 return True
         return False
