@@ -193,7 +193,8 @@ class DiskModel:
         n_brokers = self.total.shape[0]
         # int16 keys let numpy use a linear-time radix sort
         order = np.argsort(b.astype(np.int16) if n_brokers < 32000 else b, kind="stable")
-        p, k, b = p[order], k[order], b[order]
+        # compact: kept for the life of the model
+        p, k, b = p[order].astype(np.int32), k[order].astype(np.int16), b[order]
         starts = np.searchsorted(b, np.arange(n_brokers + 1))
         return {
             int(x): (p[starts[x] : starts[x + 1]], k[starts[x] : starts[x + 1]])
