@@ -90,10 +90,10 @@ class IntraBrokerLeaderBytesInDistributionGoal(DiskGoal):
         gap = disks.lead[b, a] - disks.lead[b, z]
         if want <= 0:
             return False
-        here = np.flatnonzero(cells.leaders & (cells.where == a) & (cells.lead < gap))
+        here = np.flatnonzero((cells.leader_dir == a) & (cells.leader_in < gap))
         if here.shape[0] == 0:
             return False
-        return cells.hand_over(a, z, _nearest(here, np.abs(cells.lead[here] - want), 16))
+        return cells.hand_over(a, z, _nearest(here, np.abs(cells.leader_in[here] - want), 16))
 
 
 def _nearest(here: np.ndarray, key: np.ndarray, n: int) -> np.ndarray:
@@ -106,27 +106,27 @@ def _nearest(here: np.ndarray, key: np.ndarray, n: int) -> np.ndarray:
 
 
 class _Cells:
-    """A broker's replica cells as the leaders' goal sees them: each one's dir (kept
-    here as they move), which are movable leaders and followers, their bytes."""
+    """A broker's movable leaders and followers (placed in a dir) as the leaders' goal
+    sees them, each in the order of the broker's cells: its dir (kept here as they
+    move), its bytes and, for leaders, their bytes in."""
 
     def __init__(
         self, disks: DiskModel, b: int, ps: np.ndarray, ks: np.ndarray, usage_threshold: float
     ) -> None:
-        self.disks, self.b, self.ps, self.ks = disks, b, ps, ks
+        self.disks, self.b = disks, b
         takes = disks.takes[b]
         self.total = np.where(takes, disks.total[b], 1.0)
-        self.where = disks.dir[ps, ks]
-        placed = disks.can_move[ps, ks] & (self.where >= 0)
-        self.lead = disks.leader_bytes[ps]
-        self.leaders = placed & (ks == 0) & (self.lead > 0)
-        self.followers = placed & (ks > 0)
-        self.size = disks.size[ps]
+        where = disks.dir[ps, ks]
+        placed = disks.can_move[ps, ks] & (where >= 0)
+        lead = disks.leader_bytes[ps]
+        leaders = np.flatnonzero(placed & (ks == 0) & (lead > 0))
+        followers = np.flatnonzero(placed & (ks > 0))
+        self.leader_p, self.leader_dir = ps[leaders], where[leaders]
+        self.leader_in, self.leader_size = lead[leaders], disks.size[self.leader_p]
+        self.follower_p, self.follower_k = ps[followers], ks[followers]
+        self.follower_dir, self.follower_size = where[followers], disks.size[self.follower_p]
         lo, hi = dir_band(disks, usage_threshold)
         self.lo, self.hi = lo[b], hi[b]
-
-    def move(self, i: int, to: int) -> None:
-        self.disks.move(int(self.ps[i]), int(self.ks[i]), to)
-        self.where[i] = to
 
     def hand_over(self, a: int, z: int, leaders: np.ndarray) -> bool:
         """Move the first of `leaders` whose move (alone, or with a follower of z back
@@ -142,19 +142,27 @@ class _Cells:
                 worst <= worst_now and used_z <= disks.limit[b, z] and used_a <= disks.limit[b, a]
             )
 
-        back = np.flatnonzero(self.followers & (self.where == z))
-        back_sizes = self.size[back]
+        back = back_sizes = None  # z's followers, found when first needed
         for i in leaders.tolist():
-            size = float(self.size[i])
+            size = float(self.leader_size[i])
             if fine(disks.used[b, a] - size, disks.used[b, z] + size):
-                self.move(i, z)
+                self._lead_to(i, z)
                 return True
+            if back is None:
+                back = np.flatnonzero(self.follower_dir == z)
+                back_sizes = self.follower_size[back]
             if back.shape[0] == 0:
                 continue
             j = int(np.argmin(np.abs(back_sizes - size)))
             size_back = float(back_sizes[j])
             if fine(disks.used[b, a] - size + size_back, disks.used[b, z] + size - size_back):
-                self.move(i, z)
-                self.move(int(back[j]), a)
+                self._lead_to(i, z)
+                f = int(back[j])
+                disks.move(int(self.follower_p[f]), int(self.follower_k[f]), a)
+                self.follower_dir[f] = a
                 return True
         return False
+
+    def _lead_to(self, i: int, to: int) -> None:
+        self.disks.move(int(self.leader_p[i]), 0, to)
+        self.leader_dir[i] = to
