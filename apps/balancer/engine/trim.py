@@ -47,23 +47,36 @@ class _Cells:
     that held the partition at the start holds it no more (`home`, -1: none)."""
 
     def __init__(self, model: ClusterModel) -> None:
-        init, assign = model.initial, model.assign
-        changed = np.flatnonzero((init != assign).any(axis=1) & ~model.frozen)
+        init, assign, K = model.initial, model.assign, model.K
+        # column by column: numpy's any(axis=1) over a few columns is slow
+        differs = init[:, 0] != assign[:, 0]
+        for j in range(1, K):
+            differs |= init[:, j] != assign[:, j]
+        changed = np.flatnonzero(differs & ~model.frozen)
         rows, old = assign[changed], init[changed]
-        held = (rows[:, :, None] == old[:, None, :]).any(axis=2)
-        pi, ki = np.nonzero((rows >= 0) & ~held)
-        order = np.lexsort((ki, changed[pi], -model.size[changed[pi]]))
+        new = rows >= 0
+        # the first usable start broker that holds the partition no more, per row
+        home = np.full(changed.shape[0], -1, dtype=old.dtype)
+        for j in reversed(range(K)):
+            o = old[:, j]
+            gone = o >= 0
+            for k in range(K):
+                gone &= o != rows[:, k]
+                new[:, j] &= rows[:, j] != old[:, k]
+            gone &= model.usable[np.maximum(o, 0)]
+            home = np.where(gone, o, home)
+        pi, ki = np.nonzero(new)
+        # nonzero lists cells by partition, then slot: a stable sort keeps that order
+        # among partitions of one size
+        order = np.argsort(-model.size[changed[pi]], kind="stable")
         pi, ki = pi[order], ki[order]
         self.p = changed[pi]
         self.k = ki
         self.on = rows[pi, ki]
-        self.vec = model.fvec[self.p] + np.where((ki == 0)[:, None], model.lvec[self.p], 0.0)
-        gone = ~(old[:, :, None] == rows[:, None, :]).any(axis=2) & (old >= 0)
-        gone &= model.usable[np.maximum(old, 0)]
-        gone = gone[pi]
-        self.home = np.where(
-            gone.any(axis=1), old[pi][np.arange(pi.shape[0]), np.argmax(gone, axis=1)], -1
-        )
+        self.vec = model.fvec[self.p]
+        lead = ki == 0
+        self.vec[lead] += model.lvec[self.p[lead]]
+        self.home = home[pi]
 
 
 def trim(model: ClusterModel) -> int:
