@@ -28,11 +28,16 @@ def slots_before(initial: np.ndarray, assign: np.ndarray) -> np.ndarray:
     """(P, K) the slot in `initial` of each replica of `assign` on the same broker, -1
     where that broker did not hold the partition."""
     out = np.full(assign.shape, -1, dtype=np.int32)
-    held = initial >= 0
-    for k in range(assign.shape[1]):
-        same = (assign[:, k : k + 1] == initial) & held
-        found = same.any(axis=1) & (assign[:, k] >= 0)
-        out[:, k] = np.where(found, same.argmax(axis=1), -1)
+    K = assign.shape[1]
+    # column by column: numpy's any/argmax(axis=1) over a few columns is slow; the
+    # last write is the first slot that matches
+    for k in range(K):
+        a = assign[:, k]
+        here = out[:, k]
+        for j in reversed(range(K)):
+            i = initial[:, j]
+            here[(a == i) & (i >= 0)] = j
+        here[a < 0] = -1
     return out
 
 
@@ -107,11 +112,14 @@ class DiskModel:
         cells = assign >= 0
         broker = np.maximum(assign, 0)
         # a partition with a replica on a dead broker can't be listed in a plan
-        whole = (snap.alive[broker] | ~cells).all(axis=1)[:, None]
+        whole = snap.alive[broker[:, 0]] | ~cells[:, 0]
+        for k in range(1, assign.shape[1]):
+            whole &= snap.alive[broker[:, k]] | ~cells[:, k]
         in_bad_dir = (self.dir >= 0) & ~self.takes[broker, np.maximum(self.dir, 0)]
-        self.must_move = cells & whole & listed[broker] & ((~self.stayed) | in_bad_dir)
+        open_cells = cells & whole[:, None] & listed[broker]
+        self.must_move = open_cells & ((~self.stayed) | in_bad_dir)
         if moves == DISK_MOVES_ALL:
-            self.can_move = cells & whole & listed[broker]
+            self.can_move = open_cells
         elif moves == DISK_MOVES_NEEDED:
             self.can_move = self.must_move.copy()
         else:
@@ -127,14 +135,15 @@ class DiskModel:
 
     def _recount(self) -> None:
         b, d = self.total.shape
-        placed = self.dir >= 0
-        p, k = np.nonzero(placed)
-        flat = self.assign[p, k].astype(np.int64) * d + self.dir[p, k]
-        self.used = np.bincount(flat, weights=self.size[p], minlength=b * d).reshape(b, d)
-        lead = k == 0
-        self.lead = np.bincount(
-            flat[lead], weights=self.leader_bytes[p[lead]], minlength=b * d
-        ).reshape(b, d)
+        # replicas in no dir count in an extra bin, dropped: the others are summed in
+        # the same order either way
+        flat = np.where(self.dir >= 0, self.assign.astype(np.int64) * d + self.dir, b * d)
+        sizes = np.broadcast_to(self.size[:, None], flat.shape)
+        n = b * d + 1
+        used = np.bincount(flat.ravel(), weights=sizes.ravel(), minlength=n)
+        self.used = used[: b * d].reshape(b, d)
+        lead = np.bincount(flat[:, 0], weights=self.leader_bytes, minlength=n)
+        self.lead = lead[: b * d].reshape(b, d)
 
     def move(self, p: int, k: int, to: int) -> None:
         """Put replica (p, k) in dir `to` of its broker."""
