@@ -62,32 +62,37 @@ class IntraBrokerLeaderBytesInDistributionGoal(DiskGoal):
 
     def _level(self, disks: DiskModel, b: int, ps: np.ndarray, ks: np.ndarray) -> None:
         # moves between its dirs leave a broker's shares as they are
-        share = self._share(disks)[b]
-        if not (share > 0).any():
+        share_row = self._share(disks)[b]
+        if not (share_row > 0).any():
             return
         cells = _Cells(disks, b, ps, ks, self.usage_threshold)
+        # plain floats: a few dirs are cheaper to scan in Python than through numpy
+        share = share_row.tolist()
+        shared = [d for d, s in enumerate(share) if s > 0]
+        dirs = range(len(share))
         for _ in range(MAX_MOVES_PER_DIR * int(disks.takes[b].sum())):
-            over = np.where(share > 0, disks.lead[b] - self.threshold * share, -np.inf)
-            a = int(np.argmax(over))
+            lead = disks.lead[b].tolist()
+            over = [-np.inf] * len(share)
+            ratio = [np.inf] * len(share)
+            for d in shared:
+                over[d] = lead[d] - self.threshold * share[d]
+                ratio[d] = lead[d] / share[d]
+            a = max(dirs, key=over.__getitem__)
             if over[a] <= 0:
                 return
-            ratio = np.divide(
-                disks.lead[b], share, out=np.full_like(share, np.inf), where=share > 0
-            )
             # the dir furthest below its share first, then the others
             if not any(
-                self._to(cells, a, int(z), share)
-                for z in np.argsort(ratio, kind="stable")
+                self._to(cells, a, z, share, lead)
+                for z in sorted(dirs, key=ratio.__getitem__)
                 if z != a and ratio[z] < self.threshold
             ):
                 return
 
     @staticmethod
-    def _to(cells: _Cells, a: int, z: int, share: np.ndarray) -> bool:
+    def _to(cells: _Cells, a: int, z: int, share: list[float], lead: list[float]) -> bool:
         """Hand a leader of dir a to dir z that brings both nearer their shares."""
-        disks, b = cells.disks, cells.b
-        want = min(disks.lead[b, a] - share[a], share[z] - disks.lead[b, z])
-        gap = disks.lead[b, a] - disks.lead[b, z]
+        want = min(lead[a] - share[a], share[z] - lead[z])
+        gap = lead[a] - lead[z]
         if want <= 0:
             return False
         here = np.flatnonzero((cells.leader_dir == a) & (cells.leader_in < gap))
