@@ -135,15 +135,14 @@ class DiskModel:
 
     def _recount(self) -> None:
         b, d = self.total.shape
-        # replicas in no dir count in an extra bin, dropped: the others are summed in
-        # the same order either way
-        flat = np.where(self.dir >= 0, self.assign.astype(np.int64) * d + self.dir, b * d)
-        sizes = np.broadcast_to(self.size[:, None], flat.shape)
-        n = b * d + 1
-        used = np.bincount(flat.ravel(), weights=sizes.ravel(), minlength=n)
-        self.used = used[: b * d].reshape(b, d)
-        lead = np.bincount(flat[:, 0], weights=self.leader_bytes, minlength=n)
-        self.lead = lead[: b * d].reshape(b, d)
+        placed = self.dir >= 0
+        p, k = np.nonzero(placed)
+        flat = self.assign[p, k].astype(np.int64) * d + self.dir[p, k]
+        self.used = np.bincount(flat, weights=self.size[p], minlength=b * d).reshape(b, d)
+        lead = k == 0
+        self.lead = np.bincount(
+            flat[lead], weights=self.leader_bytes[p[lead]], minlength=b * d
+        ).reshape(b, d)
 
     def move(self, p: int, k: int, to: int) -> None:
         """Put replica (p, k) in dir `to` of its broker."""
