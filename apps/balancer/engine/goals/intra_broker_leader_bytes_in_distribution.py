@@ -9,6 +9,8 @@ usage band, a follower of about the leader's size comes back in exchange.
 
 from __future__ import annotations
 
+from bisect import bisect_left
+
 import numpy as np
 
 from ..disks import DISK_MOVES_ALL, DiskModel
@@ -95,25 +97,39 @@ class IntraBrokerLeaderBytesInDistributionGoal(DiskGoal):
         gap = lead[a] - lead[z]
         if want <= 0:
             return False
-        here = np.flatnonzero((cells.leader_dir == a) & (cells.leader_in < gap))
-        if here.shape[0] == 0:
+        bytes_in, leaders = cells.bytes_in[a], cells.leaders[a]
+        under = bisect_left(bytes_in, gap)
+        if under == 0:
             return False
-        return cells.hand_over(a, z, _nearest(here, np.abs(cells.leader_in[here] - want), 16))
+        return cells.hand_over(a, z, _nearest(bytes_in, leaders, under, want, 16))
 
 
-def _nearest(here: np.ndarray, key: np.ndarray, n: int) -> np.ndarray:
-    """The first n of `here` in a stable sort on `key`."""
-    if key.shape[0] > n:
-        # the n smallest keys and every tie of the n-th, in their order
-        keep = np.flatnonzero(key <= np.partition(key, n - 1)[n - 1])
-        here, key = here[keep], key[keep]
-    return here[np.argsort(key, kind="stable")[:n]]
+def _nearest(values: list[float], items: list[int], end: int, want: float, n: int) -> list[int]:
+    """The first n of `items[:end]` by |value - want|, ties in the order of the items
+    (`values` ascending, ties in item order)."""
+    # the distance falls up to want's place, then rises (rounding keeps that order):
+    # walk out from there, nearest first, on to every tie of the n-th
+    right = bisect_left(values, want, 0, end)
+    left = right - 1
+    taken: list[tuple[float, int]] = []
+    while left >= 0 or right < end:
+        if right >= end or (left >= 0 and abs(values[left] - want) <= abs(values[right] - want)):
+            j, left = left, left - 1
+        else:
+            j, right = right, right + 1
+        key = abs(values[j] - want)
+        if len(taken) >= n and key != taken[-1][0]:
+            break
+        taken.append((key, items[j]))
+    taken.sort()
+    return [i for _, i in taken[:n]]
 
 
 class _Cells:
     """A broker's movable leaders and followers (placed in a dir) as the leaders' goal
-    sees them, each in the order of the broker's cells: its dir (kept here as they
-    move), its bytes and, for leaders, their bytes in."""
+    sees them, numbered in the order of the broker's cells: each follower's dir and
+    bytes, each leader's bytes and, per dir, its leaders by bytes in (ties in their
+    order), kept as they move."""
 
     def __init__(
         self, disks: DiskModel, b: int, ps: np.ndarray, ks: np.ndarray, usage_threshold: float
@@ -126,14 +142,21 @@ class _Cells:
         lead = disks.leader_bytes[ps]
         leaders = np.flatnonzero(placed & (ks == 0) & (lead > 0))
         followers = np.flatnonzero(placed & (ks > 0))
-        self.leader_p, self.leader_dir = ps[leaders], where[leaders]
-        self.leader_in, self.leader_size = lead[leaders], disks.size[self.leader_p]
+        self.leader_p, self.leader_size = ps[leaders], disks.size[ps[leaders]]
+        self.leader_in = lead[leaders].tolist()
+        order = np.argsort(lead[leaders], kind="stable")
+        in_dir = where[leaders][order]
+        self.bytes_in: dict[int, list[float]] = {}
+        self.leaders: dict[int, list[int]] = {}
+        for d in range(takes.shape[0]):
+            mine = order[in_dir == d]
+            self.bytes_in[d], self.leaders[d] = lead[leaders][mine].tolist(), mine.tolist()
         self.follower_p, self.follower_k = ps[followers], ks[followers]
         self.follower_dir, self.follower_size = where[followers], disks.size[self.follower_p]
         lo, hi = dir_band(disks, usage_threshold)
         self.lo, self.hi = lo[b], hi[b]
 
-    def hand_over(self, a: int, z: int, leaders: np.ndarray) -> bool:
+    def hand_over(self, a: int, z: int, leaders: list[int]) -> bool:
         """Move the first of `leaders` whose move (alone, or with a follower of z back
         to a) keeps both dirs in the usage band, or no further out of it."""
         disks, b, total, lo, hi = self.disks, self.b, self.total, self.lo, self.hi
@@ -148,10 +171,10 @@ class _Cells:
             )
 
         back = back_sizes = None  # z's followers, found when first needed
-        for i in leaders.tolist():
+        for i in leaders:
             size = float(self.leader_size[i])
             if fine(disks.used[b, a] - size, disks.used[b, z] + size):
-                self._lead_to(i, z)
+                self._lead_to(i, a, z)
                 return True
             if back is None:
                 back = np.flatnonzero(self.follower_dir == z)
@@ -161,13 +184,25 @@ class _Cells:
             j = int(np.argmin(np.abs(back_sizes - size)))
             size_back = float(back_sizes[j])
             if fine(disks.used[b, a] - size + size_back, disks.used[b, z] + size - size_back):
-                self._lead_to(i, z)
+                self._lead_to(i, a, z)
                 f = int(back[j])
                 disks.move(int(self.follower_p[f]), int(self.follower_k[f]), a)
                 self.follower_dir[f] = a
                 return True
         return False
 
-    def _lead_to(self, i: int, to: int) -> None:
+    def _lead_to(self, i: int, a: int, to: int) -> None:
+        """Move leader i from dir a to dir `to`."""
         self.disks.move(int(self.leader_p[i]), 0, to)
-        self.leader_dir[i] = to
+        value = self.leader_in[i]
+        bytes_in, leaders = self.bytes_in[a], self.leaders[a]
+        j = bisect_left(bytes_in, value)
+        while leaders[j] != i:
+            j += 1
+        del bytes_in[j], leaders[j]
+        bytes_in, leaders = self.bytes_in[to], self.leaders[to]
+        j = bisect_left(bytes_in, value)
+        while j < len(leaders) and bytes_in[j] == value and leaders[j] < i:
+            j += 1
+        bytes_in.insert(j, value)
+        leaders.insert(j, i)
