@@ -100,14 +100,14 @@ class DiskModel:
         self.listed = listed
         initial = snap.replicas
         known = snap.replica_dir if snap.replica_dir is not None else np.full(initial.shape, -1)
-        self.initial_dir = np.where(initial >= 0, known, -1).astype(np.int32)
+        initial_dir = np.where(initial >= 0, known, -1).astype(np.int32)
         self.assign = assign
         before = slots_before(initial, assign)
         # held before on the same broker (its dir known or not): a replica that arrives
         # is not `stayed`, and is placed in a dir
         self.stayed = before >= 0
         rows = np.arange(assign.shape[0])[:, None]
-        self.dir = np.where(self.stayed, self.initial_dir[rows, np.maximum(before, 0)], -1)
+        self.dir = np.where(self.stayed, initial_dir[rows, np.maximum(before, 0)], -1)
         self.carried = self.dir.copy()
         cells = assign >= 0
         broker = np.maximum(assign, 0)
