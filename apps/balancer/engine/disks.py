@@ -28,11 +28,16 @@ def slots_before(initial: np.ndarray, assign: np.ndarray) -> np.ndarray:
     """(P, K) the slot in `initial` of each replica of `assign` on the same broker, -1
     where that broker did not hold the partition."""
     out = np.full(assign.shape, -1, dtype=np.int32)
-    held = initial >= 0
-    for k in range(assign.shape[1]):
-        same = (assign[:, k : k + 1] == initial) & held
-        found = same.any(axis=1) & (assign[:, k] >= 0)
-        out[:, k] = np.where(found, same.argmax(axis=1), -1)
+    K = assign.shape[1]
+    # column by column: numpy's any/argmax(axis=1) over a few columns is slow; the
+    # last write is the first slot that matches
+    for k in range(K):
+        a = assign[:, k]
+        here = out[:, k]
+        for j in reversed(range(K)):
+            i = initial[:, j]
+            here[(a == i) & (i >= 0)] = j
+        here[a < 0] = -1
     return out
 
 
@@ -95,23 +100,26 @@ class DiskModel:
         self.listed = listed
         initial = snap.replicas
         known = snap.replica_dir if snap.replica_dir is not None else np.full(initial.shape, -1)
-        self.initial_dir = np.where(initial >= 0, known, -1).astype(np.int32)
+        initial_dir = np.where(initial >= 0, known, -1).astype(np.int32)
         self.assign = assign
         before = slots_before(initial, assign)
         # held before on the same broker (its dir known or not): a replica that arrives
         # is not `stayed`, and is placed in a dir
         self.stayed = before >= 0
         rows = np.arange(assign.shape[0])[:, None]
-        self.dir = np.where(self.stayed, self.initial_dir[rows, np.maximum(before, 0)], -1)
+        self.dir = np.where(self.stayed, initial_dir[rows, np.maximum(before, 0)], -1)
         self.carried = self.dir.copy()
         cells = assign >= 0
         broker = np.maximum(assign, 0)
         # a partition with a replica on a dead broker can't be listed in a plan
-        whole = (snap.alive[broker] | ~cells).all(axis=1)[:, None]
+        whole = snap.alive[broker[:, 0]] | ~cells[:, 0]
+        for k in range(1, assign.shape[1]):
+            whole &= snap.alive[broker[:, k]] | ~cells[:, k]
         in_bad_dir = (self.dir >= 0) & ~self.takes[broker, np.maximum(self.dir, 0)]
-        self.must_move = cells & whole & listed[broker] & ((~self.stayed) | in_bad_dir)
+        open_cells = cells & whole[:, None] & listed[broker]
+        self.must_move = open_cells & ((~self.stayed) | in_bad_dir)
         if moves == DISK_MOVES_ALL:
-            self.can_move = cells & whole & listed[broker]
+            self.can_move = open_cells
         elif moves == DISK_MOVES_NEEDED:
             self.can_move = self.must_move.copy()
         else:
@@ -122,6 +130,7 @@ class DiskModel:
         self.used = np.zeros(total.shape)
         self.lead = np.zeros(total.shape)
         self.moves_made = 0
+        self._broker_cells: dict[int, tuple[np.ndarray, np.ndarray]] | None = None
         self._recount()
 
     def _recount(self) -> None:
@@ -178,14 +187,23 @@ class DiskModel:
         return (self.dir >= 0) & (self.dir != self.carried)
 
     def broker_cells(self) -> dict[int, tuple[np.ndarray, np.ndarray]]:
-        """{broker: (partitions, slots)} of every replica on a broker that lists dirs."""
+        """{broker: (partitions, slots)} of every replica on a broker that lists dirs
+        (found once: the assignment is fixed)."""
+        if self._broker_cells is None:
+            self._broker_cells = self._group_cells()
+        return self._broker_cells
+
+    def _group_cells(self) -> dict[int, tuple[np.ndarray, np.ndarray]]:
         p, k = np.nonzero(self.assign >= 0)
         b = self.assign[p, k]
         keep = self.listed[b]
         p, k, b = p[keep], k[keep], b[keep]
-        order = np.argsort(b, kind="stable")
-        p, k, b = p[order], k[order], b[order]
-        starts = np.searchsorted(b, np.arange(self.total.shape[0] + 1))
+        n_brokers = self.total.shape[0]
+        # int16 keys let numpy use a linear-time radix sort
+        order = np.argsort(b.astype(np.int16) if n_brokers < 32000 else b, kind="stable")
+        # compact: kept for the life of the model
+        p, k, b = p[order].astype(np.int32), k[order].astype(np.int16), b[order]
+        starts = np.searchsorted(b, np.arange(n_brokers + 1))
         return {
             int(x): (p[starts[x] : starts[x + 1]], k[starts[x] : starts[x + 1]])
             for x in np.flatnonzero(np.diff(starts))

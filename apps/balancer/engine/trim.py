@@ -26,6 +26,7 @@ from .model import ClusterModel
 GOAL = "movement-trim"
 TOL = 1e-9
 MAX_ROUNDS = 2
+BLOCK = 256  # cells judged at once before they are tried one by one
 
 
 def hold_balance(model: ClusterModel) -> None:
@@ -46,23 +47,36 @@ class _Cells:
     that held the partition at the start holds it no more (`home`, -1: none)."""
 
     def __init__(self, model: ClusterModel) -> None:
-        init, assign = model.initial, model.assign
-        changed = np.flatnonzero((init != assign).any(axis=1) & ~model.frozen)
+        init, assign, K = model.initial, model.assign, model.K
+        # column by column: numpy's any(axis=1) over a few columns is slow
+        differs = init[:, 0] != assign[:, 0]
+        for j in range(1, K):
+            differs |= init[:, j] != assign[:, j]
+        changed = np.flatnonzero(differs & ~model.frozen)
         rows, old = assign[changed], init[changed]
-        held = (rows[:, :, None] == old[:, None, :]).any(axis=2)
-        pi, ki = np.nonzero((rows >= 0) & ~held)
-        order = np.lexsort((ki, changed[pi], -model.size[changed[pi]]))
+        new = rows >= 0
+        # the first usable start broker that holds the partition no more, per row
+        home = np.full(changed.shape[0], -1, dtype=old.dtype)
+        for j in reversed(range(K)):
+            o = old[:, j]
+            gone = o >= 0
+            for k in range(K):
+                gone &= o != rows[:, k]
+                new[:, j] &= rows[:, j] != old[:, k]
+            gone &= model.usable[np.maximum(o, 0)]
+            home = np.where(gone, o, home)
+        pi, ki = np.nonzero(new)
+        # nonzero lists cells by partition, then slot: a stable sort keeps that order
+        # among partitions of one size
+        order = np.argsort(-model.size[changed[pi]], kind="stable")
         pi, ki = pi[order], ki[order]
         self.p = changed[pi]
         self.k = ki
         self.on = rows[pi, ki]
-        self.vec = model.fvec[self.p] + np.where((ki == 0)[:, None], model.lvec[self.p], 0.0)
-        gone = ~(old[:, :, None] == rows[:, None, :]).any(axis=2) & (old >= 0)
-        gone &= model.usable[np.maximum(old, 0)]
-        gone = gone[pi]
-        self.home = np.where(
-            gone.any(axis=1), old[pi][np.arange(pi.shape[0]), np.argmax(gone, axis=1)], -1
-        )
+        self.vec = model.fvec[self.p]
+        lead = ki == 0
+        self.vec[lead] += model.lvec[self.p[lead]]
+        self.home = home[pi]
 
 
 def trim(model: ClusterModel) -> int:
@@ -85,29 +99,84 @@ def _round(model: ClusterModel) -> int:
     # broker's slack only shrinks as its cells go back
     ok = (cells.home >= 0) & model.movable[cells.p, cells.k]
     ok &= (cells.vec <= model.slack[cells.on] + TOL).all(axis=1)
+    tried = np.flatnonzero(ok)
     given = 0
-    reasons = model.reasons
-    room, usable = model.room, model.usable
-    tc, topic_hi = model.topic_count, model.topic_hi
-    # move_ok_to's per-topic ceiling (its usual refusal here), checked first
-    topic_cap = None if topic_hi is None or model.topic_lo is None else np.maximum(topic_hi, 0)
-    for i in np.flatnonzero(ok).tolist():
-        p, k = int(cells.p[i]), int(cells.k[i])
-        now = model.members(p)
-        vec = cells.vec[i]
-        t = model.topic_l[p]
-        for home in model.initial[p, : model.rf_l[p]].tolist():
-            if home in now or not usable[home] or np.count_nonzero(vec > room[home]):
-                continue  # the cheap refusals first; move_ok_to checks everything
-            if topic_cap is not None and tc[t, home] + 1 > topic_cap[t]:
-                continue
-            if model.move_ok_to(p, k, home):
-                model.move_replica(p, k, home, GOAL)
-                given += 1
-                # a give-back is no reason for a change: the goals that made it stay
-                r = reasons[p]
-                r.remove(GOAL)
-                if not r or (model.assign[p] == model.initial[p]).all():
-                    del reasons[p]
-                break
+    for start in range(0, tried.shape[0], BLOCK):
+        given += _block(model, cells, tried[start : start + BLOCK])
     return given
+
+
+def _topic_cap(model: ClusterModel) -> np.ndarray | None:
+    """move_ok_to's per-topic ceiling (its usual refusal here); None: not checked."""
+    if model.topic_hi is None or model.topic_lo is None:
+        return None
+    return np.maximum(model.topic_hi, 0)
+
+
+def _hopeful(model: ClusterModel, cells: _Cells, idx: np.ndarray) -> np.ndarray:
+    """(n,) whether some start broker of each cell passes `_give_back`'s cheap
+    refusals as the model stands: the others are refused whole."""
+    p = cells.p[idx]
+    homes = model.initial[p]
+    live = np.arange(model.K)[None, :] < model.rf[p][:, None]
+    now = np.where(live, model.assign[p], -2)  # -2: no broker, not even an empty slot
+    held = (homes[:, :, None] == now[:, None, :]).any(axis=2)
+    fits = ~(cells.vec[idx][:, None, :] > model.room[homes]).any(axis=2)
+    good = live & ~held & model.usable[homes] & fits
+    cap = _topic_cap(model)
+    if cap is not None:
+        t = model.topic[p]
+        good &= ~(model.topic_count[t[:, None], homes] + 1 > cap[t][:, None])
+    return good.any(axis=1)
+
+
+def _block(model: ClusterModel, cells: _Cells, idx: np.ndarray) -> int:
+    """Try the cells `idx` in order, those `_hopeful` passes and, after a give-back,
+    those it may have made hopeful."""
+    hope = _hopeful(model, cells, idx)
+    ps = cells.p[idx]
+    homes = model.initial[ps]
+    cap = _topic_cap(model)
+    given = 0
+    todo = np.flatnonzero(hope).tolist()
+    n = 0
+    while n < len(todo):
+        i = todo[n]
+        n += 1
+        c = int(idx[i])
+        p, k = int(cells.p[c]), int(cells.k[c])
+        s = int(model.assign[p, k])
+        d = _give_back(model, p, k, cells.vec[c], cap)
+        if d < 0:
+            continue
+        given += 1
+        # loads are >= 0 (snapshot.py), so only s gained room and lost a topic
+        # replica; d and p's members only refuse more (s never held p)
+        hope[i + 1 :] |= (homes[i + 1 :] == s).any(axis=1)
+        todo = (np.flatnonzero(hope[i + 1 :]) + (i + 1)).tolist()
+        n = 0
+    return given
+
+
+def _give_back(
+    model: ClusterModel, p: int, k: int, vec: np.ndarray, topic_cap: np.ndarray | None
+) -> int:
+    """Move replica (p, k) back to the first start broker that may take it; that
+    broker, or -1 when none may."""
+    now = model.members(p)
+    t = model.topic_l[p]
+    room, usable, tc = model.room, model.usable, model.topic_count
+    for home in model.initial[p, : model.rf_l[p]].tolist():
+        if home in now or not usable[home] or np.count_nonzero(vec > room[home]):
+            continue  # the cheap refusals first; move_ok_to checks everything
+        if topic_cap is not None and tc[t, home] + 1 > topic_cap[t]:
+            continue
+        if model.move_ok_to(p, k, home):
+            model.move_replica(p, k, home, GOAL)
+            # a give-back is no reason for a change: the goals that made it stay
+            r = model.reasons[p]
+            r.remove(GOAL)
+            if not r or (model.assign[p] == model.initial[p]).all():
+                del model.reasons[p]
+            return home
+    return -1

@@ -9,6 +9,8 @@ under its capacity limit.
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
+
 import numpy as np
 
 from ..disks import DISK_MOVES_ALL, DiskModel
@@ -81,15 +83,18 @@ class IntraBrokerDiskUsageDistributionGoal(DiskGoal):
 
     def _level(self, disks: DiskModel, b: int, ps: np.ndarray, ks: np.ndarray) -> None:
         takes = disks.takes[b]
-        total = np.where(takes, disks.total[b], 1.0)
-        sizes = disks.size[ps]
-        movable = disks.can_move[ps, ks] & (disks.dir[ps, ks] >= 0) & (sizes > 0)
+        total = np.where(takes, disks.total[b], 1.0).tolist()
+        open_dirs = np.flatnonzero(takes).tolist()
+        dirs = _DirCells(disks, ps, ks, open_dirs)
+        used, limit = disks.used[b], disks.limit[b]
         # moves between its dirs leave a broker's band as it is
         lo, hi = (float(x[b]) for x in dir_band(disks, self.threshold))
         mean = hi / self.threshold
-        for _ in range(MAX_MOVES_PER_DIR * int(takes.sum())):
-            util = np.where(takes, disks.used[b] / total, np.nan)
-            a, z = int(np.nanargmax(util)), int(np.nanargmin(util))
+        for _ in range(MAX_MOVES_PER_DIR * len(open_dirs)):
+            # plain floats: a few dirs are cheaper to scan in Python than through numpy
+            util = (used / total).tolist()
+            a = max(open_dirs, key=util.__getitem__)
+            z = min(open_dirs, key=util.__getitem__)
             if util[a] <= hi and util[z] >= lo:
                 return
             # bytes that bring a down to the mean and z up to it: the move to aim at
@@ -97,10 +102,52 @@ class IntraBrokerDiskUsageDistributionGoal(DiskGoal):
             # any size under twice this lowers the spread of the dirs (their weighted
             # variance), so levelling ends
             gap = (util[a] - util[z]) / (1.0 / total[a] + 1.0 / total[z])
-            room = disks.limit[b, z] - disks.used[b, z]
-            here = np.flatnonzero(movable & (disks.dir[ps, ks] == a))
-            fit = here[(sizes[here] < 2.0 * gap) & (sizes[here] <= room)]
-            if fit.shape[0] == 0:
+            room = float(limit[z] - used[z])
+            if not dirs.move_nearest(a, z, max(want, 0.0), 2.0 * gap, room):
                 return
-            best = int(fit[np.argmin(np.abs(sizes[fit] - max(want, 0.0)))])
-            disks.move(int(ps[best]), int(ks[best]), z)
+
+
+class _DirCells:
+    """A broker's movable replicas (placed, of some size) per open dir, by size then
+    by their order among the broker's cells, kept as they move."""
+
+    def __init__(
+        self, disks: DiskModel, ps: np.ndarray, ks: np.ndarray, open_dirs: list[int]
+    ) -> None:
+        self.disks, self.ps, self.ks = disks, ps, ks
+        sizes = disks.size[ps]
+        where = disks.dir[ps, ks]
+        cells = np.flatnonzero(disks.can_move[ps, ks] & (where >= 0) & (sizes > 0))
+        cells = cells[np.argsort(sizes[cells], kind="stable")]
+        self.sizes: dict[int, list[float]] = {}
+        self.cells: dict[int, list[int]] = {}
+        for d in open_dirs:
+            mine = cells[where[cells] == d]
+            self.sizes[d], self.cells[d] = sizes[mine].tolist(), mine.tolist()
+
+    def move_nearest(self, a: int, z: int, want: float, below: float, room: float) -> bool:
+        """Move to z the replica of a whose size is nearest `want` (the first such
+        cell) among those under `below` and at most `room`; whether there was one."""
+        sizes, cells = self.sizes[a], self.cells[a]
+        cut = min(bisect_left(sizes, below), bisect_right(sizes, room))
+        if cut == 0:
+            return False
+        # the distance to `want` falls up to `pos`, then rises (rounding keeps that
+        # order), so the nearest sizes sit on either side of it, ties next to them
+        pos = bisect_left(sizes, want, 0, cut)
+        near = min(abs(sizes[j] - want) for j in (pos - 1, pos) if 0 <= j < cut)
+        first, last = pos, pos
+        while first > 0 and abs(sizes[first - 1] - want) == near:
+            first -= 1
+        while last < cut and abs(sizes[last] - want) == near:
+            last += 1
+        j = min(range(first, last), key=cells.__getitem__)
+        size, i = sizes.pop(j), cells.pop(j)
+        self.disks.move(int(self.ps[i]), int(self.ks[i]), z)
+        into_sizes, into_cells = self.sizes[z], self.cells[z]
+        at = bisect_left(into_sizes, size)
+        while at < len(into_sizes) and into_sizes[at] == size and into_cells[at] < i:
+            at += 1
+        into_sizes.insert(at, size)
+        into_cells.insert(at, i)
+        return True
