@@ -15,6 +15,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from apps.core.garbage_collection import garbage_collection_paused
+
 from .disks import disk_capacity_applied
 from .errors import BalancerError, PlanError, SnapshotError
 from .goals import ALL_GOALS, HARD_GOALS, SOFT_GOALS, build_goals, build_leadership_pass
@@ -40,6 +42,7 @@ class Proposal:
     report: dict
 
 
+@garbage_collection_paused()  # few objects in cycles; full collections walk the snapshot
 def propose(
     snapshot: Mapping[str, Any] | ClusterSnapshot | Snapshot,
     mode: str = "full",
@@ -82,6 +85,7 @@ def propose(
     return Proposal(plan=plan, report=report)
 
 
+@garbage_collection_paused()
 def judge(
     snapshot: Mapping[str, Any] | ClusterSnapshot | Snapshot,
     mode: str = "full",
