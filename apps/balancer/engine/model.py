@@ -198,6 +198,8 @@ class ClusterModel:
         self.journal: list[tuple] | None = None
         # the partitions each broker leads, sorted; built on first use (`led_by`)
         self._led: list[np.ndarray] | None = None
+        # `replicas_by_broker`'s last index and the assignment it was built from
+        self._by_broker: tuple[np.ndarray, tuple[np.ndarray, np.ndarray]] | None = None
         # each replica's log dir (JBOD), set by the optimiser when the snapshot lists dirs
         self.disks: DiskModel | None = None
         self.data_loss_skipped: list[int] = []
@@ -215,6 +217,11 @@ class ClusterModel:
 
     def replicas_by_broker(self) -> tuple[np.ndarray, np.ndarray]:
         """Index of replica cells grouped by broker: (cell order, start offsets)."""
+        cached = self._by_broker
+        # comparing the assignment costs a fraction of the sort: passes that moved
+        # nothing reuse the index
+        if cached is not None and np.array_equal(cached[0], self.assign):
+            return cached[1]
         flat = self.assign.ravel()
         # int16 keys let numpy use a linear-time radix sort
         keys = flat.astype(np.int16) if self.n_brokers < 32000 else flat
@@ -222,6 +229,7 @@ class ClusterModel:
         n_pad = int((flat < 0).sum())
         counts = np.bincount(flat[flat >= 0], minlength=self.n_brokers)
         starts = np.concatenate(([0], np.cumsum(counts))) + n_pad
+        self._by_broker = (self.assign.copy(), (order, starts))
         return order, starts
 
     def cells_of(
@@ -385,7 +393,11 @@ class ClusterModel:
                 return False
             if cap is not None and not counts[b] < cap:
                 return False
-            return all(v <= r for v, r in zip(vl, room[b].tolist(), strict=True))
+            # a plain loop: all() over a generator costs more for a few measures
+            for v, r in zip(vl, room[b].tolist(), strict=True):
+                if v > r:
+                    return False
+            return True
 
         return test
 
