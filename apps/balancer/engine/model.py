@@ -329,9 +329,10 @@ class ClusterModel:
         if np.count_nonzero(vec > self.slack[s]):
             return None
         t = self.topic_l[p]
-        if self.topic_lo is not None and self.usable[s]:
-            if self.topic_count[t, s] - 1 < min(self.topic_lo[t], self.topic_count[t, s]):
-                return None
+        topic_lo = self.topic_lo
+        # count - 1 < min(lo, count) is count - 1 < lo
+        if topic_lo is not None and self.usable[s] and self.topic_count[t, s] - 1 < topic_lo[t]:
+            return None
         mask = self.dest.copy()
         rf = self.rf_l[p]
         usable = self.usable
@@ -369,12 +370,16 @@ class ClusterModel:
         s = members[k]
         if vec is None:
             vec = self.replica_vec(p, k)
-        if np.count_nonzero(vec > self.slack[s]):
-            return None
-        t = self.topic_l[p]
-        if self.topic_lo is not None and self.usable[s]:
-            if self.topic_count[t, s] - 1 < min(self.topic_lo[t], self.topic_count[t, s]):
+        vl = vec.tolist()
+        # plain floats: numpy's compare-and-count costs more for a few measures
+        for v, r in zip(vl, self.slack[s].tolist(), strict=True):
+            if v > r:
                 return None
+        t = self.topic_l[p]
+        topic_lo = self.topic_lo
+        # count - 1 < min(lo, count) is count - 1 < lo
+        if topic_lo is not None and self.usable[s] and self.topic_count[t, s] - 1 < topic_lo[t]:
+            return None
         usable, dest, room, rl = self.usable, self.dest, self.room, self.rack_l
         home = [b for b in self.initial[p, :rf].tolist() if usable[b]]
         if self.rack_max_l[p] <= 1:
@@ -386,7 +391,6 @@ class ClusterModel:
         banned = set() if leaving_full else full
         counts = self.topic_count[t]
         cap = None if self.topic_hi is None else max(self.topic_hi[t], 0)
-        vl = vec.tolist()
 
         def test(b: int) -> bool:
             if not (dest[b] or b in home) or b in members or rl[b] in banned:
@@ -505,16 +509,19 @@ class ClusterModel:
 
     # ---------------------------------------------------------------- moves
     def move_replica(self, p: int, k: int, d: int, goal: str) -> None:
-        s = int(self.assign[p, k])
+        assign = self.assign
+        s = int(assign[p, k])
         vec = self.replica_vec(p, k)
-        self.load[s] -= vec
-        self.load[d] += vec
+        load = self.load
+        load[s] -= vec
+        load[d] += vec
         self._refresh(s)
         self._refresh(d)
         t = self.topic_l[p]
-        self.topic_count[t, s] -= 1
-        self.topic_count[t, d] += 1
-        self.assign[p, k] = d
+        tc = self.topic_count
+        tc[t, s] -= 1
+        tc[t, d] += 1
+        assign[p, k] = d
         if k == 0:
             self._lead_moved(p, s, d)
         if self.frozen[p] or not self.alive[d]:  # d dead only when a rollback moves back
