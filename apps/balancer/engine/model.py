@@ -198,8 +198,10 @@ class ClusterModel:
         self.journal: list[tuple] | None = None
         # the partitions each broker leads, sorted; built on first use (`led_by`)
         self._led: list[np.ndarray] | None = None
-        # `replicas_by_broker`'s last index and the assignment it was built from
-        self._by_broker: tuple[np.ndarray, tuple[np.ndarray, np.ndarray]] | None = None
+        # changes to `assign` so far: every replica move, leader move and follower swap
+        self._changes = 0
+        # `replicas_by_broker`'s last index and the `_changes` it was built at
+        self._by_broker: tuple[int, tuple[np.ndarray, np.ndarray]] | None = None
         # each replica's log dir (JBOD), set by the optimiser when the snapshot lists dirs
         self.disks: DiskModel | None = None
         self.data_loss_skipped: list[int] = []
@@ -218,9 +220,7 @@ class ClusterModel:
     def replicas_by_broker(self) -> tuple[np.ndarray, np.ndarray]:
         """Index of replica cells grouped by broker: (cell order, start offsets)."""
         cached = self._by_broker
-        # comparing the assignment costs a fraction of the sort: passes that moved
-        # nothing reuse the index
-        if cached is not None and np.array_equal(cached[0], self.assign):
+        if cached is not None and cached[0] == self._changes:  # nothing moved since
             return cached[1]
         flat = self.assign.ravel()
         # int16 keys let numpy use a linear-time radix sort
@@ -229,7 +229,7 @@ class ClusterModel:
         n_pad = int((flat < 0).sum())
         counts = np.bincount(flat[flat >= 0], minlength=self.n_brokers)
         starts = np.concatenate(([0], np.cumsum(counts))) + n_pad
-        self._by_broker = (self.assign.copy(), (order, starts))
+        self._by_broker = (self._changes, (order, starts))
         return order, starts
 
     def cells_of(
@@ -522,6 +522,7 @@ class ClusterModel:
         tc[t, s] -= 1
         tc[t, d] += 1
         assign[p, k] = d
+        self._changes += 1
         if k == 0:
             self._lead_moved(p, s, d)
         if self.frozen[p] or not self.alive[d]:  # d dead only when a rollback moves back
@@ -540,6 +541,7 @@ class ClusterModel:
         self._refresh(a)
         self._refresh(b)
         self.assign[p, 0], self.assign[p, k] = b, a
+        self._changes += 1
         self._lead_moved(p, a, b)
         mv = self.movable
         mv[p, 0], mv[p, k] = mv[p, k], mv[p, 0]
@@ -554,6 +556,7 @@ class ClusterModel:
         assert k1 > 0 and k2 > 0
         a = self.assign
         a[p, k1], a[p, k2] = a[p, k2], a[p, k1]
+        self._changes += 1
         mv = self.movable
         mv[p, k1], mv[p, k2] = mv[p, k2], mv[p, k1]
         if self.journal is not None:
