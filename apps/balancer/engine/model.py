@@ -198,6 +198,10 @@ class ClusterModel:
         self.journal: list[tuple] | None = None
         # the partitions each broker leads, sorted; built on first use (`led_by`)
         self._led: list[np.ndarray] | None = None
+        # changes to `assign` so far: every replica move, leader move and follower swap
+        self._changes = 0
+        # `replicas_by_broker`'s last index and the `_changes` it was built at
+        self._by_broker: tuple[int, tuple[np.ndarray, np.ndarray]] | None = None
         # each replica's log dir (JBOD), set by the optimiser when the snapshot lists dirs
         self.disks: DiskModel | None = None
         self.data_loss_skipped: list[int] = []
@@ -215,6 +219,9 @@ class ClusterModel:
 
     def replicas_by_broker(self) -> tuple[np.ndarray, np.ndarray]:
         """Index of replica cells grouped by broker: (cell order, start offsets)."""
+        cached = self._by_broker
+        if cached is not None and cached[0] == self._changes:  # nothing moved since
+            return cached[1]
         flat = self.assign.ravel()
         # int16 keys let numpy use a linear-time radix sort
         keys = flat.astype(np.int16) if self.n_brokers < 32000 else flat
@@ -222,6 +229,7 @@ class ClusterModel:
         n_pad = int((flat < 0).sum())
         counts = np.bincount(flat[flat >= 0], minlength=self.n_brokers)
         starts = np.concatenate(([0], np.cumsum(counts))) + n_pad
+        self._by_broker = (self._changes, (order, starts))
         return order, starts
 
     def cells_of(
@@ -321,9 +329,10 @@ class ClusterModel:
         if np.count_nonzero(vec > self.slack[s]):
             return None
         t = self.topic_l[p]
-        if self.topic_lo is not None and self.usable[s]:
-            if self.topic_count[t, s] - 1 < min(self.topic_lo[t], self.topic_count[t, s]):
-                return None
+        topic_lo = self.topic_lo
+        # count - 1 < min(lo, count) is count - 1 < lo
+        if topic_lo is not None and self.usable[s] and self.topic_count[t, s] - 1 < topic_lo[t]:
+            return None
         mask = self.dest.copy()
         rf = self.rf_l[p]
         usable = self.usable
@@ -361,12 +370,16 @@ class ClusterModel:
         s = members[k]
         if vec is None:
             vec = self.replica_vec(p, k)
-        if np.count_nonzero(vec > self.slack[s]):
-            return None
-        t = self.topic_l[p]
-        if self.topic_lo is not None and self.usable[s]:
-            if self.topic_count[t, s] - 1 < min(self.topic_lo[t], self.topic_count[t, s]):
+        vl = vec.tolist()
+        # plain floats: numpy's compare-and-count costs more for a few measures
+        for v, r in zip(vl, self.slack[s].tolist(), strict=True):
+            if v > r:
                 return None
+        t = self.topic_l[p]
+        topic_lo = self.topic_lo
+        # count - 1 < min(lo, count) is count - 1 < lo
+        if topic_lo is not None and self.usable[s] and self.topic_count[t, s] - 1 < topic_lo[t]:
+            return None
         usable, dest, room, rl = self.usable, self.dest, self.room, self.rack_l
         home = [b for b in self.initial[p, :rf].tolist() if usable[b]]
         if self.rack_max_l[p] <= 1:
@@ -378,14 +391,17 @@ class ClusterModel:
         banned = set() if leaving_full else full
         counts = self.topic_count[t]
         cap = None if self.topic_hi is None else max(self.topic_hi[t], 0)
-        vl = vec.tolist()
 
         def test(b: int) -> bool:
             if not (dest[b] or b in home) or b in members or rl[b] in banned:
                 return False
             if cap is not None and not counts[b] < cap:
                 return False
-            return all(v <= r for v, r in zip(vl, room[b].tolist(), strict=True))
+            # a plain loop: all() over a generator costs more for a few measures
+            for v, r in zip(vl, room[b].tolist(), strict=True):
+                if v > r:
+                    return False
+            return True
 
         return test
 
@@ -493,16 +509,20 @@ class ClusterModel:
 
     # ---------------------------------------------------------------- moves
     def move_replica(self, p: int, k: int, d: int, goal: str) -> None:
-        s = int(self.assign[p, k])
+        assign = self.assign
+        s = int(assign[p, k])
         vec = self.replica_vec(p, k)
-        self.load[s] -= vec
-        self.load[d] += vec
+        load = self.load
+        load[s] -= vec
+        load[d] += vec
         self._refresh(s)
         self._refresh(d)
         t = self.topic_l[p]
-        self.topic_count[t, s] -= 1
-        self.topic_count[t, d] += 1
-        self.assign[p, k] = d
+        tc = self.topic_count
+        tc[t, s] -= 1
+        tc[t, d] += 1
+        assign[p, k] = d
+        self._changes += 1
         if k == 0:
             self._lead_moved(p, s, d)
         if self.frozen[p] or not self.alive[d]:  # d dead only when a rollback moves back
@@ -521,6 +541,7 @@ class ClusterModel:
         self._refresh(a)
         self._refresh(b)
         self.assign[p, 0], self.assign[p, k] = b, a
+        self._changes += 1
         self._lead_moved(p, a, b)
         mv = self.movable
         mv[p, 0], mv[p, k] = mv[p, k], mv[p, 0]
@@ -535,6 +556,7 @@ class ClusterModel:
         assert k1 > 0 and k2 > 0
         a = self.assign
         a[p, k1], a[p, k2] = a[p, k2], a[p, k1]
+        self._changes += 1
         mv = self.movable
         mv[p, k1], mv[p, k2] = mv[p, k2], mv[p, k1]
         if self.journal is not None:
