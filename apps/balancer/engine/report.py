@@ -90,14 +90,17 @@ def build_report(
     }
     report["broker_loads"] = _broker_loads(model, loads)
     if model.disks is not None:
-        start = DiskModel(
-            snap,
-            snap.replicas,
-            removed=setup.removed_dirs,
-            capacity_threshold=options.capacity_threshold,
-            moves=setup.disk_moves,
+        # the starting dirs live only for the figures: freed before the moves are listed
+        report["disks"] = disk_figures(
+            DiskModel(
+                snap,
+                snap.replicas,
+                removed=setup.removed_dirs,
+                capacity_threshold=options.capacity_threshold,
+                moves=setup.disk_moves,
+            ),
+            model.disks,
         )
-        report["disks"] = disk_figures(start, model.disks)
     if include_moves:
         report["moves"] = _moves(model)
     return report
@@ -156,6 +159,9 @@ def _moves(model: ClusterModel) -> list[dict]:
     leader_to = new[:, 0].tolist()
     topics = snap.topics
     reasons = model.reasons
+    # one list per distinct set of goals, shared by the entries that name it: no code
+    # changes a report's lists, and there are far fewer sets than entries
+    shared: dict[tuple[str, ...], list[str]] = {(): []}
     return [
         {
             "topic": topics[t],
@@ -166,10 +172,10 @@ def _moves(model: ClusterModel) -> list[dict]:
             "removed": gone,
             "leader": {"from": a, "to": b} if a != b else None,
             "bytes_moved": int(round(size * k)),
-            "goals": list(reasons.get(p, [])),
+            "goals": shared.setdefault(goals, list(goals)),
         }
-        for p, t, n, before, after, add, gone, a, b, size, k in zip(
-            changed.tolist(),
+        for goals, t, n, before, after, add, gone, a, b, size, k in zip(
+            (tuple(reasons.get(p, ())) for p in changed.tolist()),
             snap.topic[changed].tolist(),
             snap.partition[changed].tolist(),
             _rows(old, real),
