@@ -154,9 +154,11 @@ def _moves(model: ClusterModel) -> list[dict]:
     # a broker of one list in none of the other's real cells
     added = real & ~((new[:, :, None] == old[:, None, :]) & real[:, None, :]).any(axis=2)
     removed = real & ~((old[:, :, None] == new[:, None, :]) & real[:, None, :]).any(axis=2)
-    n_added = added.sum(axis=1)
-    leader_from = old[:, 0].tolist()
-    leader_to = new[:, 0].tolist()
+    # bytes copied: the partition's size once per broker it arrives on
+    copied = np.round(snap.size[changed] * added.sum(axis=1)).astype(np.int64)
+    # one leader entry per distinct (from, to), shared by the entries that have it
+    ends, which = np.unique(np.stack([old[:, 0], new[:, 0]], axis=1), axis=0, return_inverse=True)
+    leaders = [{"from": a, "to": b} if a != b else None for a, b in ends.tolist()]
     topics = snap.topics
     reasons = model.reasons
     # one list per distinct set of goals, shared by the entries that name it: no code
@@ -170,11 +172,11 @@ def _moves(model: ClusterModel) -> list[dict]:
             "after": after,
             "added": add,
             "removed": gone,
-            "leader": {"from": a, "to": b} if a != b else None,
-            "bytes_moved": int(round(size * k)),
+            "leader": leaders[w],
+            "bytes_moved": size,
             "goals": shared.setdefault(goals, list(goals)),
         }
-        for goals, t, n, before, after, add, gone, a, b, size, k in zip(
+        for goals, t, n, before, after, add, gone, w, size in zip(
             (tuple(reasons.get(p, ())) for p in changed.tolist()),
             snap.topic[changed].tolist(),
             snap.partition[changed].tolist(),
@@ -182,10 +184,8 @@ def _moves(model: ClusterModel) -> list[dict]:
             _rows(new, real),
             _rows(new, added),
             _rows(old, removed),
-            leader_from,
-            leader_to,
-            snap.size[changed].tolist(),
-            n_added.tolist(),
+            which.ravel().tolist(),
+            copied.tolist(),
             strict=True,
         )
     ]
