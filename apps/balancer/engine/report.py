@@ -164,6 +164,8 @@ def _moves(model: ClusterModel) -> list[dict]:
     # one list per distinct set of goals, shared by the entries that name it: no code
     # changes a report's lists, and there are far fewer sets than entries
     shared: dict[tuple[str, ...], list[str]] = {(): []}
+    # the brokers added and removed: most often one, so few distinct lists too
+    brokers: dict[tuple[int, ...], list[int]] = {}
     return [
         {
             "topic": topics[t],
@@ -182,8 +184,8 @@ def _moves(model: ClusterModel) -> list[dict]:
             snap.partition[changed].tolist(),
             _rows(old, real),
             _rows(new, real),
-            _rows(new, added),
-            _rows(old, removed),
+            _shared(_rows(new, added), brokers),
+            _shared(_rows(old, removed), brokers),
             which.ravel().tolist(),
             copied.tolist(),
             strict=True,
@@ -198,3 +200,8 @@ def _rows(values: np.ndarray, keep: np.ndarray) -> list[list[int]]:
     flat = values[keep].tolist()
     ends = np.cumsum(keep.sum(axis=1)).tolist()
     return [flat[a:b] for a, b in zip([0, *ends][:-1], ends, strict=True)]
+
+
+def _shared(rows: list[list[int]], lists: dict[tuple[int, ...], list[int]]) -> list[list[int]]:
+    """`rows`, each as the one list in `lists` of its content (added there if new)."""
+    return [lists.setdefault(tuple(r), r) for r in rows]
