@@ -77,7 +77,7 @@ def propose(
     t_opt = time.perf_counter()
     plan = build_plan(snap, model.assign, setup.usable, model.disks)
     seconds = {"parse": t_parse - t0, "optimize": t_opt - t_parse}
-    report = build_report(model, stats, options, seconds, include_moves=include_moves)
+    report = build_report(model, stats, options, seconds, include_moves=include_moves, plan=plan)
     seconds["total"] = time.perf_counter() - t0
     report["seconds"] = {k: round(v, 4) for k, v in seconds.items()}
     return Proposal(plan=plan, report=report)

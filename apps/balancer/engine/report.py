@@ -14,6 +14,7 @@ from .loads import DEAD_BROKER_ZERO
 from .measures import MEASURE_NAMES, broker_loads
 from .model import ClusterModel
 from .options import PlannerOptions
+from .plan import listed_partitions
 
 
 @garbage_collection_paused()  # an entry per changed partition, none in a cycle
@@ -24,7 +25,10 @@ def build_report(
     seconds: dict[str, float],
     *,
     include_moves: bool = True,
+    plan: dict | None = None,
 ) -> dict:
+    """The report of `model` once optimised. With `plan` (build_plan's, of the same
+    model), each move's `after` is the plan entry's own replica list, not a copy."""
     snap = model.snap
     setup = model.setup
     ids = snap.broker_ids
@@ -102,7 +106,7 @@ def build_report(
             model.disks,
         )
     if include_moves:
-        report["moves"] = _moves(model)
+        report["moves"] = _moves(model, plan)
     return report
 
 
@@ -140,8 +144,10 @@ def unmet_hard_goals(goal_stats: list[dict]) -> list[dict]:
     return out
 
 
-def _moves(model: ClusterModel) -> list[dict]:
-    """One entry per changed partition, with the goal(s) behind the change."""
+def _moves(model: ClusterModel, plan: dict | None) -> list[dict]:
+    """One entry per changed partition, with the goal(s) behind the change; with
+    `plan`, its replica lists are the entries' `after` (equal, and no code changes
+    either)."""
     snap = model.snap
     init = snap.replicas
     final = model.assign
@@ -183,7 +189,7 @@ def _moves(model: ClusterModel) -> list[dict]:
             snap.topic[changed].tolist(),
             snap.partition[changed].tolist(),
             _rows(old, real),
-            _rows(new, real),
+            _after(model, changed, plan) if plan is not None else _rows(new, real),
             _shared(_rows(new, added), brokers),
             _shared(_rows(old, removed), brokers),
             which.ravel().tolist(),
@@ -191,6 +197,14 @@ def _moves(model: ClusterModel) -> list[dict]:
             strict=True,
         )
     ]
+
+
+def _after(model: ClusterModel, changed: np.ndarray, plan: dict) -> list[list[int]]:
+    """The replica lists of the `changed` partitions in `plan`."""
+    moved_dir = None if model.disks is None else model.disks.changed()
+    listed = listed_partitions(model.snap, model.assign, moved_dir)
+    entries = plan["partitions"]
+    return [entries[i]["replicas"] for i in np.searchsorted(listed, changed).tolist()]
 
 
 def _rows(values: np.ndarray, keep: np.ndarray) -> list[list[int]]:
