@@ -23,7 +23,7 @@ from .goals import ALL_GOALS, HARD_GOALS, SOFT_GOALS, build_goals, build_leaders
 from .loads import balance_ratio, broker_loads
 from .model import ClusterModel
 from .modes import MODES, default_soft_goals, disk_parse, setup_mode
-from .optimizer import run
+from .optimizer import release_search_state, run
 from .options import PlannerOptions
 from .plan import build_plan, validate_plan
 from .report import build_report
@@ -76,10 +76,11 @@ def propose(
         max_replicas_per_broker=options.max_replicas_per_broker,
     )
     stats = run(model, goals, build_leadership_pass(options))
+    release_search_state(model)
     t_opt = time.perf_counter()
     plan = build_plan(snap, model.assign, setup.usable, model.disks)
     seconds = {"parse": t_parse - t0, "optimize": t_opt - t_parse}
-    report = build_report(model, stats, options, seconds, include_moves=include_moves)
+    report = build_report(model, stats, options, seconds, include_moves=include_moves, plan=plan)
     seconds["total"] = time.perf_counter() - t0
     report["seconds"] = {k: round(v, 4) for k, v in seconds.items()}
     return Proposal(plan=plan, report=report)

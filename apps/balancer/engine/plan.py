@@ -17,6 +17,17 @@ def changed_partitions(initial: np.ndarray, final: np.ndarray) -> np.ndarray:
     return np.flatnonzero((initial != final).any(axis=1))
 
 
+def listed_partitions(
+    snap: Snapshot, final: np.ndarray, moved_dir: np.ndarray | None = None
+) -> np.ndarray:
+    """The partitions the plan of `final` lists, in its order: those whose replica
+    list changed, and those with a replica moved to another dir (`moved_dir`)."""
+    changed = changed_partitions(snap.replicas, final)
+    if moved_dir is not None:
+        changed = np.union1d(changed, np.flatnonzero(moved_dir.any(axis=1)))
+    return changed
+
+
 @garbage_collection_paused()  # an entry per changed partition, none in a cycle
 def build_plan(
     snap: Snapshot, final: np.ndarray, usable: np.ndarray, disks: DiskModel | None = None
@@ -25,9 +36,7 @@ def build_plan(
     goes to a dir it is not in on a broker of several dirs ("any" for the others), and
     a partition whose replicas only change dirs is listed too."""
     moved_dir = None if disks is None else disks.changed()
-    changed = changed_partitions(snap.replicas, final)
-    if moved_dir is not None:
-        changed = np.union1d(changed, np.flatnonzero(moved_dir.any(axis=1)))
+    changed = listed_partitions(snap, final, moved_dir)
     rows = final[changed]
     rf = snap.rf[changed]
     real = np.arange(rows.shape[1])[None, :] < rf[:, None]

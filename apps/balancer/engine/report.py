@@ -14,6 +14,7 @@ from .loads import DEAD_BROKER_ZERO
 from .measures import MEASURE_NAMES, broker_loads
 from .model import ClusterModel
 from .options import PlannerOptions
+from .plan import listed_partitions
 
 
 @garbage_collection_paused()  # an entry per changed partition, none in a cycle
@@ -24,7 +25,10 @@ def build_report(
     seconds: dict[str, float],
     *,
     include_moves: bool = True,
+    plan: dict | None = None,
 ) -> dict:
+    """The report of `model` once optimised. With `plan` (build_plan's, of the same
+    model), each move's `after` is the plan entry's own replica list, not a copy."""
     snap = model.snap
     setup = model.setup
     ids = snap.broker_ids
@@ -90,16 +94,19 @@ def build_report(
     }
     report["broker_loads"] = _broker_loads(model, loads)
     if model.disks is not None:
-        start = DiskModel(
-            snap,
-            snap.replicas,
-            removed=setup.removed_dirs,
-            capacity_threshold=options.capacity_threshold,
-            moves=setup.disk_moves,
+        # the starting dirs live only for the figures: freed before the moves are listed
+        report["disks"] = disk_figures(
+            DiskModel(
+                snap,
+                snap.replicas,
+                removed=setup.removed_dirs,
+                capacity_threshold=options.capacity_threshold,
+                moves=setup.disk_moves,
+            ),
+            model.disks,
         )
-        report["disks"] = disk_figures(start, model.disks)
     if include_moves:
-        report["moves"] = _moves(model)
+        report["moves"] = _moves(model, plan)
     return report
 
 
@@ -137,8 +144,10 @@ def unmet_hard_goals(goal_stats: list[dict]) -> list[dict]:
     return out
 
 
-def _moves(model: ClusterModel) -> list[dict]:
-    """One entry per changed partition, with the goal(s) behind the change."""
+def _moves(model: ClusterModel, plan: dict | None) -> list[dict]:
+    """One entry per changed partition, with the goal(s) behind the change; with
+    `plan`, its replica lists are the entries' `after` (equal, and no code changes
+    either)."""
     snap = model.snap
     init = snap.replicas
     final = model.assign
@@ -151,11 +160,18 @@ def _moves(model: ClusterModel) -> list[dict]:
     # a broker of one list in none of the other's real cells
     added = real & ~((new[:, :, None] == old[:, None, :]) & real[:, None, :]).any(axis=2)
     removed = real & ~((old[:, :, None] == new[:, None, :]) & real[:, None, :]).any(axis=2)
-    n_added = added.sum(axis=1)
-    leader_from = old[:, 0].tolist()
-    leader_to = new[:, 0].tolist()
+    # bytes copied: the partition's size once per broker it arrives on
+    copied = np.round(snap.size[changed] * added.sum(axis=1)).astype(np.int64)
+    # one leader entry per distinct (from, to), shared by the entries that have it
+    ends, which = np.unique(np.stack([old[:, 0], new[:, 0]], axis=1), axis=0, return_inverse=True)
+    leaders = [{"from": a, "to": b} if a != b else None for a, b in ends.tolist()]
     topics = snap.topics
     reasons = model.reasons
+    # one list per distinct set of goals, shared by the entries that name it: no code
+    # changes a report's lists, and there are far fewer sets than entries
+    shared: dict[tuple[str, ...], list[str]] = {(): []}
+    # the brokers added and removed: most often one, so few distinct lists too
+    brokers: dict[tuple[int, ...], list[int]] = {}
     return [
         {
             "topic": topics[t],
@@ -164,25 +180,31 @@ def _moves(model: ClusterModel) -> list[dict]:
             "after": after,
             "added": add,
             "removed": gone,
-            "leader": {"from": a, "to": b} if a != b else None,
-            "bytes_moved": int(round(size * k)),
-            "goals": list(reasons.get(p, [])),
+            "leader": leaders[w],
+            "bytes_moved": size,
+            "goals": shared.setdefault(goals, list(goals)),
         }
-        for p, t, n, before, after, add, gone, a, b, size, k in zip(
-            changed.tolist(),
+        for goals, t, n, before, after, add, gone, w, size in zip(
+            (tuple(reasons.get(p, ())) for p in changed.tolist()),
             snap.topic[changed].tolist(),
             snap.partition[changed].tolist(),
             _rows(old, real),
-            _rows(new, real),
-            _rows(new, added),
-            _rows(old, removed),
-            leader_from,
-            leader_to,
-            snap.size[changed].tolist(),
-            n_added.tolist(),
+            _after(model, changed, plan) if plan is not None else _rows(new, real),
+            _shared(_rows(new, added), brokers),
+            _shared(_rows(old, removed), brokers),
+            which.ravel().tolist(),
+            copied.tolist(),
             strict=True,
         )
     ]
+
+
+def _after(model: ClusterModel, changed: np.ndarray, plan: dict) -> list[list[int]]:
+    """The replica lists of the `changed` partitions in `plan`."""
+    moved_dir = None if model.disks is None else model.disks.changed()
+    listed = listed_partitions(model.snap, model.assign, moved_dir)
+    entries = plan["partitions"]
+    return [entries[i]["replicas"] for i in np.searchsorted(listed, changed).tolist()]
 
 
 def _rows(values: np.ndarray, keep: np.ndarray) -> list[list[int]]:
@@ -192,3 +214,8 @@ def _rows(values: np.ndarray, keep: np.ndarray) -> list[list[int]]:
     flat = values[keep].tolist()
     ends = np.cumsum(keep.sum(axis=1)).tolist()
     return [flat[a:b] for a, b in zip([0, *ends][:-1], ends, strict=True)]
+
+
+def _shared(rows: list[list[int]], lists: dict[tuple[int, ...], list[int]]) -> list[list[int]]:
+    """`rows`, each as the one list in `lists` of its content (added there if new)."""
+    return [lists.setdefault(tuple(r), r) for r in rows]
