@@ -23,7 +23,7 @@ from .goals import ALL_GOALS, HARD_GOALS, SOFT_GOALS, build_goals, build_leaders
 from .loads import balance_ratio, broker_loads
 from .model import ClusterModel
 from .modes import MODES, default_soft_goals, disk_parse, setup_mode
-from .optimizer import release_search_state, run
+from .optimizer import run
 from .options import PlannerOptions
 from .plan import build_plan, validate_plan
 from .report import build_report
@@ -76,7 +76,7 @@ def propose(
         max_replicas_per_broker=options.max_replicas_per_broker,
     )
     stats = run(model, goals, build_leadership_pass(options))
-    release_search_state(model)
+    model.release_search_state()
     t_opt = time.perf_counter()
     plan = build_plan(snap, model.assign, setup.usable, model.disks)
     seconds = {"parse": t_parse - t0, "optimize": t_opt - t_parse}

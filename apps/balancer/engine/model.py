@@ -586,6 +586,26 @@ class ClusterModel:
             if r is not None and (self.assign[p] == self.initial[p]).all():
                 del self.reasons[p]
 
+    # what only the goals' search reads; the plan and the report read none of it
+    SEARCH_STATE = (
+        "topic_l",
+        "topic_count",
+        "rf_l",
+        "rack_max_l",
+        "rack_max",
+        "_led",
+        "movable",
+        "leader_movable",
+        "frozen",
+        "_by_broker",
+    )
+
+    def release_search_state(self) -> None:
+        """Drop what only the search reads, once it is over, so it does not sit beside
+        the plan and the report at the peak of memory. No goal can run after this."""
+        for name in self.SEARCH_STATE:
+            setattr(self, name, None)
+
 
 FIRST_FIT_TRIES = 4  # likeliest destinations tested one by one before a whole mask
 

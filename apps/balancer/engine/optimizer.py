@@ -57,28 +57,6 @@ def run(model: ClusterModel, goals: Sequence[Goal], leadership: Sequence[Goal] =
     return stats
 
 
-# the model's arrays only the goals' search reads; the plan and the report read none
-SEARCH_STATE = (
-    "topic_l",
-    "topic_count",
-    "rf_l",
-    "rack_max_l",
-    "rack_max",
-    "_led",
-    "movable",
-    "leader_movable",
-    "frozen",
-)
-
-
-def release_search_state(model: ClusterModel) -> None:
-    """Drop what only the search reads, once it is over (`run` has returned), so it
-    does not sit beside the plan and the report at the peak of memory. No goal can
-    run on `model` after this."""
-    for name in SEARCH_STATE:
-        setattr(model, name, None)
-
-
 def _optimise(model: ClusterModel, g: Goal) -> dict:
     """Optimise one goal in its turn; a soft goal then becomes a constraint."""
     t0 = time.perf_counter()
