@@ -49,6 +49,7 @@ def _give_leadership(
     over = np.flatnonzero(model.usable & (x > hi + tolerance(hi)))
     over = over[np.argsort(-(x[over] / norm[over]), kind="stable")]
     hi_l, norm_l = hi.tolist(), norm.tolist()  # read per follower: plain floats
+    level = goal.leadership_only
     for s in over.tolist():
         ps, ks = model.cells_of(index, s)
         sel = (ks == 0) & ~model.frozen[ps] & model.leader_movable[ps]
@@ -57,54 +58,68 @@ def _give_leadership(
         keep = w > 0
         ps, w = ps[keep], w[keep]
         fails = 0
-        done = hi[s] + tolerance(hi[s])  # the bands stay as they are meanwhile
+        done = float(hi[s] + tolerance(hi[s]))  # the bands stay as they are meanwhile
+        bottom = float(lo[s])
         ps_l, w_l = ps.tolist(), w.tolist()
+        xs = float(x[s])  # only s's own moves change it: read again after each
         for i in goal.leader_order(model, ps, w).tolist():
-            if load[s, j] <= done or fails > MAX_FAILS:
+            if xs <= done or fails > MAX_FAILS:
                 break
             p = ps_l[i]
             wi = w_l[i]
-            if assign[p, 0] != s or load[s, j] - wi < lo[s]:
+            if assign[p, 0] != s or xs - wi < bottom:
                 fails += 1
                 continue
-            best_k = _best_new_leader(goal, model, p, s, wi, hi=hi_l, norm=norm_l)
+            best_k = _best_new_leader(model, p, s, wi, x=x, level=level, hi=hi_l, norm=norm_l)
             if best_k < 0:
                 fails += 1
                 continue
             fails = 0
             model.move_leader(p, best_k, goal.name)
+            xs = float(x[s])
             moved += 1
     return moved
 
 
 def _best_new_leader(
-    goal: BandHooks,
     model: ClusterModel,
     p: int,
     s: int,
     wi: float,
     *,
+    x: np.ndarray,
+    level: bool,
     hi: list[float],
     norm: list[float],
 ) -> int:
     """The follower slot k of p whose broker ends least utilised when it takes the
-    leadership (weight wi) from s within its band, or -1."""
-    x = model.load[:, goal.measure]
+    leadership (weight wi) from s, p's leader, within its band, or -1: the first such
+    slot `model.leader_move_ok` accepts. With `level`, where the band is out of
+    reach, still level: the broker may end past the band while it ends no higher
+    than s (the spread strictly narrows, so no leadership goes back and forth)."""
     row = model.assign[p].tolist()
     best_k, best = -1, math.inf
-    if goal.leadership_only:
-        # where the band is out of reach, still level: b may end past
-        # the band while it ends no higher than s (the spread strictly
-        # narrows, so no leadership goes back and forth)
+    if level:
         keep = (float(x[s]) - wi) / norm[s]
+    dest = model.leader_dest
+    vec = room = None
     for k in range(1, model.rf_l[p]):
         b = row[k]
         after = float(x[b]) + wi
         cap = hi[b]
-        if goal.leadership_only:
-            level = keep * norm[b]
-            cap = max(cap, level + tolerance(level))
-        if after > cap or not model.leader_move_ok(p, k):
+        if level:
+            top = keep * norm[b]
+            cap = max(cap, top + (abs(top) * 1e-9 + 1e-9))  # `tolerance`
+        if after > cap or not dest[b]:
+            continue
+        if vec is None:
+            # `leader_move_ok` without its checks of p and s, alike for every slot
+            # (p is leader-movable here, and s leads it)
+            vec = model.lvec[p]
+            if np.count_nonzero(vec > model.slack[s]):
+                return -1
+            room = model.room
+        if np.count_nonzero(vec > room[b]):
             continue
         score = after / norm[b]
         if score < best:
