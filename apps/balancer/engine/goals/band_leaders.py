@@ -92,11 +92,11 @@ def _best_new_leader(
     hi: list[float],
     norm: list[float],
 ) -> int:
-    """The follower slot k of p whose broker ends least utilised when it takes the
-    leadership (weight wi) from s, p's leader, within its band, or -1: the first such
-    slot `model.leader_move_ok` accepts. With `level`, where the band is out of
-    reach, still level: the broker may end past the band while it ends no higher
-    than s (the spread strictly narrows, so no leadership goes back and forth)."""
+    """The follower slot k of p (the first among equals) whose broker ends least
+    utilised when it takes the leadership (weight wi) from s, p's leader, within its
+    band and as `model.leader_move_ok` allows, or -1. With `level`, where the band is
+    out of reach, still level: the broker may end past the band while it ends no
+    higher than s (the spread strictly narrows, so no leadership goes back and forth)."""
     row = model.assign[p].tolist()
     best_k, best = -1, math.inf
     if level:

@@ -7,10 +7,10 @@ few partitions carry most of it). A chain A -> B -> C moves the leadership of p1
 from A to B and of p2 from B to C: B keeps its count, A loses one, C gains one, and
 B's network out changes only by the difference of the two partitions' leader loads,
 so a light partition can carry the count past a broker with no room. No data is
-copied. All pairs (p1, p2) through every middle broker are weighed in one numpy pass
-against every registered constraint ("never worse", as `leader_move_ok` judges a
-single change); among those that fit, the pair whose partitions the plan lists
-anyway goes first, then the one moving the least network out.
+copied. All pairs (p1, p2) through every middle broker are ranked in one numpy pass
+and weighed against every registered constraint ("never worse", as `leader_move_ok`
+judges a single change); among those that fit, the pair whose partitions the plan
+lists anyway goes first, then the one moving the least network out.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from ..measures import LEADER_MEASURES, NW_OUT
 from ..model import ClusterModel
 
 TOL = 1e-9
+FIRST_TRIES = 4  # rows tested one by one, the likeliest first, before every row
 
 
 def _led(model: ClusterModel, a: int) -> np.ndarray:
@@ -172,20 +173,45 @@ def leader_chain(
     first = np.cumsum(n) - n
     i2 = start[i1] + (np.arange(total) - first[i1])
     b = b1[i1]
-    fit = _fits_traded(model, b, (q1, i1), (q2, i2))
-    i1, i2, b = i1[fit], i2[fit], b[fit]
-    if i1.shape[0] == 0:
-        return None
     # partitions the plan doesn't list yet, of the givable and takeable leaderships
     if ("fresh a", a) not in memo:
         memo["fresh a", a] = _fresh(model, q1)
     if ("fresh c", c) not in memo:
         memo["fresh c", c] = _fresh(model, q2)
-    untouched = memo["fresh a", a][i1] + memo["fresh c", c][i2]
-    moved = lvec[q1[i1], NW_OUT] + lvec[q2[i2], NW_OUT]
-    # rows run in (i1, i2) order: the first row of the least keys
-    i = lex_first((untouched, moved, b))
+    keys = (
+        memo["fresh a", a][i1] + memo["fresh c", c][i2],
+        lvec[q1[i1], NW_OUT] + lvec[q2[i2], NW_OUT],
+        b,
+    )
+    i = _first_fit(model, keys, b, (q1, i1), (q2, i2))
+    if i < 0:
+        return None
     return int(q1[i1[i]]), int(k1[i1[i]]), int(q2[i2[i]]), int(k2[i2[i]])
+
+
+def _first_fit(
+    model: ClusterModel,
+    keys: tuple[np.ndarray, ...],
+    bs: np.ndarray,
+    gained: tuple[np.ndarray, np.ndarray],
+    lost: tuple[np.ndarray, np.ndarray],
+) -> int:
+    """The row `lex_first` picks among the rows `_fits_traded` accepts, or -1. Most
+    rows fit: the first few by the keys are tested alone before every row is."""
+    (pg, ig), (pl, il) = gained, lost
+    rows = np.arange(bs.shape[0])
+    for _ in range(FIRST_TRIES):
+        if rows.shape[0] == 0:
+            return -1
+        i = int(rows[lex_first(tuple(key[rows] for key in keys))])
+        one = slice(i, i + 1)
+        if _fits_traded(model, bs[one], (pg, ig[one]), (pl, il[one]))[0]:
+            return i
+        rows = rows[rows != i]
+    rows = rows[_fits_traded(model, bs[rows], (pg, ig[rows]), (pl, il[rows]))]
+    if rows.shape[0] == 0:
+        return -1
+    return int(rows[lex_first(tuple(key[rows] for key in keys))])
 
 
 def leader_single(model: ClusterModel, a: int, c: int) -> tuple[int, int] | None:
