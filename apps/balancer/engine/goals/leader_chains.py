@@ -21,7 +21,7 @@ from ..measures import LEADER_MEASURES, NW_OUT
 from ..model import ClusterModel
 
 TOL = 1e-9
-FIRST_TRIES = 4  # rows tested one by one, the likeliest first, before every row
+FIRST_TRIES = 32  # rows of a chain's search tested at once, the likeliest first
 
 
 def _led(model: ClusterModel, a: int) -> np.ndarray:
@@ -70,18 +70,6 @@ def _fits_traded(
         rows, bs, ig, il = rows[keep], bs[keep], ig[keep], il[keep]
     out[rows] = True
     return out
-
-
-def lex_first(keys: tuple[np.ndarray, ...]) -> int:
-    """The first row among those with the least `keys`, the first key first: what
-    `np.lexsort` (keys reversed, then the row) puts first, without a sort."""
-    rows = np.arange(keys[0].shape[0])
-    for key in keys:
-        k = key[rows]
-        rows = rows[k == k.min()]
-        if rows.shape[0] == 1:
-            break
-    return int(rows[0])
 
 
 def _by_follower(ps: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -191,27 +179,32 @@ def leader_chain(
 
 def _first_fit(
     model: ClusterModel,
-    keys: tuple[np.ndarray, ...],
+    keys: tuple[np.ndarray, np.ndarray, np.ndarray],
     bs: np.ndarray,
     gained: tuple[np.ndarray, np.ndarray],
     lost: tuple[np.ndarray, np.ndarray],
 ) -> int:
-    """The row `lex_first` picks among the rows `_fits_traded` accepts, or -1. Most
-    rows fit: the first few by the keys are tested alone before every row is."""
+    """The first row of the least `keys` (the first key first) among the rows
+    `_fits_traded` accepts, or -1. Most rows fit: the rows of the least first key
+    and the least few second keys (all of their ties) are tested first, in key
+    order, then the next few."""
     (pg, ig), (pl, il) = gained, lost
-    rows = np.arange(bs.shape[0])
-    for _ in range(FIRST_TRIES):
+    first, second, third = keys
+    left = np.ones(bs.shape[0], dtype=bool)
+    while True:
+        rows = np.flatnonzero(left)
         if rows.shape[0] == 0:
             return -1
-        i = int(rows[lex_first(tuple(key[rows] for key in keys))])
-        one = slice(i, i + 1)
-        if _fits_traded(model, bs[one], (pg, ig[one]), (pl, il[one]))[0]:
-            return i
-        rows = rows[rows != i]
-    rows = rows[_fits_traded(model, bs[rows], (pg, ig[rows]), (pl, il[rows]))]
-    if rows.shape[0] == 0:
-        return -1
-    return int(rows[lex_first(tuple(key[rows] for key in keys))])
+        key = first[rows]
+        rows = rows[key == key.min()]
+        key = second[rows]
+        if rows.shape[0] > FIRST_TRIES:
+            rows = rows[key <= np.partition(key, FIRST_TRIES - 1)[FIRST_TRIES - 1]]
+        rows = rows[np.lexsort((rows, third[rows], second[rows]))]
+        fit = np.flatnonzero(_fits_traded(model, bs[rows], (pg, ig[rows]), (pl, il[rows])))
+        if fit.shape[0]:
+            return int(rows[fit[0]])
+        left[rows] = False
 
 
 def leader_single(model: ClusterModel, a: int, c: int) -> tuple[int, int] | None:
