@@ -493,6 +493,9 @@ class ClusterModel:
         the leadership goals need not scan every partition for each broker)."""
         if self._led is None:
             lead = self.assign[:, 0]
+            # int16 keys let numpy use a linear-time radix sort
+            if self.n_brokers < 32000:
+                lead = lead.astype(np.int16)
             order = np.argsort(lead, kind="stable")
             cuts = np.searchsorted(lead[order], np.arange(self.n_brokers + 1))
             self._led = [order[cuts[x] : cuts[x + 1]] for x in range(self.n_brokers)]

@@ -72,14 +72,22 @@ def _fits_traded(
     return out
 
 
-def _by_follower(ps: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _broker_order(model: ClusterModel, bs: np.ndarray) -> np.ndarray:
+    """`np.argsort(bs, kind="stable")` of broker ids: int16 keys let numpy use a
+    linear-time radix sort."""
+    return np.argsort(bs.astype(np.int16) if model.n_brokers < 32000 else bs, kind="stable")
+
+
+def _by_follower(
+    model: ClusterModel, ps: np.ndarray, rows: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Every follower cell of `ps` as (partition, slot, broker), brokers ascending,
     partitions in the order of `ps` within a broker: one pass for every middle
     broker of a chain."""
     followers = rows[:, 1:]
     i, k = np.nonzero(followers >= 0)
     b = followers[i, k]
-    order = np.argsort(b, kind="stable")
+    order = _broker_order(model, b)
     return ps[i[order]], k[order] + 1, b[order]
 
 
@@ -99,7 +107,7 @@ def _passes_to(
     ks = np.argmax(rows == c, axis=1)
     ok = _fits(model, c, model.lvec[ps])
     ps, ks, leaders = ps[ok], ks[ok], leaders[ok]
-    order = np.argsort(leaders, kind="stable")
+    order = _broker_order(model, leaders)
     return ps[order], ks[order], leaders[order]
 
 
@@ -137,7 +145,7 @@ def leader_chain(
     if ("a", a) not in memo:
         p1s = _led(model, a)
         p1s = p1s[_fits(model, a, -lvec[p1s])]
-        memo["a", a] = _by_follower(p1s, model.assign[p1s])
+        memo["a", a] = _by_follower(model, p1s, model.assign[p1s])
     q1, k1, b1 = memo["a", a]
     if q1.shape[0] == 0:
         return None
@@ -248,7 +256,7 @@ def room_swaps(
     ok[a] = False
     # what a may give: (p, d's slot, d), d ascending, p ascending within d
     ps = _led(model, a)
-    p1, k1, d1 = _by_follower(ps, model.assign[ps])
+    p1, k1, d1 = _by_follower(model, ps, model.assign[ps])
     keep = ok[d1]
     p1, k1, d1 = p1[keep], k1[keep], d1[keep]
     # what a may take: (q, a's slot, its leader d), d ascending, q ascending within d
@@ -262,7 +270,7 @@ def room_swaps(
     has_a = rows == a
     keep = has_a.any(axis=1)
     qs, d2, k2 = qs[keep], d2[keep], np.argmax(has_a[keep], axis=1)
-    order = np.argsort(d2, kind="stable")
+    order = _broker_order(model, d2)
     q2, k2, d2 = qs[order], k2[order], d2[order]
     # pairs (i1, i2) with the same partner d
     start = np.searchsorted(d2, d1, side="left")
