@@ -120,8 +120,15 @@ def _hopeful(model: ClusterModel, cells: _Cells, idx: np.ndarray) -> np.ndarray:
     homes = model.initial[p]
     live = np.arange(model.K)[None, :] < model.rf[p][:, None]
     now = np.where(live, model.assign[p], -2)  # -2: no broker, not even an empty slot
-    held = (homes[:, :, None] == now[:, None, :]).any(axis=2)
-    fits = ~(cells.vec[idx][:, None, :] > model.room[homes]).any(axis=2)
+    # slot by slot and measure by measure: numpy's any() over a short axis is slow
+    held = homes == now[:, :1]
+    for j in range(1, model.K):
+        held |= homes == now[:, j : j + 1]
+    vec, room = cells.vec[idx], model.room[homes]
+    over = vec[:, None, 0] > room[:, :, 0]
+    for m in range(1, vec.shape[1]):
+        over |= vec[:, None, m] > room[:, :, m]
+    fits = ~over
     good = live & ~held & model.usable[homes] & fits
     cap = _topic_cap(model)
     if cap is not None:
