@@ -1,4 +1,4 @@
-"""A sample round runs without cyclic garbage collection and puts it back as it was."""
+"""Pausing cyclic garbage collection: off inside the block, put back as it was after."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import gc
 
 import pytest
 
-from apps.metrics.services.sampling import garbage_collection_paused
+from apps.core.garbage_collection import garbage_collection_paused
 
 
 @pytest.fixture
