@@ -28,7 +28,7 @@ from apps.balancer.engine import (
     propose,
     validate_plan,
 )
-from apps.balancer.engine.goals import build_goals, build_leadership_pass
+from apps.balancer.engine.goals import DISK_GOALS, build_goals, build_leadership_pass
 from apps.balancer.engine.measures import DISK, NW_IN, REPLICAS
 from apps.balancer.engine.model import ClusterModel
 from apps.balancer.engine.modes import default_soft_goals, setup_mode
@@ -435,12 +435,16 @@ def test_it_plans_the_net_difference_of_all_moves(snap: dict, data) -> None:
 
 
 def no_figure_worse(pr, than) -> None:
-    """No balance figure and no goal's final violation of `pr` is worse than `than`'s."""
+    """No balance figure and no broker-level goal's final violation of `pr` is worse
+    than `than`'s. The goals on dirs are left out: they run after trim and polish, on
+    whatever assignment those leave, and neither pass weighs dirs (BALANCING.md §5)."""
     for name, fig in pr.report["balance"].items():
         before = than.report["balance"][name]
         assert fig["after"] <= before["after"] + EPS, name
         assert fig["min_after"] >= before["min_after"] - EPS, name
     for g, g0 in zip(pr.report["goals"], than.report["goals"], strict=True):
+        if g["name"] in DISK_GOALS:
+            continue
         assert g["violation_final"] <= g0["violation_final"] * (1 + 1e-9) + EPS, g["name"]
 
 

@@ -1,8 +1,8 @@
 """The adaptive throttle on the real dev cluster: a plan executing with `throttle_auto`
 rises while the canary is quiet; a broker made slow (SIGSTOP for 450 ms of every
 500 ms: a canary write always meets a stop) puts its canary latency out of the band,
-the throttle is lowered within two canary rounds, and the executor's next step writes
-the lowered rate to the brokers."""
+the throttle is lowered within two canary rounds (one slow round lowers it here), and
+the executor's next step writes the lowered rate to the brokers."""
 
 from __future__ import annotations
 
@@ -73,6 +73,9 @@ def test_it_lowers_the_throttle_within_two_rounds_of_a_broker_turning_slow(
     settings.CANARY_RECORDS = 5
     settings.THROTTLE_AUTO_START = 1_000_000
     settings.THROTTLE_AUTO_MIN = 250_000
+    # a slow round lowers at once here: on a loaded machine one of two rounds may
+    # still meet the band; the count of slow rounds in a row is test_throttle_auto.py's
+    settings.THROTTLE_AUTO_MISSES = 1
     topic = live.topic_name("auto")
     topics.append(topic)
     live.topic_create(admin, topic, assignment=[[1, 2], [2, 1]] * 3)
