@@ -625,7 +625,7 @@ def first_fit(score: np.ndarray, fits: Callable[[int], bool]) -> int:
     for _ in range(FIRST_FIT_TRIES):
         b = int(score.argmin())
         if score[b] == np.inf:
-            return -1  # argmin no longer tells the brokers apart
+            return -1  # every broker left scores inf: argmin tells none apart
         if fits(b):
             return b
         score[b] = np.inf
