@@ -30,7 +30,8 @@ TOL = 1e-9
 
 
 def _cells(model: ClusterModel, b: int, to: int):
-    ps, ks = np.nonzero(model.assign == b)
+    # the model's cached index: cells in (partition, slot) order, as a scan finds them
+    ps, ks = model.cells_of(model.replicas_by_broker(), b)
     keep = model.movable[ps, ks] & ~model.frozen[ps]
     if not model.dest[to]:  # only replicas that came from `to` may go back there
         keep &= (model.initial[ps] == to).any(axis=1)
