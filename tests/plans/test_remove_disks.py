@@ -127,3 +127,28 @@ def test_the_api_gives_each_moves_dirs(jbod_cluster, operator):
     for m in moves:
         at = m["replicas_after"].index(1)
         assert m["log_dirs_after"][at] == "/k1/a" and m["log_dirs_before"][at] == "/k1/b"
+
+
+@pytest.mark.parametrize(
+    ("disks", "message"),
+    [
+        (["1"], "is BROKER:DIR"),
+        (["1:/nope"], "broker 1 has no log dir '/nope'"),
+        ("1:/k1/b", "Expected a list"),
+    ],
+)
+def test_the_api_refuses_malformed_dirs_with_a_400_and_changes_nothing(
+    jbod_cluster, operator, disks, message
+):
+    api = APIClient()
+    api.force_login(operator)
+
+    response = api.post(
+        f"/api/clusters/{jbod_cluster.name}/plans/",
+        {"mode": "remove-disks", "disks": disks},
+        format="json",
+    )
+
+    assert response.status_code == 400, response.content
+    assert message in response.content.decode()
+    assert not Plan.objects.exists()
