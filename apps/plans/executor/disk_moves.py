@@ -11,7 +11,8 @@ move, only be sent another one back to the source dir.
 from collections import Counter
 from collections.abc import Mapping
 
-from ..kafka_ops import KafkaOps
+from ..kafka_ops import KafkaOps, PartitionKey
+from ..models import PlanMove
 
 ReplicaKey = tuple[str, int, int]  # (topic, partition, broker_id)
 
@@ -72,6 +73,19 @@ def disk_moves_done(*, kafka: KafkaOps, targets: Mapping[ReplicaKey, str]) -> se
     """The replicas DescribeLogDirs reports in their target dir."""
     where = kafka.replica_log_dirs()
     return {replica for replica, path in targets.items() if where.get(replica) == path}
+
+
+def disk_copies_to_stop(
+    moves: list[PlanMove], cancelled: set[PartitionKey]
+) -> dict[ReplicaKey, str]:
+    """The dir targets of `moves` to stop: all but those of new replicas whose
+    reassignment is being cancelled (Kafka deletes those replicas)."""
+    return {
+        replica: path
+        for m in moves
+        for replica, path in m.disk_targets.items()
+        if not (m.key in cancelled and replica[2] in m.added)
+    }
 
 
 def disk_copies_revert(

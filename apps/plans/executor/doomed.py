@@ -1,12 +1,15 @@
 """Moves that can't finish: their target broker is dead beyond a short grace
-(EXECUTOR_DEAD_TARGET_GRACE), or they copied nothing for EXECUTOR_STALL_TIMEOUT.
+(EXECUTOR_DEAD_TARGET_GRACE), or they copied nothing for EXECUTOR_STALL_TIMEOUT (bytes
+to new brokers and, on JBOD, into a replica's new dir count alike).
 
 Such a move is cancelled in Kafka (AlterPartitionReassignments with no target: Kafka
-drops the replicas it added and goes back to the original set), failed with the reason
-and audited. A failed move stops new batches, so the plan ends failed once the moves
-that can finish have finished (step.py), its throttles removed; detection can then see
-the dead broker and propose self-healing. Without this a plan waits forever for a
-broker that is gone, and detection skips a cluster while a plan executes.
+drops the replicas it added and goes back to the original set; a copy between two
+dirs of a broker is sent back to its source dir, which drops the future replica),
+failed with the reason and audited. A failed move stops new batches, so the plan ends
+failed once the moves that can finish have finished (step.py), its throttles removed;
+detection can then see the dead broker and propose self-healing. Without this a plan
+waits forever for a broker that is gone or a copy that stopped, and detection skips a
+cluster while a plan executes.
 """
 
 import logging
@@ -22,6 +25,7 @@ from ..kafka_ops import KafkaOps, PartitionKey
 from ..models import Execution, MoveState, Plan, PlanMove
 from ..services.actors import EXECUTOR
 from ..services.plan_audit import plan_audit_record
+from .disk_moves import disk_copies_revert, disk_copies_to_stop
 
 logger = logging.getLogger(__name__)
 
@@ -48,10 +52,6 @@ def doomed_reason(*, move: PlanMove, dead_since: dict[int, datetime], now: datet
         if since is not None and now - since >= grace:
             seconds = int((now - since).total_seconds())
             return f"target broker {broker} dead for {seconds} s"
-    if move.replicas_after == move.replicas_before:
-        # A copy between dirs of one broker: no stall clock runs for it (its future
-        # replica's bytes feed the progress figures only).
-        return None
     stall = timedelta(seconds=float(settings.EXECUTOR_STALL_TIMEOUT))
     last = move.progressed_at or move.started_at
     if last is not None and now - last >= stall:
@@ -88,6 +88,8 @@ def doomed_moves_fail(
         return []
     keys = [m.key for m in doomed if m.key in in_flight]
     results = kafka.reassignments_cancel(keys) if keys else {}
+    # after the cancel, as when giving up: a failed DescribeLogDirs leaves none running
+    disk_copies_revert(kafka=kafka, targets=disk_copies_to_stop(doomed, set(keys)))
     for m in doomed:
         m.state, m.finished_at = MoveState.FAILED, now
         m.error = reasons[m.key] + ": cancelled in Kafka"

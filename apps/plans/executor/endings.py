@@ -14,7 +14,7 @@ from ..services.demotions import brokers_demoted_record
 from ..services.drains import brokers_drained_record, drains_rolled_back
 from ..services.plan_audit import plan_audit_record
 from ..services.transitions import plan_transition
-from .disk_moves import ReplicaKey, disk_copies_revert
+from .disk_moves import disk_copies_revert, disk_copies_to_stop
 from .throttles import throttles_remove
 
 logger = logging.getLogger(__name__)
@@ -53,7 +53,7 @@ def execution_cancel(
     included (sent back to their source dir); remove throttles."""
     ours = [m for m in moves if m.state == MoveState.IN_PROGRESS]
     to_cancel = {m.key: None for m in ours if m.key in in_flight}
-    dirs_back = disk_copies_revert(kafka=kafka, targets=_disk_copies(ours, set(to_cancel)))
+    dirs_back = disk_copies_revert(kafka=kafka, targets=disk_copies_to_stop(ours, set(to_cancel)))
     results = kafka.reassignments_cancel(list(to_cancel)) if to_cancel else {}
     # Kafka reverts a cancelled move to its original replica *set* but not its order;
     # put the order back too (a reordering copies no data).
@@ -86,17 +86,6 @@ def execution_cancel(
     execution_finish(plan=plan, execution=execution, kafka=kafka, state=PlanState.CANCELLED)
 
 
-def _disk_copies(moves: list[PlanMove], cancelled: set[PartitionKey]) -> dict[ReplicaKey, str]:
-    """The dir targets of `moves` to stop: all but those of new replicas whose
-    reassignment is being cancelled (Kafka deletes those replicas)."""
-    return {
-        replica: path
-        for m in moves
-        for replica, path in m.disk_targets.items()
-        if not (m.key in cancelled and replica[2] in m.added)
-    }
-
-
 def execution_fail(*, plan: Plan, error: str, kafka: KafkaOps | None = None) -> None:
     """Give up on a plan: cancel what is in flight, remove throttles, mark it failed."""
     plan.refresh_from_db()
@@ -114,7 +103,7 @@ def execution_fail(*, plan: Plan, error: str, kafka: KafkaOps | None = None) -> 
     except KafkaOpError as exc:
         logger.warning("plan %s: could not cancel in-flight moves: %s", plan.pk, exc)
     try:
-        disk_copies_revert(kafka=kafka, targets=_disk_copies(moves, set(to_cancel)))
+        disk_copies_revert(kafka=kafka, targets=disk_copies_to_stop(moves, set(to_cancel)))
     except KafkaOpError as exc:
         logger.warning("plan %s: could not stop copies between dirs: %s", plan.pk, exc)
     now = timezone.now()
