@@ -97,7 +97,13 @@ def test_it_rides_out_a_database_restart_and_sends_nothing_twice(
             stopped = time.monotonic()
             postgres.stop()
             postgres.start()
-            out, _ = worker.communicate(timeout=180)
+            try:
+                out, _ = worker.communicate(timeout=180)
+            except subprocess.TimeoutExpired:
+                worker.kill()
+                out, _ = worker.communicate()
+                tail = out[-6000:]
+                raise AssertionError(f"the worker did not finish in 180 s:\n{tail}") from None
             recovered = time.monotonic() - stopped
         finally:
             if worker.poll() is None:

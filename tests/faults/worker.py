@@ -18,14 +18,16 @@ ON_ONE_AND_TWO = [[1, 2], [2, 1]] * 3
 
 
 def worker_topic(admin, topics: list[str], bootstrap: str, kind: str) -> tuple[str, str]:
-    """A topic on brokers 1 and 2 with 512 KiB per partition, and the plan JSON giving
+    """A topic on brokers 1 and 2 with 1.5 MiB per partition, and the plan JSON giving
     every partition a copy on broker 3 (5 per batch, the per-broker cap, then 1)."""
     topic = live.topic_name(kind)
     topics.append(topic)
     live.topic_create(admin, topic, assignment=ON_ONE_AND_TWO)
-    # At the plan's 400 kB/s the first batch copies for ~7 s (plus the traffic
-    # alongside): time enough for the fault to strike mid-batch; more only waits longer.
-    live.fill(bootstrap, topic, 6, 512 * 1024)
+    # Kafka's replication quota is a rate over 11 one-second windows, so about 10 s of
+    # it (4 MB at the plan's 400 kB/s) passes unthrottled first. The first batch's
+    # 7.9 MB then copies for ~13 s more (the traffic alongside takes ~100 kB/s of the
+    # throttle): time enough for the fault to strike mid-batch.
+    live.fill(bootstrap, topic, 6, 1536 * 1024)
     plan = {
         "version": 1,
         "partitions": [
