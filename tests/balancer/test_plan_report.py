@@ -8,7 +8,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
+
 from apps.balancer.engine import PlannerOptions, propose, validate_plan
+from apps.balancer.engine.plan import changed_partitions, listed_partitions
 from tests.support.factories import MiB, broker, broker_loads, part, snapshot
 
 ENGINE = Path(__file__).resolve().parents[2] / "apps" / "balancer" / "engine"
@@ -175,3 +178,16 @@ def test_it_plans_the_net_difference_of_all_moves() -> None:
     model.move_replica(1, 0, 0, "test")  # t-1: 3 -> 1
     plan = build_plan(snap, model.assign, model.usable)
     assert plan["partitions"] == [{"topic": "t", "partition": 1, "replicas": [1]}]
+
+
+def test_changed_partitions_compare_whole_lists_order_included() -> None:
+    initial = np.array([[0, 1, -1], [1, 2, 0], [2, 0, 1], [0, 2, -1]])
+    final = np.array([[0, 1, -1], [2, 1, 0], [2, 0, 1], [0, 1, -1]])
+    assert changed_partitions(initial, final).tolist() == [1, 3]
+
+
+def test_listed_partitions_add_those_moved_between_dirs_in_order() -> None:
+    changed = np.array([1, 3])
+    moved_dir = np.array([[False, False], [False, False], [False, True], [True, False]])
+    assert listed_partitions(changed).tolist() == [1, 3]
+    assert listed_partitions(changed, moved_dir).tolist() == [1, 2, 3]

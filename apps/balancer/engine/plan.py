@@ -14,18 +14,24 @@ from .snapshot import Snapshot
 
 def changed_partitions(initial: np.ndarray, final: np.ndarray) -> np.ndarray:
     """Partitions whose replica list (order included) differs."""
-    return np.flatnonzero((initial != final).any(axis=1))
+    return np.flatnonzero(_any_column(initial != final))
 
 
-def listed_partitions(
-    snap: Snapshot, final: np.ndarray, moved_dir: np.ndarray | None = None
-) -> np.ndarray:
-    """The partitions the plan of `final` lists, in its order: those whose replica
-    list changed, and those with a replica moved to another dir (`moved_dir`)."""
-    changed = changed_partitions(snap.replicas, final)
+def listed_partitions(changed: np.ndarray, moved_dir: np.ndarray | None = None) -> np.ndarray:
+    """The partitions a plan lists, in its order: the `changed` ones (changed_partitions)
+    and those with a replica moved to another dir (`moved_dir`)."""
     if moved_dir is not None:
-        changed = np.union1d(changed, np.flatnonzero(moved_dir.any(axis=1)))
+        changed = np.union1d(changed, np.flatnonzero(_any_column(moved_dir)))
     return changed
+
+
+def _any_column(cells: np.ndarray) -> np.ndarray:
+    """(P,) whether any of a row's few columns is set: column by column, as numpy's
+    any(axis=1) over a short axis is slow."""
+    out = cells[:, 0].copy()
+    for j in range(1, cells.shape[1]):
+        out |= cells[:, j]
+    return out
 
 
 @garbage_collection_paused()  # an entry per changed partition, none in a cycle
@@ -36,7 +42,7 @@ def build_plan(
     goes to a dir it is not in on a broker of several dirs ("any" for the others), and
     a partition whose replicas only change dirs is listed too."""
     moved_dir = None if disks is None else disks.changed()
-    changed = listed_partitions(snap, final, moved_dir)
+    changed = listed_partitions(changed_partitions(snap.replicas, final), moved_dir)
     rows = final[changed]
     rf = snap.rf[changed]
     real = np.arange(rows.shape[1])[None, :] < rf[:, None]

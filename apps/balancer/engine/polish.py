@@ -171,9 +171,13 @@ class _Cells:
             # candidate order once per broker: most of the measure per byte added
             # to the plan, then the heaviest
             order = np.lexsort((ps, -w, -(w / (cost + 1.0))))
-            self.cache[b] = (ps[order], ks[order], w[order], cost[order])
-        ps, ks, w, cost = self.cache[b]
-        here = m.assign[ps, ks] == b
+            ps, ks = ps[order], ks[order]
+            # each cell's place in the flat assignment: take() there is cheaper than
+            # indexing by (partition, slot)
+            flat = ps.astype(np.int64) * m.K + ks
+            self.cache[b] = (ps, ks, w[order], cost[order], flat)
+        ps, ks, w, cost, flat = self.cache[b]
+        here = m.assign.take(flat) == b
         return ps[here], ks[here], w[here], cost[here]
 
 

@@ -14,7 +14,7 @@ from .loads import DEAD_BROKER_ZERO
 from .measures import MEASURE_NAMES, broker_loads
 from .model import ClusterModel
 from .options import PlannerOptions
-from .plan import listed_partitions
+from .plan import changed_partitions, listed_partitions
 
 
 @garbage_collection_paused()  # an entry per changed partition, none in a cycle
@@ -151,7 +151,7 @@ def _moves(model: ClusterModel, plan: dict | None) -> list[dict]:
     snap = model.snap
     init = snap.replicas
     final = model.assign
-    changed = np.flatnonzero((init != final).any(axis=1))
+    changed = changed_partitions(init, final)
     ids = snap.broker_ids
     old = ids[np.maximum(init[changed], 0)]
     new = ids[np.maximum(final[changed], 0)]
@@ -200,9 +200,9 @@ def _moves(model: ClusterModel, plan: dict | None) -> list[dict]:
 
 
 def _after(model: ClusterModel, changed: np.ndarray, plan: dict) -> list[list[int]]:
-    """The replica lists of the `changed` partitions in `plan`."""
+    """The replica lists of the `changed` partitions (changed_partitions) in `plan`."""
     moved_dir = None if model.disks is None else model.disks.changed()
-    listed = listed_partitions(model.snap, model.assign, moved_dir)
+    listed = listed_partitions(changed, moved_dir)
     entries = plan["partitions"]
     return [entries[i]["replicas"] for i in np.searchsorted(listed, changed).tolist()]
 

@@ -99,10 +99,10 @@ def _round(model: ClusterModel) -> int:
     # broker's slack only shrinks as its cells go back
     ok = (cells.home >= 0) & model.movable[cells.p, cells.k]
     ok &= (cells.vec <= model.slack[cells.on] + TOL).all(axis=1)
-    tried = np.flatnonzero(ok)
+    tried = _Tried(model, cells, np.flatnonzero(ok))
     given = 0
-    for start in range(0, tried.shape[0], BLOCK):
-        given += _block(model, cells, tried[start : start + BLOCK])
+    for start in range(0, tried.p.shape[0], BLOCK):
+        given += _block(model, tried, slice(start, start + BLOCK))
     return given
 
 
@@ -113,47 +113,59 @@ def _topic_cap(model: ClusterModel) -> np.ndarray | None:
     return np.maximum(model.topic_hi, 0)
 
 
-def _hopeful(model: ClusterModel, cells: _Cells, idx: np.ndarray) -> np.ndarray:
-    """(n,) whether some start broker of each cell passes `_give_back`'s cheap
+class _Tried:
+    """The cells a round tries, in order, with what no give-back changes: each cell's
+    partition, slot, load, start brokers (`homes`), which of those are usable and real
+    (`open`), and its topic's ceiling where one is checked."""
+
+    def __init__(self, model: ClusterModel, cells: _Cells, idx: np.ndarray) -> None:
+        self.p = cells.p[idx]
+        self.k = cells.k[idx]
+        self.vec = cells.vec[idx]
+        self.homes = model.initial[self.p]
+        live = np.arange(model.K)[None, :] < model.rf[self.p][:, None]
+        self.open = live & model.usable[self.homes]
+        self.cap = _topic_cap(model)
+        topic = model.topic[self.p]
+        self.topic = topic[:, None]
+        self.topic_cap = None if self.cap is None else self.cap[topic][:, None]
+
+
+def _hopeful(model: ClusterModel, tried: _Tried, cut: slice) -> np.ndarray:
+    """Whether some start broker of each cell in `cut` passes `_give_back`'s cheap
     refusals as the model stands: the others are refused whole."""
-    p = cells.p[idx]
-    homes = model.initial[p]
-    live = np.arange(model.K)[None, :] < model.rf[p][:, None]
-    now = np.where(live, model.assign[p], -2)  # -2: no broker, not even an empty slot
+    homes = tried.homes[cut]
+    # a slot past rf holds -1 in both lists, and `open` leaves those slots out
+    now = model.assign[tried.p[cut]]
     # slot by slot and measure by measure: numpy's any() over a short axis is slow
     held = homes == now[:, :1]
     for j in range(1, model.K):
         held |= homes == now[:, j : j + 1]
-    vec, room = cells.vec[idx], model.room[homes]
+    vec, room = tried.vec[cut], model.room[homes]
     over = vec[:, None, 0] > room[:, :, 0]
     for m in range(1, vec.shape[1]):
         over |= vec[:, None, m] > room[:, :, m]
-    fits = ~over
-    good = live & ~held & model.usable[homes] & fits
-    cap = _topic_cap(model)
-    if cap is not None:
-        t = model.topic[p]
-        good &= ~(model.topic_count[t[:, None], homes] + 1 > cap[t][:, None])
+    good = tried.open[cut] & ~held & ~over
+    if tried.topic_cap is not None:
+        good &= ~(model.topic_count[tried.topic[cut], homes] + 1 > tried.topic_cap[cut])
     return good.any(axis=1)
 
 
-def _block(model: ClusterModel, cells: _Cells, idx: np.ndarray) -> int:
-    """Try the cells `idx` in order, those `_hopeful` passes and, after a give-back,
+def _block(model: ClusterModel, tried: _Tried, cut: slice) -> int:
+    """Try the cells in `cut` in order, those `_hopeful` passes and, after a give-back,
     those it may have made hopeful."""
-    hope = _hopeful(model, cells, idx)
-    ps = cells.p[idx]
-    homes = model.initial[ps]
-    cap = _topic_cap(model)
+    hope = _hopeful(model, tried, cut)
+    homes = tried.homes[cut]
+    ps, ks, vecs = tried.p[cut], tried.k[cut], tried.vec[cut]
     given = 0
     todo = np.flatnonzero(hope).tolist()
     n = 0
     while n < len(todo):
         i = todo[n]
         n += 1
-        c = int(idx[i])
-        p, k = int(cells.p[c]), int(cells.k[c])
+        p, k = int(ps[i]), int(ks[i])
         s = int(model.assign[p, k])
-        d = _give_back(model, p, k, cells.vec[c], cap)
+        d = _give_back(model, p, k, vecs[i], tried.cap)
         if d < 0:
             continue
         given += 1
