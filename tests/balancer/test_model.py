@@ -80,3 +80,10 @@ def test_move_dest_test_agrees_with_the_mask() -> None:
                 assert [test(b) for b in range(N_BROKERS)] == mask.tolist()
         if p % 3 == 0:  # loads change as the test goes: the test reads them as they stand
             model.move_replica(p, 0, free_broker(model, p), "t")
+
+
+def test_place_score_is_the_highest_ratio_to_target_after_adding_the_replica() -> None:
+    model = banded_model(4)
+    vec = model.replica_vec(5, 0)
+    ratios = (model.load + vec) / model.place_target
+    np.testing.assert_array_equal(model.place_score(vec), ratios[:, :4].max(axis=1))

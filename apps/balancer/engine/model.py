@@ -56,6 +56,10 @@ class ModeSetup:
     disk_moves: str = "needed"
 
 
+# the measures by which `place_score` places a replica
+PLACED = slice(NW_IN, REPLICAS + 1)
+assert (NW_IN, NW_OUT, DISK, REPLICAS) == tuple(range(NW_IN, REPLICAS + 1))
+
 # stale brokers past which room and slack are computed whole: fewer numpy calls
 SETTLE_ROWS = 4
 
@@ -185,6 +189,9 @@ class ClusterModel:
         usable_norm = norm[self.usable].sum(axis=0) if self.n_usable else np.ones(N_MEASURES)
         target = totals[None, :] * norm / np.where(usable_norm > 0, usable_norm, 1.0)
         self.place_target = np.where(target > 0, target, np.inf)
+        # `place_score`'s measures by broker, a row each: its reduction then runs
+        # along contiguous rows
+        self._place_target_rows = np.ascontiguousarray(self.place_target[:, PLACED].T)
 
     def disks_follow(self) -> None:
         """Each replica's log dir on the assignment as it stands (disks.py): those
@@ -260,13 +267,11 @@ class ClusterModel:
 
     def place_score(self, vec: np.ndarray) -> np.ndarray:
         """Composite utilisation after adding `vec` to each broker (lower is better)."""
-        # column by column: no copies of the columns, and numpy's max(axis=1) over a
-        # few columns is slow; the maximum of the same ratios is the same number
-        load, target = self.load, self.place_target
-        score = (load[:, NW_IN] + vec[NW_IN]) / target[:, NW_IN]
-        for j in (NW_OUT, DISK, REPLICAS):
-            np.maximum(score, (load[:, j] + vec[j]) / target[:, j], out=score)
-        return score
+        # a row per measure (numpy's max(axis=1) over a few columns is slow); the
+        # maximum of the same ratios is the same number in any order
+        ratio = np.add(self.load.T[PLACED], vec[PLACED, None], order="C")
+        ratio /= self._place_target_rows
+        return np.maximum.reduce(ratio, axis=0)
 
     def note(self, p: int, goal: str) -> None:
         r = self.reasons.get(p)
