@@ -553,14 +553,23 @@ class ClusterModel:
         self._led[b] = np.concatenate((now[:i], [p], now[i:]))
 
     # ---------------------------------------------------------------- moves
-    def move_replica(self, p: int, k: int, d: int, goal: str) -> None:
+    def move_replica(
+        self, p: int, k: int, d: int, goal: str, vec: np.ndarray | None = None
+    ) -> None:
+        """Move replica slot k of p to broker d (`vec`: its `replica_vec`, when the
+        caller has it)."""
         assign = self.assign
         s = int(assign[p, k])
-        vec = self.replica_vec(p, k)
-        load = self.load
-        load[s] -= vec
-        load[d] += vec
-        self._stale.update((s, d))
+        if vec is None:
+            vec = self.replica_vec(p, k)
+        # the rows in place: `load[s] -= vec` would also write the row back onto itself
+        at = self.load[s]
+        at -= vec
+        at = self.load[d]
+        at += vec
+        stale = self._stale
+        stale.add(s)
+        stale.add(d)
         t = self.topic_l[p]
         tc = self.topic_count
         tc[t, s] -= 1
@@ -581,10 +590,13 @@ class ClusterModel:
         a = int(row[0])
         b = int(row[k])
         vec = self.lvec[p]
-        load = self.load
-        load[a] -= vec
-        load[b] += vec
-        self._stale.update((a, b))
+        at = self.load[a]  # the rows in place, as in `move_replica`
+        at -= vec
+        at = self.load[b]
+        at += vec
+        stale = self._stale
+        stale.add(a)
+        stale.add(b)
         row[0], row[k] = b, a
         self._changes += 1
         self._lead_moved(p, a, b)

@@ -202,7 +202,7 @@ class TopicReplicaDistributionGoal(Goal):
                     continue
                 # brokers `first_fit` set to inf are outside the mask anyway
                 d = int(np.where(mask, score, np.inf).argmin())
-            model.move_replica(p, k, d, self.name)
+            model.move_replica(p, k, d, self.name, vec)
             moved += 1
             fails = 0
         return moved
