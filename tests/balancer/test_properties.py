@@ -331,9 +331,9 @@ def recording_moves() -> Iterator[list[tuple[str, int, int, int]]]:
         moves.append(("f", p, k1, k2))
         followers(self, p, k1, k2, goal)
 
-    def move_replica(self, p, k, d, goal):
+    def move_replica(self, p, k, d, goal, vec=None):
         moves.append(("r", p, k, d))
-        replica(self, p, k, d, goal)
+        replica(self, p, k, d, goal, vec)
 
     def move_leader(self, p, k, goal):
         moves.append(("l", p, k, 0))

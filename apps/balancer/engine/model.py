@@ -56,6 +56,14 @@ class ModeSetup:
     disk_moves: str = "needed"
 
 
+# the measures by which `place_score` places a replica
+PLACED = slice(NW_IN, REPLICAS + 1)
+assert (NW_IN, NW_OUT, DISK, REPLICAS) == tuple(range(NW_IN, REPLICAS + 1))
+
+# stale brokers past which room and slack are computed whole: fewer numpy calls
+SETTLE_ROWS = 4
+
+
 class ClusterModel:
     """Mutable cluster state: assignment, per-broker loads and active constraints."""
 
@@ -166,8 +174,12 @@ class ClusterModel:
         # slack[b] = max(load - lo, 0): how much it may still shrink ("never worse")
         # column-major: a test of one replica against every broker reduces over the
         # measures fastest this way, and `tighten` writes whole columns
-        self.room = np.full((N_MEASURES, B), np.inf).T
-        self.slack = np.full((N_MEASURES, B), np.inf).T
+        self._room = np.full((N_MEASURES, B), np.inf).T
+        self._slack = np.full((N_MEASURES, B), np.inf).T
+        # brokers whose load changed since their rows of room and slack were last
+        # computed: a move only lists them, as most moves are tested without either
+        # (`move_dest_test`), and the rows are computed when read
+        self._stale: set[int] = set()
         self._zero_row = np.zeros(N_MEASURES)
 
     def _init_place_target(self) -> None:
@@ -177,6 +189,9 @@ class ClusterModel:
         usable_norm = norm[self.usable].sum(axis=0) if self.n_usable else np.ones(N_MEASURES)
         target = totals[None, :] * norm / np.where(usable_norm > 0, usable_norm, 1.0)
         self.place_target = np.where(target > 0, target, np.inf)
+        # `place_score`'s measures by broker, a row each: its reduction then runs
+        # along contiguous rows
+        self._place_target_rows = np.ascontiguousarray(self.place_target[:, PLACED].T)
 
     def disks_follow(self) -> None:
         """Each replica's log dir on the assignment as it stands (disks.py): those
@@ -252,13 +267,11 @@ class ClusterModel:
 
     def place_score(self, vec: np.ndarray) -> np.ndarray:
         """Composite utilisation after adding `vec` to each broker (lower is better)."""
-        # column by column: no copies of the columns, and numpy's max(axis=1) over a
-        # few columns is slow; the maximum of the same ratios is the same number
-        load, target = self.load, self.place_target
-        score = (load[:, NW_IN] + vec[NW_IN]) / target[:, NW_IN]
-        for j in (NW_OUT, DISK, REPLICAS):
-            np.maximum(score, (load[:, j] + vec[j]) / target[:, j], out=score)
-        return score
+        # a row per measure (numpy's max(axis=1) over a few columns is slow); the
+        # maximum of the same ratios is the same number in any order
+        ratio = np.add(self.load.T[PLACED], vec[PLACED, None], order="C")
+        ratio /= self._place_target_rows
+        return np.maximum.reduce(ratio, axis=0)
 
     def note(self, p: int, goal: str) -> None:
         r = self.reasons.get(p)
@@ -279,8 +292,8 @@ class ClusterModel:
             np.minimum(self.hi[:, j], hi, out=self.hi[:, j])
         if lo is not None:
             np.maximum(self.lo[:, j], lo, out=self.lo[:, j])
-        self.room[:, j] = np.maximum(self.hi[:, j] - self.load[:, j], 0.0)
-        self.slack[:, j] = np.maximum(self.load[:, j] - self.lo[:, j], 0.0)
+        self._room[:, j] = np.maximum(self.hi[:, j] - self.load[:, j], 0.0)
+        self._slack[:, j] = np.maximum(self.load[:, j] - self.lo[:, j], 0.0)
 
     def constrain(self, j: int, lo: np.ndarray, hi: np.ndarray) -> None:
         """Replace measure j's constraint (a hard goal resetting its own band; see
@@ -289,11 +302,34 @@ class ClusterModel:
         self.lo[:, j] = lo
         self.tighten(j, None, None)
 
-    def _refresh(self, b: int) -> None:
-        lb = self.load[b]
-        # written into the rows in place; a zero row costs numpy less than a 0.0
-        np.maximum(self.hi[b] - lb, self._zero_row, out=self.room[b])
-        np.maximum(lb - self.lo[b], self._zero_row, out=self.slack[b])
+    @property
+    def room(self) -> np.ndarray:
+        """(B, N_MEASURES) max(hi - load, 0), column-major; read it anew after a move."""
+        if self._stale:
+            self._settle()
+        return self._room
+
+    @property
+    def slack(self) -> np.ndarray:
+        """(B, N_MEASURES) max(load - lo, 0), column-major; read it anew after a move."""
+        if self._stale:
+            self._settle()
+        return self._slack
+
+    def _settle(self) -> None:
+        """Compute the rows of room and slack of the brokers whose load changed."""
+        stale = self._stale
+        if len(stale) > SETTLE_ROWS:
+            np.maximum(self.hi - self.load, 0.0, out=self._room)
+            np.maximum(self.load - self.lo, 0.0, out=self._slack)
+        else:
+            zero = self._zero_row
+            for b in stale:
+                lb = self.load[b]
+                # written into the rows in place; a zero row costs numpy less than a 0.0
+                np.maximum(self.hi[b] - lb, zero, out=self._room[b])
+                np.maximum(lb - self.lo[b], zero, out=self._slack[b])
+        stale.clear()
 
     def rack_full(self, p: int, k: int) -> tuple[list[int], bool]:
         """Racks already full for partition p without slot k, and whether moving slot k
@@ -371,16 +407,18 @@ class ClusterModel:
         if vec is None:
             vec = self.replica_vec(p, k)
         vl = vec.tolist()
-        # plain floats: numpy's compare-and-count costs more for a few measures
-        for v, r in zip(vl, self.slack[s].tolist(), strict=True):
-            if v > r:
+        hi, lo, load = self.hi, self.lo, self.load
+        # plain floats: numpy's compare-and-count costs more for a few measures;
+        # v > max(l - lo, 0) as slack has it, from the load, so no row is settled
+        for v, lb, lob in zip(vl, load[s].tolist(), lo[s].tolist(), strict=True):
+            if v > 0.0 and v > lb - lob:
                 return None
         t = self.topic_l[p]
         topic_lo = self.topic_lo
         # count - 1 < min(lo, count) is count - 1 < lo
         if topic_lo is not None and self.usable[s] and self.topic_count[t, s] - 1 < topic_lo[t]:
             return None
-        usable, dest, room, rl = self.usable, self.dest, self.room, self.rack_l
+        usable, dest, rl = self.usable, self.dest, self.rack_l
         home = [b for b in self.initial[p, :rf].tolist() if usable[b]]
         if self.rack_max_l[p] <= 1:
             full = {rl[b] for i, b in enumerate(members) if i != k}
@@ -397,9 +435,10 @@ class ClusterModel:
                 return False
             if cap is not None and not counts[b] < cap:
                 return False
-            # a plain loop: all() over a generator costs more for a few measures
-            for v, r in zip(vl, room[b].tolist(), strict=True):
-                if v > r:
+            # a plain loop: all() over a generator costs more for a few measures;
+            # v > max(h - l, 0) as room has it
+            for v, h, lb in zip(vl, hi[b].tolist(), load[b].tolist(), strict=True):
+                if v > 0.0 and v > h - lb:
                     return False
             return True
 
@@ -514,15 +553,23 @@ class ClusterModel:
         self._led[b] = np.concatenate((now[:i], [p], now[i:]))
 
     # ---------------------------------------------------------------- moves
-    def move_replica(self, p: int, k: int, d: int, goal: str) -> None:
+    def move_replica(
+        self, p: int, k: int, d: int, goal: str, vec: np.ndarray | None = None
+    ) -> None:
+        """Move replica slot k of p to broker d (`vec`: its `replica_vec`, when the
+        caller has it)."""
         assign = self.assign
         s = int(assign[p, k])
-        vec = self.replica_vec(p, k)
-        load = self.load
-        load[s] -= vec
-        load[d] += vec
-        self._refresh(s)
-        self._refresh(d)
+        if vec is None:
+            vec = self.replica_vec(p, k)
+        # the rows in place: `load[s] -= vec` would also write the row back onto itself
+        at = self.load[s]
+        at -= vec
+        at = self.load[d]
+        at += vec
+        stale = self._stale
+        stale.add(s)
+        stale.add(d)
         t = self.topic_l[p]
         tc = self.topic_count
         tc[t, s] -= 1
@@ -543,11 +590,13 @@ class ClusterModel:
         a = int(row[0])
         b = int(row[k])
         vec = self.lvec[p]
-        load = self.load
-        load[a] -= vec
-        load[b] += vec
-        self._refresh(a)
-        self._refresh(b)
+        at = self.load[a]  # the rows in place, as in `move_replica`
+        at -= vec
+        at = self.load[b]
+        at += vec
+        stale = self._stale
+        stale.add(a)
+        stale.add(b)
         row[0], row[k] = b, a
         self._changes += 1
         self._lead_moved(p, a, b)

@@ -158,7 +158,8 @@ class BandGoal(Goal):
     def dest_score(
         self, model: ClusterModel, p: int, after: np.ndarray, norm: np.ndarray
     ) -> np.ndarray:
-        """Lower is better: the destination's utilisation after the move."""
+        """Lower is better: the destination's utilisation after the move (a new
+        array: the replica step writes into it)."""
         return after / norm
 
     def leader_order(self, model: ClusterModel, ps: np.ndarray, w: np.ndarray) -> np.ndarray:

@@ -27,6 +27,7 @@ class BandHooks(Protocol):
         self, model: ClusterModel, ps: np.ndarray, w: np.ndarray, s: int
     ) -> np.ndarray: ...
 
+    # a new array each call: the replica step marks brokers it rules out in it
     def dest_score(
         self, model: ClusterModel, p: int, after: np.ndarray, norm: np.ndarray
     ) -> np.ndarray: ...

@@ -67,11 +67,12 @@ def replica_moves(
         done_at = float(stop[s] + tolerance(stop[s]))
         lo_s = float(lo[s])
         ps_l, ks_l, w_l = ps.tolist(), ks.tolist(), w.tolist()
+        xs = float(x[s])  # x[s] as a plain float, kept in step with each move off s
         for i in goal.candidate_order(model, ps, w, s).tolist():
-            if x[s] <= done_at or fails > MAX_FAILS:
+            if xs <= done_at or fails > MAX_FAILS:
                 break
             p, k, wi = ps_l[i], ks_l[i], w_l[i]
-            if assign[p, k] != s or x[s] - wi < lo_s:
+            if assign[p, k] != s or xs - wi < lo_s:
                 fails += 1
                 continue
             vec = model.replica_vec(p, k)
@@ -80,7 +81,7 @@ def replica_moves(
                 fails += 1
                 continue
             after = x + wi
-            score = goal.dest_score(model, p, after, norm).copy()
+            score = goal.dest_score(model, p, after, norm)
             d = first_fit(
                 score,
                 lambda b, f=dest_filter, a=after, test=test: bool(
@@ -100,7 +101,8 @@ def replica_moves(
                 fails += 1
                 continue
             fails = 0
-            model.move_replica(p, k, d, goal.name)
+            model.move_replica(p, k, d, goal.name, vec)
+            xs = float(x[s])
             moved += 1
             if not shed and not (x[d] < lo[d] - tolerance(lo[d])):
                 dest_filter = dest_filter.copy()

@@ -25,7 +25,7 @@ SWAP_TRIES = 6  # closest-load partner replicas tried per candidate
 MAX_SWAP_PAIRS = 3000  # most crowded (topic, broker) pairs tried per swap pass
 
 # replica cells grouped by (topic, broker); see `TopicReplicaDistributionGoal._index`
-Index = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+Index = tuple[np.ndarray, np.ndarray, np.ndarray]
 
 
 class TopicReplicaDistributionGoal(Goal):
@@ -86,14 +86,16 @@ class TopicReplicaDistributionGoal(Goal):
         return judgement(float((over + under).sum()), offenders, int(t_bad.shape[0]))
 
     def _index(self, model: ClusterModel) -> Index:
-        """Replica cells grouped by (topic, broker): cell order, sorted keys, what
-        moving each cell off its broker adds to the plan (`ClusterModel.move_cost`),
-        and each cell's partition and slot."""
+        """Replica cells grouped by (topic, broker): cell order, where each group
+        starts in it (group t x B + b), and what moving each cell off its broker
+        adds to the plan (`ClusterModel.move_cost`), in cell order."""
         b = model.n_brokers
         assign = model.assign
         key = model.topic.astype(np.int64)[:, None] * b + assign
         key = np.where(assign >= 0, key, -1).ravel()
         order = np.argsort(key, kind="stable")
+        sizes = np.bincount(key[key >= 0], minlength=model.n_topics * b)
+        starts = np.concatenate(([0], np.cumsum(sizes))) + int((key < 0).sum())
         # held[p, k]: the broker of slot k held p at the start (slot by slot: numpy's
         # any(axis=1) over a few columns is slow)
         initial = model.initial
@@ -101,26 +103,27 @@ class TopicReplicaDistributionGoal(Goal):
         for i in range(1, initial.shape[1]):
             held |= initial[:, i : i + 1] == assign
         cost = np.where(held, model.size[:, None], 0.0).ravel()
-        return order, key[order], cost[order], order // model.K, order % model.K
+        return order, starts, cost[order]
 
     def _cells(
         self, model: ClusterModel, index: Index, t: int, b: int
-    ) -> tuple[np.ndarray, np.ndarray]:
-        order, keys, costs, parts, slots = index
+    ) -> tuple[list[int], list[int]]:
+        """The movable replicas of topic t still on broker b (partitions, slots),
+        fewest bytes added to the plan first (a count goal)."""
+        order, starts, costs = index
         key = t * model.n_brokers + b
-        i0 = int(keys.searchsorted(key, side="left"))
-        i1 = int(keys.searchsorted(key, side="right"))
-        cells = order[i0:i1]
-        ps, ks = parts[i0:i1], slots[i0:i1]
-        ok = (
-            model.movable.ravel().take(cells)
-            & ~model.frozen.take(ps)
-            & (model.assign.ravel().take(cells) == b)
-        )
-        ps, ks, cost = ps[ok], ks[ok], costs[i0:i1][ok]
-        # a count goal: fewest bytes added to the plan first
-        order_s = cost.argsort(kind="stable")
-        return ps[order_s], ks[order_s]
+        i0, i1 = int(starts[key]), int(starts[key + 1])
+        # a few cells a group: plain Python costs less than numpy's calls here
+        movable, frozen, assign = model.movable.ravel(), model.frozen, model.assign.ravel()
+        K = model.K
+        found = []
+        for c, cost in zip(order[i0:i1].tolist(), costs[i0:i1].tolist(), strict=True):
+            p = c // K
+            if movable[c] and not frozen[p] and assign[c] == b:
+                found.append((cost, p, c - p * K))
+        if len(found) > 1:
+            found.sort(key=_first)  # stable: cells of equal cost stay in cell order
+        return [p for _, p, _ in found], [k for _, _, k in found]
 
     def optimize(self, model: ClusterModel) -> None:
         if self._lo is None:
@@ -175,7 +178,7 @@ class TopicReplicaDistributionGoal(Goal):
         hi_t = int(hi[t])
         ps, ks = self._cells(model, index, t, s)
         moved = fails = 0
-        for p, k in zip(ps.tolist(), ks.tolist(), strict=True):
+        for p, k in zip(ps, ks, strict=True):
             if tc[t, s] <= hi_t or fails > MAX_FAILS:
                 break
             if model.assign[p, k] != s:
@@ -199,7 +202,7 @@ class TopicReplicaDistributionGoal(Goal):
                     continue
                 # brokers `first_fit` set to inf are outside the mask anyway
                 d = int(np.where(mask, score, np.inf).argmin())
-            model.move_replica(p, k, d, self.name)
+            model.move_replica(p, k, d, self.name, vec)
             moved += 1
             fails = 0
         return moved
@@ -221,7 +224,7 @@ class TopicReplicaDistributionGoal(Goal):
             if tc[t, d] >= lo[t]:
                 break
             ps, ks = self._cells(model, index, t, s)
-            for p, k in zip(ps[:FILL_TRIES].tolist(), ks[:FILL_TRIES].tolist(), strict=True):
+            for p, k in zip(ps[:FILL_TRIES], ks[:FILL_TRIES], strict=True):
                 if tc[t, d] >= lo[t] or tc[t, s] <= max(lo[t], tc[t, d] + 1):
                     break
                 if model.assign[p, k] != s or not model.move_ok_to(p, k, d):
@@ -303,9 +306,7 @@ class TopicReplicaDistributionGoal(Goal):
             if keep.shape[0] == 0:
                 continue
             qs, js, vq = qs.take(keep), js.take(keep), vq.take(keep, axis=1)
-            for p, k in zip(
-                ps[:SWAP_CANDIDATES].tolist(), ks[:SWAP_CANDIDATES].tolist(), strict=True
-            ):
+            for p, k in zip(ps[:SWAP_CANDIDATES], ks[:SWAP_CANDIDATES], strict=True):
                 if model.assign[p, k] != s:
                     continue
                 va = (model.replica_vec(p, k)[cols] / scale[cols]).tolist()
@@ -353,3 +354,7 @@ class TopicReplicaDistributionGoal(Goal):
         t2 = model.topic[qs]
         vq_t = np.ascontiguousarray((vq / scale).T)
         return qs, js, qs * model.K + js, t2, lo[t2], hi[t2], vq_t
+
+
+def _first(item: tuple[float, int, int]) -> float:
+    return item[0]
