@@ -65,7 +65,7 @@ def _fits_traded(
         cur = model.load[:, j]
         top = np.maximum(model.hi[:, j], cur) + np.abs(cur) * TOL + TOL
         bottom = np.minimum(model.lo[:, j], cur) - np.abs(cur) * TOL - TOL
-        new = cur[bs] + (model.lvec[pg, j][ig] - model.lvec[pl, j][il])
+        new = cur[bs] + (model.lvec[pg[ig], j] - model.lvec[pl[il], j])
         keep = np.flatnonzero((new <= top[bs]) & (new >= bottom[bs]))
         rows, bs, ig, il = rows[keep], bs[keep], ig[keep], il[keep]
     out[rows] = True
@@ -195,10 +195,12 @@ def _first_fit(
     """The first row of the least `keys` (the first key first) among the rows
     `_fits_traded` accepts, or -1. Most rows fit: the rows of the least first key
     and the least few second keys (all of their ties) are tested first, in key
-    order, then the next few."""
+    order; when none fits, every row left of the least first key at once (where
+    the constraints refuse most rows, a few at a time costs a call per few)."""
     (pg, ig), (pl, il) = gained, lost
     first, second, third = keys
     left = np.ones(bs.shape[0], dtype=bool)
+    tries = FIRST_TRIES
     while True:
         rows = np.flatnonzero(left)
         if rows.shape[0] == 0:
@@ -206,13 +208,14 @@ def _first_fit(
         key = first[rows]
         rows = rows[key == key.min()]
         key = second[rows]
-        if rows.shape[0] > FIRST_TRIES:
-            rows = rows[key <= np.partition(key, FIRST_TRIES - 1)[FIRST_TRIES - 1]]
+        if rows.shape[0] > tries:
+            rows = rows[key <= np.partition(key, tries - 1)[tries - 1]]
         rows = rows[np.lexsort((rows, third[rows], second[rows]))]
         fit = np.flatnonzero(_fits_traded(model, bs[rows], (pg, ig[rows]), (pl, il[rows])))
         if fit.shape[0]:
             return int(rows[fit[0]])
         left[rows] = False
+        tries = bs.shape[0]
 
 
 def leader_single(model: ClusterModel, a: int, c: int) -> tuple[int, int] | None:
