@@ -94,8 +94,11 @@ class TopicReplicaDistributionGoal(Goal):
         key = model.topic.astype(np.int64)[:, None] * b + assign
         key = np.where(assign >= 0, key, -1).ravel()
         order = np.argsort(key, kind="stable")
-        sizes = np.bincount(key[key >= 0], minlength=model.n_topics * b)
-        starts = np.concatenate(([0], np.cumsum(sizes))) + int((key < 0).sum())
+        # int32 and written in place: one entry per (topic, broker) group is many
+        starts = np.empty(model.n_topics * b + 1, dtype=np.int32)
+        starts[0] = 0
+        np.cumsum(np.bincount(key[key >= 0], minlength=model.n_topics * b), out=starts[1:])
+        starts += int((key < 0).sum())
         # held[p, k]: the broker of slot k held p at the start (slot by slot: numpy's
         # any(axis=1) over a few columns is slow)
         initial = model.initial
