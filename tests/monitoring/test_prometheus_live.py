@@ -55,11 +55,24 @@ def prometheus(live_server, settings, tmp_path: Path) -> Iterator[str]:
         stdout=subprocess.DEVNULL,
         stderr=(tmp_path / "prometheus.log").open("w"),
     )
+    url = f"http://127.0.0.1:{port}"
     try:
-        yield f"http://127.0.0.1:{port}"
+        # the query API answers 503 until the TSDB has started: wait as a client would
+        wait_until(
+            lambda: _ready(url, process, tmp_path / "prometheus.log"),
+            timeout=60,
+            what="Prometheus ready (/-/ready)",
+            retry_on=(requests.ConnectionError,),
+        )
+        yield url
     finally:
         process.terminate()
         process.wait(timeout=30)
+
+
+def _ready(url: str, process: subprocess.Popen, log: Path) -> bool:
+    assert process.poll() is None, f"prometheus exited: {log.read_text()[-2000:]}"
+    return requests.get(f"{url}/-/ready", timeout=5).status_code == 200
 
 
 def _query(prometheus: str, expr: str) -> list[dict]:
