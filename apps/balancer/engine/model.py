@@ -444,6 +444,17 @@ class ClusterModel:
 
         return test
 
+    def count_full(self) -> np.ndarray:
+        """(B,) brokers the replica-count constraint lets take no replica: each replica
+        carries 1 of REPLICAS, so `move_dest_test` rejects them for any (the same
+        float comparison, hence the same answer)."""
+        return 1.0 > self.hi[:, REPLICAS] - self.load[:, REPLICAS]
+
+    def count_spent(self, s: int) -> bool:
+        """Whether the replica-count constraint lets broker s give no replica:
+        `move_dest_test` is then None for each of its replicas."""
+        return 1.0 > float(self.load[s, REPLICAS]) - float(self.lo[s, REPLICAS])
+
     def move_ok_to(self, p: int, k: int, d: int) -> bool:
         """Scalar form of `move_dest_mask` for one destination."""
         s = int(self.assign[p, k])
