@@ -258,7 +258,7 @@ class ClusterModel:
         """Bytes that moving each partition's replica off broker s adds to the net
         plan: its size when s held it at the start, none when an earlier move put it
         there (the plan then copies it to the new broker instead, once)."""
-        home = self.initial[ps]
+        home = self.initial.take(ps, axis=0)  # take: several times faster than [ps]
         # slot by slot: numpy's any(axis=1) over a few columns is slow
         held = home[:, 0] == s
         for i in range(1, home.shape[1]):
