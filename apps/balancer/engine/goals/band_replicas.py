@@ -7,6 +7,8 @@ brokers onto brokers below the band.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..model import ClusterModel, first_fit
@@ -71,8 +73,11 @@ def replica_moves(
         lo_s = float(lo[s])
         ps_l, ks_l, w_l = ps.tolist(), ks.tolist(), w.tolist()
         xs = float(x[s])  # x[s] as a plain float, kept in step with each move off s
-        # brokers this pass may send to that have replica-count room; None: recompute
+        # brokers this pass may send to that have replica-count room (None: not known
+        # since the last move), and the least weight found to fit none of them: a
+        # heavier replica fits none either, x + w being monotone in w
         takes: np.ndarray | None = None
+        refused_w = math.inf
         for i in goal.candidate_order(model, ps, w, s).tolist():
             if xs <= done_at or fails > MAX_FAILS:
                 break
@@ -80,17 +85,24 @@ def replica_moves(
             if assign[p, k] != s or xs - wi < lo_s:
                 fails += 1
                 continue
-            after = x + wi
             if fails:
                 # in a run of rejections, the checks every replica shares first: in
                 # a goal after replica-distribution most candidates fail on the count
-                if model.count_spent(s):
-                    break  # and so would every candidate left
                 if takes is None:
+                    if model.count_spent(s):
+                        break  # and so would every candidate left
                     takes = dest_filter & ~model.count_full()
-                if not np.count_nonzero(takes & (after <= hi)):
+                    refused_w = math.inf
+                if wi >= refused_w:
                     fails += 1
                     continue
+                after = x + wi
+                if not np.count_nonzero(takes & (after <= hi)):
+                    refused_w = wi
+                    fails += 1
+                    continue
+            else:
+                after = x + wi
             vec = model.replica_vec(p, k)
             test = model.move_dest_test(p, k, vec)
             if test is None:
