@@ -129,6 +129,23 @@ def test_replica_count_checks_agree_with_the_move_test() -> None:
     assert seen_full and seen_spent  # both sides were put to the test
 
 
+def test_source_refuses_where_the_mask_is_none() -> None:
+    model = banded_model(5)
+    rng = np.random.default_rng(5)
+    # per-topic floors too: a broker at its topic's floor gives none of its replicas
+    model.topic_lo = model.topic_count.max(axis=1) - rng.choice([0.0, 1.0, 9.0], model.n_topics)
+    # and brokers with no slack at all on some measures: a replica adding none of
+    # such a measure may still leave
+    for j in range(N_MEASURES):
+        model.tighten(j, np.where(rng.random(N_BROKERS) < 0.2, model.load[:, j], -np.inf), None)
+    ps = np.repeat(np.arange(model.n_partitions), model.K)
+    ks = np.tile(np.arange(model.K), model.n_partitions)
+    refused = model.source_refuses(ps, ks).tolist()
+    none = [model.move_dest_mask(p, k) is None for p, k in zip(ps, ks, strict=True)]
+    assert refused == none
+    assert 0 < sum(none) < len(none)
+
+
 def test_place_score_is_the_highest_ratio_to_target_after_adding_the_replica() -> None:
     model = banded_model(4)
     vec = model.replica_vec(5, 0)

@@ -455,6 +455,19 @@ class ClusterModel:
         `move_dest_test` is then None for each of its replicas."""
         return 1.0 > float(self.load[s, REPLICAS]) - float(self.lo[s, REPLICAS])
 
+    def source_refuses(self, ps: np.ndarray, ks: np.ndarray) -> np.ndarray:
+        """Per replica cell (ps, ks), whether its broker's side already forbids moving
+        it: where `move_dest_mask` and `move_dest_test` give None, for many cells at
+        once (the same comparisons, element by element)."""
+        s = self.assign[ps, ks]
+        # + 0.0 leaves every figure as it is, so each vector is `replica_vec`'s
+        vec = self.fvec[ps] + np.where((ks == 0)[:, None], self.lvec[ps], 0.0)
+        refused = (vec > self.slack[s]).any(axis=1)
+        if self.topic_lo is not None:
+            t = self.topic[ps]
+            refused |= self.usable[s] & (self.topic_count[t, s] - 1 < self.topic_lo[t])
+        return refused
+
     def move_ok_to(self, p: int, k: int, d: int) -> bool:
         """Scalar form of `move_dest_mask` for one destination."""
         s = int(self.assign[p, k])
