@@ -258,7 +258,7 @@ class ClusterModel:
         """Bytes that moving each partition's replica off broker s adds to the net
         plan: its size when s held it at the start, none when an earlier move put it
         there (the plan then copies it to the new broker instead, once)."""
-        home = self.initial[ps]
+        home = self.initial.take(ps, axis=0)  # take: several times faster than [ps]
         # slot by slot: numpy's any(axis=1) over a few columns is slow
         held = home[:, 0] == s
         for i in range(1, home.shape[1]):
@@ -443,6 +443,30 @@ class ClusterModel:
             return True
 
         return test
+
+    def count_full(self) -> np.ndarray:
+        """(B,) brokers the replica-count constraint lets take no replica: each replica
+        carries 1 of REPLICAS, so `move_dest_test` rejects them for any (the same
+        float comparison, hence the same answer)."""
+        return 1.0 > self.hi[:, REPLICAS] - self.load[:, REPLICAS]
+
+    def count_spent(self, s: int) -> bool:
+        """Whether the replica-count constraint lets broker s give no replica:
+        `move_dest_test` is then None for each of its replicas."""
+        return 1.0 > float(self.load[s, REPLICAS]) - float(self.lo[s, REPLICAS])
+
+    def source_refuses(self, ps: np.ndarray, ks: np.ndarray) -> np.ndarray:
+        """Per replica cell (ps, ks), whether its broker's side already forbids moving
+        it: where `move_dest_mask` and `move_dest_test` give None, for many cells at
+        once (the same comparisons, element by element)."""
+        s = self.assign[ps, ks]
+        # + 0.0 leaves every figure as it is, so each vector is `replica_vec`'s
+        vec = self.fvec[ps] + np.where((ks == 0)[:, None], self.lvec[ps], 0.0)
+        refused = (vec > self.slack[s]).any(axis=1)
+        if self.topic_lo is not None:
+            t = self.topic[ps]
+            refused |= self.usable[s] & (self.topic_count[t, s] - 1 < self.topic_lo[t])
+        return refused
 
     def move_ok_to(self, p: int, k: int, d: int) -> bool:
         """Scalar form of `move_dest_mask` for one destination."""

@@ -21,7 +21,7 @@ movement pass runs again afterwards (optimizer.py).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 
@@ -47,6 +47,7 @@ SWAP_PARTNERS = 4  # least busy brokers tried as swap partners
 SWAP_LIGHT = 8  # their replicas tried, fewest bytes first
 SWAP_HEAVY = 64  # replicas of the busiest broker tried in swaps
 MAX_TRIES = 256  # candidates tried on the busiest broker before giving up
+MOVE_ONE_BY_ONE = 16  # candidates tried before the rest are screened all at once
 EPS = 1e-9
 
 
@@ -229,7 +230,7 @@ def _move(
     budget: list[float],
 ) -> bool:
     norm = model.norm[:, j]
-    for p, k, wi in zip(*(c.tolist() for c in cand), strict=True):
+    for p, k, wi in _screened(model, cand):
         mask = model.move_dest_mask(p, k)
         if mask is None:
             continue
@@ -245,6 +246,23 @@ def _move(
         budget[0] -= added
         return True
     return False
+
+
+def _screened(
+    model: ClusterModel, cand: tuple[np.ndarray, np.ndarray, np.ndarray]
+) -> Iterator[tuple[int, int, float]]:
+    """The candidates as (partition, slot, weight): the first few as they are (most
+    often the first moves), then those whose broker may give them. A long run it may
+    not give is common (a band's lower edge on some measure), and nothing moves
+    between these candidates, so it is told apart at once."""
+    ps, ks, w = cand
+    first = min(MOVE_ONE_BY_ONE, ps.shape[0])
+    yield from zip(ps[:first].tolist(), ks[:first].tolist(), w[:first].tolist(), strict=True)
+    if first == ps.shape[0]:
+        return
+    ps, ks, w = ps[first:], ks[first:], w[first:]
+    gives = ~model.source_refuses(ps, ks)
+    yield from zip(ps[gives].tolist(), ks[gives].tolist(), w[gives].tolist(), strict=True)
 
 
 def _swap(

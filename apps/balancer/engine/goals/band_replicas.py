@@ -7,6 +7,8 @@ brokers onto brokers below the band.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..model import ClusterModel, first_fit
@@ -56,6 +58,9 @@ def replica_moves(
         max_room = float(room.max())
         if max_room <= 0:
             break  # no broker open to new replicas has room left
+        if model.count_spent(s):  # every candidate would fail the model's test
+            idle += 1
+            continue
         moved_before = moved
         ps, ks = model.cells_of(index, s)
         w = goal.weights(model, ps, ks)
@@ -68,6 +73,11 @@ def replica_moves(
         lo_s = float(lo[s])
         ps_l, ks_l, w_l = ps.tolist(), ks.tolist(), w.tolist()
         xs = float(x[s])  # x[s] as a plain float, kept in step with each move off s
+        # brokers this pass may send to that have replica-count room (None: not known
+        # since the last move), and the least weight found to fit none of them: a
+        # heavier replica fits none either, x + w being monotone in w
+        takes: np.ndarray | None = None
+        refused_w = math.inf
         for i in goal.candidate_order(model, ps, w, s).tolist():
             if xs <= done_at or fails > MAX_FAILS:
                 break
@@ -75,12 +85,29 @@ def replica_moves(
             if assign[p, k] != s or xs - wi < lo_s:
                 fails += 1
                 continue
+            if fails:
+                # in a run of rejections, the checks every replica shares first: in
+                # a goal after replica-distribution most candidates fail on the count
+                if takes is None:
+                    if model.count_spent(s):
+                        break  # and so would every candidate left
+                    takes = dest_filter & ~model.count_full()
+                    refused_w = math.inf
+                if wi >= refused_w:
+                    fails += 1
+                    continue
+                after = x + wi
+                if not np.count_nonzero(takes & (after <= hi)):
+                    refused_w = wi
+                    fails += 1
+                    continue
+            else:
+                after = x + wi
             vec = model.replica_vec(p, k)
             test = model.move_dest_test(p, k, vec)
             if test is None:
                 fails += 1
                 continue
-            after = x + wi
             score = goal.dest_score(model, p, after, norm)
             d = first_fit(
                 score,
@@ -89,9 +116,15 @@ def replica_moves(
                 ),
             )
             if d < 0:  # none of the likeliest fits: the whole mask decides
+                fit = dest_filter & (after <= hi)
+                # unless `first_fit` tried every broker that fits this goal's band
+                # (it set their scores to inf; the scores are finite otherwise)
+                if not np.count_nonzero(fit & (score < np.inf)):
+                    fails += 1
+                    continue
                 mask = model.move_dest_mask(p, k, vec)
                 assert mask is not None  # the test's source checks passed
-                mask &= dest_filter & (after <= hi)
+                mask &= fit
                 if not np.count_nonzero(mask):  # faster than mask.any() here
                     fails += 1
                     continue
@@ -102,6 +135,7 @@ def replica_moves(
                 continue
             fails = 0
             model.move_replica(p, k, d, goal.name, vec)
+            takes = None
             xs = float(x[s])
             moved += 1
             if not shed and not (x[d] < lo[d] - tolerance(lo[d])):
