@@ -163,8 +163,8 @@ def _moves(model: ClusterModel, plan: dict | None) -> list[dict]:
     # bytes copied: the partition's size once per broker it arrives on
     copied = np.round(snap.size[changed] * added.sum(axis=1)).astype(np.int64)
     # one leader entry per distinct (from, to), shared by the entries that have it
-    ends, which = np.unique(np.stack([old[:, 0], new[:, 0]], axis=1), axis=0, return_inverse=True)
-    leaders = [{"from": a, "to": b} if a != b else None for a, b in ends.tolist()]
+    ends, which = leader_ends(old[:, 0], new[:, 0])
+    leaders = [{"from": a, "to": b} if a != b else None for a, b in ends]
     topics = snap.topics
     reasons = model.reasons
     # one list per distinct set of goals, shared by the entries that name it: no code
@@ -197,6 +197,23 @@ def _moves(model: ClusterModel, plan: dict | None) -> list[dict]:
             strict=True,
         )
     ]
+
+
+def leader_ends(old: np.ndarray, new: np.ndarray) -> tuple[list[list[int]], np.ndarray]:
+    """The distinct pairs (old[i], new[i]) of two int columns, ascending, and the
+    index of each row's pair among them: `np.unique` of the stacked pairs with
+    axis=0 and return_inverse, by one int key per pair (a sort of one column
+    costs less than that of rows)."""
+    if old.shape[0] == 0:
+        return [], np.zeros(0, dtype=np.int64)
+    low = int(min(old.min(), new.min()))
+    span = int(max(old.max(), new.max())) - low + 1
+    if span > 1 << 31:  # the key would overflow int64
+        ends, which = np.unique(np.stack([old, new], axis=1), axis=0, return_inverse=True)
+        return ends.tolist(), which.ravel()
+    key = (old.astype(np.int64) - low) * span + (new.astype(np.int64) - low)
+    keys, which = np.unique(key, return_inverse=True)
+    return np.stack([keys // span + low, keys % span + low], axis=1).tolist(), which
 
 
 def _after(model: ClusterModel, changed: np.ndarray, plan: dict) -> list[list[int]]:
