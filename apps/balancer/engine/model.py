@@ -449,8 +449,11 @@ class ClusterModel:
         s = int(self.assign[p, k])
         if not (self.dest[d] or self.may_return(p, d)) or d in self.members(p):
             return False
-        vec = self.replica_vec(p, k)
-        if np.count_nonzero(vec > self.room[d]) or np.count_nonzero(vec > self.slack[s]):
+        # vec > room[d] or vec > slack[s], on plain floats: no row of either is settled
+        vl = self.replica_vec(p, k).tolist()
+        if exceeds(vl, self.hi[d].tolist(), self.load[d].tolist()) or exceeds(
+            vl, self.load[s].tolist(), self.lo[s].tolist()
+        ):
             return False
         full, leaving_full = self.rack_full(p, k)
         if not leaving_full and self.rack_l[d] in full:
@@ -662,6 +665,16 @@ class ClusterModel:
         the plan and the report at the peak of memory. No goal can run after this."""
         for name in self.SEARCH_STATE:
             setattr(self, name, None)
+
+
+def exceeds(vec: list[float], upper: list[float], lower: list[float]) -> bool:
+    """Whether any of `vec` exceeds max(upper - lower, 0) on its measure: the test
+    `np.count_nonzero(vec > room[b])` with upper, lower = hi[b], load[b] (`slack[s]`
+    with load[s], lo[s]), on plain floats (numpy costs more for a few measures)."""
+    for v, u, lb in zip(vec, upper, lower, strict=True):
+        if v > 0.0 and v > u - lb:
+            return True
+    return False
 
 
 FIRST_FIT_TRIES = 4  # likeliest destinations tested one by one before a whole mask
