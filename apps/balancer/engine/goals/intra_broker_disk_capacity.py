@@ -9,6 +9,8 @@ its limit hands replicas to its broker's dirs with room.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..disks import DISK_MOVES_NONE, DiskModel
@@ -64,13 +66,17 @@ class IntraBrokerDiskCapacityGoal(DiskGoal):
         used, limit = disks.used[b].tolist(), disks.limit[b].tolist()
         total = [t if t > 0 else 1.0 for t in disks.total[b].tolist()]
         open_dirs = np.flatnonzero(disks.takes[b]).tolist()
+        fixed = [(d, limit[d], total[d]) for d in open_dirs]  # what no placement changes
+        inf = math.inf
         placed = []
         for size in disks.size[ps].tolist():
-            to, least = -1, np.inf
-            for d in open_dirs:
+            to, least = -1, inf
+            for d, cap, whole in fixed:
                 after = used[d] + size
-                if after <= limit[d] and after / total[d] < least:
-                    to, least = d, after / total[d]
+                if after <= cap:
+                    share = after / whole
+                    if share < least:
+                        to, least = d, share
             if to < 0:  # fits nowhere: the dir with most room left
                 to = max(open_dirs, key=lambda d: limit[d] - used[d])
             used[to] += size
