@@ -65,7 +65,7 @@ def _give_leadership(
         ps_l, w_l = ps.tolist(), w.tolist()
         # what each leadership carries, on the measures a leadership moves (`lvec`
         # is 0 on the others)
-        lv_l = model.lvec[ps][:, LEADER_MEASURES].tolist()
+        lv_l = model.lvec.take(ps, axis=0)[:, LEADER_MEASURES].tolist()
         xs = float(x[s])  # only s's own moves change it: read again after each
         for i in goal.leader_order(model, ps, w).tolist():
             if xs <= done or fails > MAX_FAILS:
