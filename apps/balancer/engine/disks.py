@@ -174,6 +174,11 @@ class DiskModel:
         self.dir[ps, ks] = to
         self.moves_made += int(ps.shape[0])
 
+    def flat(self, ps: np.ndarray, ks: np.ndarray) -> np.ndarray:
+        """The place of each cell (ps[i], ks[i]) in the flattened (P, K) arrays: take()
+        there reads a broker's cells several times faster than indexing by pairs."""
+        return ps.astype(np.int64) * self.dir.shape[1] + ks
+
     def unplaced_bytes(self) -> float:
         """Bytes of replicas that must be in a dir taking replicas and are not."""
         cells = self.must_move & (

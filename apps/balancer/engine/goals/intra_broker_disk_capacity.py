@@ -56,11 +56,11 @@ class IntraBrokerDiskCapacityGoal(DiskGoal):
 
     @staticmethod
     def _place(disks: DiskModel, b: int, ps: np.ndarray, ks: np.ndarray) -> None:
-        todo = disks.must_move[ps, ks]
+        todo = disks.must_move.take(disks.flat(ps, ks))
         if not todo.any():
             return
         ps, ks = ps[todo], ks[todo]
-        order = np.argsort(-disks.size[ps], kind="stable")
+        order = np.argsort(-disks.size.take(ps), kind="stable")
         ps, ks = ps[order], ks[order]
         # plain floats: four dirs are cheaper to scan in Python than through numpy
         used, limit = disks.used[b].tolist(), disks.limit[b].tolist()
@@ -88,8 +88,9 @@ class IntraBrokerDiskCapacityGoal(DiskGoal):
         """Move replicas out of dirs over their limit into dirs with room, largest
         that fits first."""
         takes = disks.takes[b]
+        flat = disks.flat(ps, ks)
         for d in np.flatnonzero(takes & (disks.used[b] > disks.limit[b])).tolist():
-            here = np.flatnonzero(disks.dir[ps, ks] == d)
+            here = np.flatnonzero(disks.dir.take(flat) == d)
             order = here[np.argsort(-disks.size[ps[here]], kind="stable")]
             for i in order.tolist():
                 excess = disks.used[b, d] - disks.limit[b, d]

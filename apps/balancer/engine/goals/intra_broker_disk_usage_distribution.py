@@ -115,9 +115,10 @@ class _DirCells:
         self, disks: DiskModel, ps: np.ndarray, ks: np.ndarray, open_dirs: list[int]
     ) -> None:
         self.disks, self.ps, self.ks = disks, ps, ks
-        sizes = disks.size[ps]
-        where = disks.dir[ps, ks]
-        cells = np.flatnonzero(disks.can_move[ps, ks] & (where >= 0) & (sizes > 0))
+        sizes = disks.size.take(ps)
+        flat = disks.flat(ps, ks)
+        where = disks.dir.take(flat)
+        cells = np.flatnonzero(disks.can_move.take(flat) & (where >= 0) & (sizes > 0))
         cells = cells[np.argsort(sizes[cells], kind="stable")]
         self.sizes: dict[int, list[float]] = {}
         self.cells: dict[int, list[int]] = {}
