@@ -12,6 +12,7 @@ import numpy as np
 
 from apps.balancer.engine import PlannerOptions, propose, validate_plan
 from apps.balancer.engine.plan import changed_partitions, listed_partitions
+from apps.balancer.engine.report import leader_ends
 from tests.support.factories import MiB, broker, broker_loads, part, snapshot
 
 ENGINE = Path(__file__).resolve().parents[2] / "apps" / "balancer" / "engine"
@@ -191,3 +192,30 @@ def test_listed_partitions_add_those_moved_between_dirs_in_order() -> None:
     moved_dir = np.array([[False, False], [False, False], [False, True], [True, False]])
     assert listed_partitions(changed).tolist() == [1, 3]
     assert listed_partitions(changed, moved_dir).tolist() == [1, 2, 3]
+
+
+def test_listed_partitions_are_the_union_of_changed_and_moved_between_dirs() -> None:
+    rng = np.random.default_rng(5)
+    for _ in range(50):
+        n = int(rng.integers(1, 60))
+        changed = np.flatnonzero(rng.random(n) < 0.3)
+        moved_dir = rng.random((n, 3)) < 0.1
+        want = np.union1d(changed, np.flatnonzero(moved_dir.any(axis=1)))
+        got = listed_partitions(changed, moved_dir)
+        assert got.tolist() == want.tolist()
+        assert got.dtype == want.dtype
+
+
+def test_leader_ends_are_the_distinct_pairs_of_numpy_unique() -> None:
+    rng = np.random.default_rng(6)
+    for top in (1, 3, 1000, 1 << 40):  # the last: past the one-key form
+        for n in (0, 1, 7, 200):
+            old = rng.integers(0, top + 1, n)
+            new = np.where(rng.random(n) < 0.5, old, rng.integers(0, top + 1, n))
+            ends, which = leader_ends(old, new)
+            if n == 0:
+                assert ends == [] and which.shape == (0,)
+                continue
+            want, inverse = np.unique(np.stack([old, new], axis=1), axis=0, return_inverse=True)
+            assert ends == want.tolist()
+            assert which.tolist() == inverse.ravel().tolist()
