@@ -195,7 +195,9 @@ class ClusterModel:
 
     def disks_follow(self) -> None:
         """Each replica's log dir on the assignment as it stands (disks.py): those
-        that stayed on their broker keep their dir; arrivals have none yet."""
+        that stayed on their broker keep their dir; arrivals have none yet. Before
+        anything moves, each dir's bytes and leader bytes in are kept for the
+        report (`disks_start`)."""
         if self.snap.log_dir_total is None:
             return
         self.disks = DiskModel(
@@ -205,6 +207,8 @@ class ClusterModel:
             capacity_threshold=self.capacity_threshold,
             moves=self.setup.disk_moves,
         )
+        if self._changes == 0 and self.disks_start is None:
+            self.disks_start = (self.disks.used.copy(), self.disks.lead.copy())
 
     def _init_bookkeeping(self) -> None:
         """Why each partition changed, moves per goal, the journal of a trial."""
@@ -219,6 +223,8 @@ class ClusterModel:
         self._by_broker: tuple[int, tuple[np.ndarray, np.ndarray]] | None = None
         # each replica's log dir (JBOD), set by the optimiser when the snapshot lists dirs
         self.disks: DiskModel | None = None
+        # (used, lead) of the dirs on the starting assignment (`disks_follow`)
+        self.disks_start: tuple[np.ndarray, np.ndarray] | None = None
         self.data_loss_skipped: list[int] = []
         self.data_loss_healed: list[int] = []
         self.unfixable: dict[int, str] = {}

@@ -94,17 +94,18 @@ def build_report(
     }
     report["broker_loads"] = _broker_loads(model, loads)
     if model.disks is not None:
-        # the starting dirs live only for the figures: freed before the moves are listed
-        report["disks"] = disk_figures(
-            DiskModel(
+        start = model.disks_start
+        if start is None:  # the model never saw its starting dirs: built here
+            # the starting dirs live only for the figures: freed before the moves are listed
+            before = DiskModel(
                 snap,
                 snap.replicas,
                 removed=setup.removed_dirs,
                 capacity_threshold=options.capacity_threshold,
                 moves=setup.disk_moves,
-            ),
-            model.disks,
-        )
+            )
+            start = (before.used, before.lead)
+        report["disks"] = disk_figures(start, model.disks)
     if include_moves:
         report["moves"] = _moves(model, plan)
     return report
