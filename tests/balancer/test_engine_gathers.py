@@ -1,7 +1,8 @@
 """Helpers that read the model's tables another way than numpy's obvious form, for
 speed, and must give exactly what that form gives: a leadership give's room test on
 the leader measures (band_leaders), the partitions a plan doesn't list yet
-(leader_chains), a broker's cells read by flat index (DiskModel.flat)."""
+(leader_chains), a broker's cells read by flat index (DiskModel.flat), the dirs'
+counts (DiskModel._recount)."""
 
 from __future__ import annotations
 
@@ -65,3 +66,23 @@ def test_a_brokers_cells_by_flat_index_are_those_by_pairs() -> None:
         flat = disks.flat(ps, ks)
         for table in (disks.dir, disks.can_move, disks.must_move):
             assert table.take(flat).tolist() == table[ps, ks].tolist()
+
+
+def test_the_dirs_counts_are_those_of_the_cells_by_pairs() -> None:
+    model = jbod_model(4)
+    rng = np.random.default_rng(4)
+    for p in rng.choice(model.n_partitions, 30, replace=False).tolist():
+        free = np.setdiff1d(np.arange(model.n_brokers), model.assign[p])
+        model.move_replica(p, 0, int(free[0]), "t")  # arrivals: no dir yet
+    model.disks_follow()
+    disks = model.disks
+    assert disks is not None
+    b, d = disks.total.shape
+    p, k = np.nonzero(disks.dir >= 0)
+    flat = disks.assign[p, k].astype(np.int64) * d + disks.dir[p, k]
+    used = np.bincount(flat, weights=disks.size[p], minlength=b * d).reshape(b, d)
+    lead = k == 0
+    led = np.bincount(flat[lead], weights=disks.leader_bytes[p[lead]], minlength=b * d)
+    assert disks.used.tobytes() == used.tobytes()
+    assert disks.lead.tobytes() == led.reshape(b, d).tobytes()
+    assert (disks.dir < 0).any()
