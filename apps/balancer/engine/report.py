@@ -154,8 +154,9 @@ def _moves(model: ClusterModel, plan: dict | None) -> list[dict]:
     final = model.assign
     changed = changed_partitions(init, final)
     ids = snap.broker_ids
-    old = ids[np.maximum(init[changed], 0)]
-    new = ids[np.maximum(final[changed], 0)]
+    # rows gathered with take: several times faster than fancy indexing, same rows
+    old = ids[np.maximum(init.take(changed, axis=0), 0)]
+    new = ids[np.maximum(final.take(changed, axis=0), 0)]
     rf = snap.rf[changed]
     real = np.arange(old.shape[1])[None, :] < rf[:, None]
     # a broker of one list in none of the other's real cells
