@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from apps.balancer.engine.measures import N_MEASURES, REPLICAS
-from apps.balancer.engine.model import SETTLE_ROWS, ClusterModel
+from apps.balancer.engine.model import SETTLE_ROWS, ClusterModel, exceeds
 from apps.balancer.engine.modes import setup_mode
 from apps.balancer.engine.snapshot import parse_snapshot
 from tests.support.factories import MiB, broker, part, snapshot
@@ -151,3 +151,26 @@ def test_place_score_is_the_highest_ratio_to_target_after_adding_the_replica() -
     vec = model.replica_vec(5, 0)
     ratios = (model.load + vec) / model.place_target
     np.testing.assert_array_equal(model.place_score(vec), ratios[:, :4].max(axis=1))
+
+
+def test_exceeds_is_the_room_test_of_numpy() -> None:
+    rng = np.random.default_rng(3)
+    special = np.array([0.0, -0.0, 1.0, np.inf, -np.inf])
+    for _ in range(400):
+        vec = rng.choice(np.concatenate([special, rng.uniform(-1, 2, 5)]), N_MEASURES)
+        upper = rng.choice(np.concatenate([special, rng.uniform(-1, 2, 5)]), N_MEASURES)
+        lower = rng.choice(np.concatenate([special[:4], rng.uniform(-1, 2, 5)]), N_MEASURES)
+        with np.errstate(invalid="ignore"):
+            want = bool(np.count_nonzero(vec > np.maximum(upper - lower, 0.0)))
+        assert exceeds(vec.tolist(), upper.tolist(), lower.tolist()) == want
+
+
+def test_move_ok_to_agrees_with_the_mask() -> None:
+    for seed in range(4):
+        model = banded_model(seed)
+        for p in range(0, model.n_partitions, 3):
+            for k in range(3):
+                mask = model.move_dest_mask(p, k)
+                for d in range(N_BROKERS):
+                    want = mask is not None and bool(mask[d])
+                    assert model.move_ok_to(p, k, d) == want, (seed, p, k, d)

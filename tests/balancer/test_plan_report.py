@@ -9,9 +9,16 @@ import sys
 from pathlib import Path
 
 import numpy as np
+from devkit.jbod_snapshot import dirs_add
 
 from apps.balancer.engine import PlannerOptions, propose, validate_plan
+from apps.balancer.engine.disks import DiskModel
+from apps.balancer.engine.model import ClusterModel
+from apps.balancer.engine.modes import setup_mode
 from apps.balancer.engine.plan import changed_partitions, listed_partitions
+from apps.balancer.engine.report import leader_ends
+from apps.balancer.engine.snapshot import parse_snapshot
+from bench.bench_planner import make_cluster
 from tests.support.factories import MiB, broker, broker_loads, part, snapshot
 
 ENGINE = Path(__file__).resolve().parents[2] / "apps" / "balancer" / "engine"
@@ -191,3 +198,46 @@ def test_listed_partitions_add_those_moved_between_dirs_in_order() -> None:
     moved_dir = np.array([[False, False], [False, False], [False, True], [True, False]])
     assert listed_partitions(changed).tolist() == [1, 3]
     assert listed_partitions(changed, moved_dir).tolist() == [1, 2, 3]
+
+
+def test_listed_partitions_are_the_union_of_changed_and_moved_between_dirs() -> None:
+    rng = np.random.default_rng(5)
+    for _ in range(50):
+        n = int(rng.integers(1, 60))
+        changed = np.flatnonzero(rng.random(n) < 0.3)
+        moved_dir = rng.random((n, 3)) < 0.1
+        want = np.union1d(changed, np.flatnonzero(moved_dir.any(axis=1)))
+        got = listed_partitions(changed, moved_dir)
+        assert got.tolist() == want.tolist()
+        assert got.dtype == want.dtype
+
+
+def test_leader_ends_are_the_distinct_pairs_of_numpy_unique() -> None:
+    rng = np.random.default_rng(6)
+    for top in (1, 3, 1000, 1 << 40):  # the last: past the one-key form
+        for n in (0, 1, 7, 200):
+            old = rng.integers(0, top + 1, n)
+            new = np.where(rng.random(n) < 0.5, old, rng.integers(0, top + 1, n))
+            ends, which = leader_ends(old, new)
+            if n == 0:
+                assert ends == [] and which.shape == (0,)
+                continue
+            want, inverse = np.unique(np.stack([old, new], axis=1), axis=0, return_inverse=True)
+            assert ends == want.tolist()
+            assert which.tolist() == inverse.ravel().tolist()
+
+
+def test_it_keeps_the_starting_dirs_figures_once_replicas_moved() -> None:
+    snap = parse_snapshot(dirs_add(make_cluster(6, 300, seed=4), dirs=3, skew=0.5, seed=4))
+    setup = setup_mode(snap, "full")
+    model = ClusterModel(snap, setup, capacity_threshold=0.8, max_replicas_per_broker=10_000)
+    model.disks_follow()
+    for p in range(0, 60, 3):
+        free = np.setdiff1d(np.arange(model.n_brokers), model.assign[p])
+        model.move_replica(p, 0, int(free[0]), "t")
+    model.disks_follow()
+    start = DiskModel(snap, snap.replicas, removed=None, capacity_threshold=0.8, moves="all")
+    assert model.disks_start is not None and model.disks is not None
+    used, lead = model.disks_start
+    assert used.tolist() == start.used.tolist() and lead.tolist() == start.lead.tolist()
+    assert used.tolist() != model.disks.used.tolist()

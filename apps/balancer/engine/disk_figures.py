@@ -9,11 +9,13 @@ import numpy as np
 from .disks import DiskModel
 
 
-def _ratios(disks: DiskModel) -> tuple[float, float]:
-    """(usage, leader bytes in): the highest ratio of a dir to its broker's mean,
-    over brokers with two or more dirs taking replicas (1.0: perfectly even)."""
+def _ratios(disks: DiskModel, used: np.ndarray, lead: np.ndarray) -> tuple[float, float]:
+    """(usage, leader bytes in) of dirs holding `used` bytes, `lead` leader bytes in
+    (the dirs of `disks`, on any assignment): the highest ratio of a dir to its
+    broker's mean, over brokers with two or more dirs taking replicas (1.0:
+    perfectly even)."""
     out = []
-    for measure in (disks.used, disks.lead):
+    for measure in (used, lead):
         share = disks.shares(measure)
         ratio = np.divide(measure, share, out=np.zeros_like(share), where=share > 0)
         out.append(float(ratio.max()) if (share > 0).any() else 1.0)
@@ -24,10 +26,13 @@ def _known(x: float) -> float | None:
     return None if np.isnan(x) else float(x)
 
 
-def disk_figures(before: DiskModel, after: DiskModel) -> dict:
+def disk_figures(before: tuple[np.ndarray, np.ndarray], after: DiskModel) -> dict:
+    """The figures of the dirs of `after`, and of the same dirs at the start, which
+    held `before` = (used, lead) (`ClusterModel.disks_start`)."""
     snap = after.snap
     paths = snap.log_dirs or []
-    usage = _ratios(before), _ratios(after)
+    used_before, lead_before = before
+    usage = _ratios(after, used_before, lead_before), _ratios(after, after.used, after.lead)
     moved = after.changed() & after.stayed
     sizes = np.broadcast_to(snap.size[:, None], moved.shape)
     brokers = []
@@ -41,9 +46,9 @@ def disk_figures(before: DiskModel, after: DiskModel) -> dict:
                         "total": _known(snap.log_dir_total[b, d]),
                         "takes_replicas": bool(after.takes[b, d]),
                         # max(0): what a dir gave away may leave -0.0 behind
-                        "used_before": round(max(float(before.used[b, d]), 0.0), 1),
+                        "used_before": round(max(float(used_before[b, d]), 0.0), 1),
                         "used_after": round(max(float(after.used[b, d]), 0.0), 1),
-                        "leader_bytes_in_before": round(max(float(before.lead[b, d]), 0.0), 3),
+                        "leader_bytes_in_before": round(max(float(lead_before[b, d]), 0.0), 3),
                         "leader_bytes_in_after": round(max(float(after.lead[b, d]), 0.0), 3),
                     }
                     for d, path in enumerate(paths[b])

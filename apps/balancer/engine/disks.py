@@ -135,13 +135,15 @@ class DiskModel:
 
     def _recount(self) -> None:
         b, d = self.total.shape
-        placed = self.dir >= 0
-        p, k = np.nonzero(placed)
-        flat = self.assign[p, k].astype(np.int64) * d + self.dir[p, k]
-        self.used = np.bincount(flat, weights=self.size[p], minlength=b * d).reshape(b, d)
-        lead = k == 0
+        # the placed cells by flat index, in the order of np.nonzero: take() there
+        # reads them several times faster than indexing by (partition, slot)
+        cell = np.flatnonzero(self.dir >= 0)
+        p, k = np.divmod(cell, self.dir.shape[1])
+        flat = self.assign.take(cell).astype(np.int64) * d + self.dir.take(cell)
+        self.used = np.bincount(flat, weights=self.size.take(p), minlength=b * d).reshape(b, d)
+        lead = np.flatnonzero(k == 0)
         self.lead = np.bincount(
-            flat[lead], weights=self.leader_bytes[p[lead]], minlength=b * d
+            flat.take(lead), weights=self.leader_bytes.take(p.take(lead)), minlength=b * d
         ).reshape(b, d)
 
     def move(self, p: int, k: int, to: int) -> None:
@@ -173,6 +175,11 @@ class DiskModel:
         np.add.at(self.lead[b], to, lead)
         self.dir[ps, ks] = to
         self.moves_made += int(ps.shape[0])
+
+    def flat(self, ps: np.ndarray, ks: np.ndarray) -> np.ndarray:
+        """The place of each cell (ps[i], ks[i]) in the flattened (P, K) arrays: take()
+        there reads a broker's cells several times faster than indexing by pairs."""
+        return ps.astype(np.int64) * self.dir.shape[1] + ks
 
     def unplaced_bytes(self) -> float:
         """Bytes of replicas that must be in a dir taking replicas and are not."""

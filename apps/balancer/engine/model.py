@@ -195,7 +195,9 @@ class ClusterModel:
 
     def disks_follow(self) -> None:
         """Each replica's log dir on the assignment as it stands (disks.py): those
-        that stayed on their broker keep their dir; arrivals have none yet."""
+        that stayed on their broker keep their dir; arrivals have none yet. Before
+        anything moves, each dir's bytes and leader bytes in are kept for the
+        report (`disks_start`)."""
         if self.snap.log_dir_total is None:
             return
         self.disks = DiskModel(
@@ -205,6 +207,8 @@ class ClusterModel:
             capacity_threshold=self.capacity_threshold,
             moves=self.setup.disk_moves,
         )
+        if self._changes == 0 and self.disks_start is None:
+            self.disks_start = (self.disks.used.copy(), self.disks.lead.copy())
 
     def _init_bookkeeping(self) -> None:
         """Why each partition changed, moves per goal, the journal of a trial."""
@@ -219,6 +223,8 @@ class ClusterModel:
         self._by_broker: tuple[int, tuple[np.ndarray, np.ndarray]] | None = None
         # each replica's log dir (JBOD), set by the optimiser when the snapshot lists dirs
         self.disks: DiskModel | None = None
+        # (used, lead) of the dirs on the starting assignment (`disks_follow`)
+        self.disks_start: tuple[np.ndarray, np.ndarray] | None = None
         self.data_loss_skipped: list[int] = []
         self.data_loss_healed: list[int] = []
         self.unfixable: dict[int, str] = {}
@@ -473,8 +479,11 @@ class ClusterModel:
         s = int(self.assign[p, k])
         if not (self.dest[d] or self.may_return(p, d)) or d in self.members(p):
             return False
-        vec = self.replica_vec(p, k)
-        if np.count_nonzero(vec > self.room[d]) or np.count_nonzero(vec > self.slack[s]):
+        # vec > room[d] or vec > slack[s], on plain floats: no row of either is settled
+        vl = self.replica_vec(p, k).tolist()
+        if exceeds(vl, self.hi[d].tolist(), self.load[d].tolist()) or exceeds(
+            vl, self.load[s].tolist(), self.lo[s].tolist()
+        ):
             return False
         full, leaving_full = self.rack_full(p, k)
         if not leaving_full and self.rack_l[d] in full:
@@ -686,6 +695,16 @@ class ClusterModel:
         the plan and the report at the peak of memory. No goal can run after this."""
         for name in self.SEARCH_STATE:
             setattr(self, name, None)
+
+
+def exceeds(vec: list[float], upper: list[float], lower: list[float]) -> bool:
+    """Whether any of `vec` exceeds max(upper - lower, 0) on its measure: the test
+    `np.count_nonzero(vec > room[b])` with upper, lower = hi[b], load[b] (`slack[s]`
+    with load[s], lo[s]), on plain floats (numpy costs more for a few measures)."""
+    for v, u, lb in zip(vec, upper, lower, strict=True):
+        if v > 0.0 and v > u - lb:
+            return True
+    return False
 
 
 FIRST_FIT_TRIES = 4  # likeliest destinations tested one by one before a whole mask

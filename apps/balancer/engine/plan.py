@@ -21,7 +21,11 @@ def listed_partitions(changed: np.ndarray, moved_dir: np.ndarray | None = None) 
     """The partitions a plan lists, in its order: the `changed` ones (changed_partitions)
     and those with a replica moved to another dir (`moved_dir`)."""
     if moved_dir is not None:
-        changed = np.union1d(changed, np.flatnonzero(_any_column(moved_dir)))
+        # a mask over the partitions: np.union1d's sort costs more, for the same
+        # sorted distinct indices
+        listed = _any_column(moved_dir)
+        listed[changed] = True
+        changed = np.flatnonzero(listed)
     return changed
 
 
@@ -43,7 +47,7 @@ def build_plan(
     a partition whose replicas only change dirs is listed too."""
     moved_dir = None if disks is None else disks.changed()
     changed = listed_partitions(changed_partitions(snap.replicas, final), moved_dir)
-    rows = final[changed]
+    rows = final.take(changed, axis=0)  # take: faster than fancy indexing, same rows
     rf = snap.rf[changed]
     real = np.arange(rows.shape[1])[None, :] < rf[:, None]
     # the plan must be valid by construction (BALANCING.md §2): fail loudly rather than
@@ -82,11 +86,11 @@ def _dirs_named(
     if not paths:
         return
     n_dirs = np.array([len(listed) for listed in paths], dtype=np.int64)
-    brokers = np.maximum(disks.assign[changed], 0)
+    brokers = np.maximum(disks.assign.take(changed, axis=0), 0)
     rf = np.array([len(entry["replicas"]) for entry in parts], dtype=np.int64)
     width = brokers.shape[1]
     real = np.arange(width)[None, :] < rf[:, None]
-    named = moved[changed] & real & (n_dirs[brokers] > 1)
+    named = moved.take(changed, axis=0) & real & (n_dirs[brokers] > 1)
     rows = np.flatnonzero(named.any(axis=1))
     if rows.shape[0] == 0:
         return

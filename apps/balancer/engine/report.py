@@ -94,17 +94,18 @@ def build_report(
     }
     report["broker_loads"] = _broker_loads(model, loads)
     if model.disks is not None:
-        # the starting dirs live only for the figures: freed before the moves are listed
-        report["disks"] = disk_figures(
-            DiskModel(
+        start = model.disks_start
+        if start is None:  # the model never saw its starting dirs: built here
+            # the starting dirs live only for the figures: freed before the moves are listed
+            before = DiskModel(
                 snap,
                 snap.replicas,
                 removed=setup.removed_dirs,
                 capacity_threshold=options.capacity_threshold,
                 moves=setup.disk_moves,
-            ),
-            model.disks,
-        )
+            )
+            start = (before.used, before.lead)
+        report["disks"] = disk_figures(start, model.disks)
     if include_moves:
         report["moves"] = _moves(model, plan)
     return report
@@ -153,8 +154,9 @@ def _moves(model: ClusterModel, plan: dict | None) -> list[dict]:
     final = model.assign
     changed = changed_partitions(init, final)
     ids = snap.broker_ids
-    old = ids[np.maximum(init[changed], 0)]
-    new = ids[np.maximum(final[changed], 0)]
+    # rows gathered with take: several times faster than fancy indexing, same rows
+    old = ids[np.maximum(init.take(changed, axis=0), 0)]
+    new = ids[np.maximum(final.take(changed, axis=0), 0)]
     rf = snap.rf[changed]
     real = np.arange(old.shape[1])[None, :] < rf[:, None]
     # a broker of one list in none of the other's real cells
@@ -162,19 +164,9 @@ def _moves(model: ClusterModel, plan: dict | None) -> list[dict]:
     removed = real & ~((old[:, :, None] == new[:, None, :]) & real[:, None, :]).any(axis=2)
     # bytes copied: the partition's size once per broker it arrives on
     copied = np.round(snap.size[changed] * added.sum(axis=1)).astype(np.int64)
-    # one leader entry per distinct (from, to), shared by the entries that have it;
-    # each pair as one number of broker indices, which follow the sorted ids (np.unique
-    # over rows costs far more)
-    n_brokers = ids.shape[0]
-    pair = np.maximum(init[changed, 0], 0).astype(np.int64) * n_brokers
-    pair += np.maximum(final[changed, 0], 0)
-    ends, which = np.unique(pair, return_inverse=True)
-    leaders = [
-        {"from": a, "to": b} if a != b else None
-        for a, b in zip(
-            ids[ends // n_brokers].tolist(), ids[ends % n_brokers].tolist(), strict=True
-        )
-    ]
+    # one leader entry per distinct (from, to), shared by the entries that have it
+    ends, which = leader_ends(old[:, 0], new[:, 0])
+    leaders = [{"from": a, "to": b} if a != b else None for a, b in ends]
     topics = snap.topics
     reasons = model.reasons
     # one list per distinct set of goals, shared by the entries that name it: no code
@@ -207,6 +199,23 @@ def _moves(model: ClusterModel, plan: dict | None) -> list[dict]:
             strict=True,
         )
     ]
+
+
+def leader_ends(old: np.ndarray, new: np.ndarray) -> tuple[list[list[int]], np.ndarray]:
+    """The distinct pairs (old[i], new[i]) of two int columns, ascending, and the
+    index of each row's pair among them: `np.unique` of the stacked pairs with
+    axis=0 and return_inverse, by one int key per pair (a sort of one column
+    costs less than that of rows)."""
+    if old.shape[0] == 0:
+        return [], np.zeros(0, dtype=np.int64)
+    low = int(min(old.min(), new.min()))
+    span = int(max(old.max(), new.max())) - low + 1
+    if span > 1 << 31:  # the key would overflow int64
+        ends, which = np.unique(np.stack([old, new], axis=1), axis=0, return_inverse=True)
+        return ends.tolist(), which.ravel()
+    key = (old.astype(np.int64) - low) * span + (new.astype(np.int64) - low)
+    keys, which = np.unique(key, return_inverse=True)
+    return np.stack([keys // span + low, keys % span + low], axis=1).tolist(), which
 
 
 def _after(model: ClusterModel, changed: np.ndarray, plan: dict) -> list[list[int]]:

@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from .measures import N_MEASURES
-from .model import ClusterModel
+from .model import ClusterModel, exceeds
 
 GOAL = "movement-trim"
 TOL = 1e-9
@@ -73,9 +73,10 @@ class _Cells:
         self.p = changed[pi]
         self.k = ki
         self.on = rows[pi, ki]
-        self.vec = model.fvec[self.p]
-        lead = ki == 0
-        self.vec[lead] += model.lvec[self.p[lead]]
+        # rows gathered with take: several times faster than fancy indexing, same rows
+        self.vec = model.fvec.take(self.p, axis=0)
+        lead = np.flatnonzero(ki == 0)
+        self.vec[lead] += model.lvec.take(self.p[lead], axis=0)
         self.home = home[pi]
 
 
@@ -121,8 +122,8 @@ class _Tried:
     def __init__(self, model: ClusterModel, cells: _Cells, idx: np.ndarray) -> None:
         self.p = cells.p[idx]
         self.k = cells.k[idx]
-        self.vec = cells.vec[idx]
-        self.homes = model.initial[self.p]
+        self.vec = cells.vec.take(idx, axis=0)
+        self.homes = model.initial.take(self.p, axis=0)
         live = np.arange(model.K)[None, :] < model.rf[self.p][:, None]
         self.open = live & model.usable[self.homes]
         self.cap = _topic_cap(model)
@@ -184,10 +185,13 @@ def _give_back(
     broker, or -1 when none may."""
     now = model.members(p)
     t = model.topic_l[p]
-    room, usable, tc = model.room, model.usable, model.topic_count
+    usable, tc, hi, load = model.usable, model.topic_count, model.hi, model.load
+    vl = vec.tolist()
     for home in model.initial[p, : model.rf_l[p]].tolist():
-        if home in now or not usable[home] or np.count_nonzero(vec > room[home]):
-            continue  # the cheap refusals first; move_ok_to checks everything
+        # the cheap refusals first (vec > room[home] read from hi and the load, so no
+        # row of room is settled); move_ok_to checks everything
+        if home in now or not usable[home] or exceeds(vl, hi[home].tolist(), load[home].tolist()):
+            continue
         if topic_cap is not None and tc[t, home] + 1 > topic_cap[t]:
             continue
         if model.move_ok_to(p, k, home):

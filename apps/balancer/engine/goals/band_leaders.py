@@ -11,6 +11,7 @@ import math
 
 import numpy as np
 
+from ..measures import LEADER_MEASURES
 from ..model import ClusterModel
 from .band_hooks import BandHooks
 from .leader_chains import leader_chain, leader_single, room_swaps
@@ -49,6 +50,7 @@ def _give_leadership(
     over = np.flatnonzero(model.usable & (x > hi + tolerance(hi)))
     over = over[np.argsort(-(x[over] / norm[over]), kind="stable")]
     hi_l, norm_l = hi.tolist(), norm.tolist()  # read per follower: plain floats
+    dest_l = model.leader_dest.tolist()
     level = goal.leadership_only
     for s in over.tolist():
         ps, ks = model.cells_of(index, s)
@@ -61,6 +63,9 @@ def _give_leadership(
         done = float(hi[s] + tolerance(hi[s]))  # the bands stay as they are meanwhile
         bottom = float(lo[s])
         ps_l, w_l = ps.tolist(), w.tolist()
+        # what each leadership carries, on the measures a leadership moves (`lvec`
+        # is 0 on the others)
+        lv_l = model.lvec.take(ps, axis=0)[:, LEADER_MEASURES].tolist()
         xs = float(x[s])  # only s's own moves change it: read again after each
         for i in goal.leader_order(model, ps, w).tolist():
             if xs <= done or fails > MAX_FAILS:
@@ -70,7 +75,9 @@ def _give_leadership(
             if assign[p, 0] != s or xs - wi < bottom:
                 fails += 1
                 continue
-            best_k = _best_new_leader(model, p, s, wi, x=x, level=level, hi=hi_l, norm=norm_l)
+            best_k = _best_new_leader(
+                model, p, s, wi, lv_l[i], x=x, level=level, hi=hi_l, norm=norm_l, dest=dest_l
+            )
             if best_k < 0:
                 fails += 1
                 continue
@@ -86,23 +93,25 @@ def _best_new_leader(
     p: int,
     s: int,
     wi: float,
+    vec: list[float],
     *,
     x: np.ndarray,
     level: bool,
     hi: list[float],
     norm: list[float],
+    dest: list[bool],
 ) -> int:
     """The follower slot k of p (the first among equals) whose broker ends least
-    utilised when it takes the leadership (weight wi) from s, p's leader, within its
-    band and as `model.leader_move_ok` allows, or -1. With `level`, where the band is
+    utilised when it takes the leadership (weight wi; `vec`, its load on the
+    LEADER_MEASURES) from s, p's leader, within its band and as
+    `model.leader_move_ok` allows, or -1. With `level`, where the band is
     out of reach, still level: the broker may end past the band while it ends no
     higher than s (the spread strictly narrows, so no leadership goes back and forth)."""
     row = model.assign[p].tolist()
     best_k, best = -1, math.inf
     if level:
         keep = (float(x[s]) - wi) / norm[s]
-    dest = model.leader_dest
-    vec = room = None
+    checked = False
     for k in range(1, model.rf_l[p]):
         b = row[k]
         after = float(x[b]) + wi
@@ -112,19 +121,30 @@ def _best_new_leader(
             cap = max(cap, top + (abs(top) * 1e-9 + 1e-9))  # `tolerance`
         if after > cap or not dest[b]:
             continue
-        if vec is None:
+        if not checked:
             # `leader_move_ok` without its checks of p and s, alike for every slot
-            # (p is leader-movable here, and s leads it)
-            vec = model.lvec[p]
-            if np.count_nonzero(vec > model.slack[s]):
+            # (p is leader-movable here, and s leads it): vec > slack[s]
+            if _exceeds(vec, model.load[s].tolist(), model.lo[s].tolist()):
                 return -1
-            room = model.room
-        if np.count_nonzero(vec > room[b]):
+            checked = True
+        # vec > room[b], read from hi and the load as `_exceeds` does
+        if _exceeds(vec, model.hi[b].tolist(), model.load[b].tolist()):
             continue
         score = after / norm[b]
         if score < best:
             best_k, best = k, score
     return best_k
+
+
+def _exceeds(vec: list[float], upper: list[float], lower: list[float]) -> bool:
+    """Whether any of `vec` (on the LEADER_MEASURES) exceeds max(upper - lower, 0)
+    on its measure: the test `np.count_nonzero(vec > model.room[b])` makes with
+    upper, lower = hi[b], load[b] (or `slack[s]` with load[s], lo[s]), on plain
+    floats, so no row of room or slack need be settled."""
+    for v, j in zip(vec, LEADER_MEASURES, strict=True):
+        if v > 0.0 and v > upper[j] - lower[j]:
+            return True
+    return False
 
 
 def _take_leadership(

@@ -9,6 +9,8 @@ its limit hands replicas to its broker's dirs with room.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..disks import DISK_MOVES_NONE, DiskModel
@@ -54,23 +56,27 @@ class IntraBrokerDiskCapacityGoal(DiskGoal):
 
     @staticmethod
     def _place(disks: DiskModel, b: int, ps: np.ndarray, ks: np.ndarray) -> None:
-        todo = disks.must_move[ps, ks]
+        todo = disks.must_move.take(disks.flat(ps, ks))
         if not todo.any():
             return
         ps, ks = ps[todo], ks[todo]
-        order = np.argsort(-disks.size[ps], kind="stable")
+        order = np.argsort(-disks.size.take(ps), kind="stable")
         ps, ks = ps[order], ks[order]
         # plain floats: four dirs are cheaper to scan in Python than through numpy
         used, limit = disks.used[b].tolist(), disks.limit[b].tolist()
         total = [t if t > 0 else 1.0 for t in disks.total[b].tolist()]
         open_dirs = np.flatnonzero(disks.takes[b]).tolist()
+        fixed = [(d, limit[d], total[d]) for d in open_dirs]  # what no placement changes
+        inf = math.inf
         placed = []
         for size in disks.size[ps].tolist():
-            to, least = -1, np.inf
-            for d in open_dirs:
+            to, least = -1, inf
+            for d, cap, whole in fixed:
                 after = used[d] + size
-                if after <= limit[d] and after / total[d] < least:
-                    to, least = d, after / total[d]
+                if after <= cap:
+                    share = after / whole
+                    if share < least:
+                        to, least = d, share
             if to < 0:  # fits nowhere: the dir with most room left
                 to = max(open_dirs, key=lambda d: limit[d] - used[d])
             used[to] += size
@@ -82,8 +88,9 @@ class IntraBrokerDiskCapacityGoal(DiskGoal):
         """Move replicas out of dirs over their limit into dirs with room, largest
         that fits first."""
         takes = disks.takes[b]
+        flat = disks.flat(ps, ks)
         for d in np.flatnonzero(takes & (disks.used[b] > disks.limit[b])).tolist():
-            here = np.flatnonzero(disks.dir[ps, ks] == d)
+            here = np.flatnonzero(disks.dir.take(flat) == d)
             order = here[np.argsort(-disks.size[ps[here]], kind="stable")]
             for i in order.tolist():
                 excess = disks.used[b, d] - disks.limit[b, d]

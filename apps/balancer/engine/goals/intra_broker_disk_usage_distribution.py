@@ -83,7 +83,8 @@ class IntraBrokerDiskUsageDistributionGoal(DiskGoal):
 
     def _level(self, disks: DiskModel, b: int, ps: np.ndarray, ks: np.ndarray) -> None:
         takes = disks.takes[b]
-        total = np.where(takes, disks.total[b], 1.0).tolist()
+        sizes = np.where(takes, disks.total[b], 1.0)
+        total = sizes.tolist()
         open_dirs = np.flatnonzero(takes).tolist()
         dirs = _DirCells(disks, ps, ks, open_dirs)
         used, limit = disks.used[b], disks.limit[b]
@@ -92,7 +93,7 @@ class IntraBrokerDiskUsageDistributionGoal(DiskGoal):
         mean = hi / self.threshold
         for _ in range(MAX_MOVES_PER_DIR * len(open_dirs)):
             # plain floats: a few dirs are cheaper to scan in Python than through numpy
-            util = (used / total).tolist()
+            util = (used / sizes).tolist()
             a = max(open_dirs, key=util.__getitem__)
             z = min(open_dirs, key=util.__getitem__)
             if util[a] <= hi and util[z] >= lo:
@@ -115,9 +116,10 @@ class _DirCells:
         self, disks: DiskModel, ps: np.ndarray, ks: np.ndarray, open_dirs: list[int]
     ) -> None:
         self.disks, self.ps, self.ks = disks, ps, ks
-        sizes = disks.size[ps]
-        where = disks.dir[ps, ks]
-        cells = np.flatnonzero(disks.can_move[ps, ks] & (where >= 0) & (sizes > 0))
+        sizes = disks.size.take(ps)
+        flat = disks.flat(ps, ks)
+        where = disks.dir.take(flat)
+        cells = np.flatnonzero(disks.can_move.take(flat) & (where >= 0) & (sizes > 0))
         cells = cells[np.argsort(sizes[cells], kind="stable")]
         self.sizes: dict[int, list[float]] = {}
         self.cells: dict[int, list[int]] = {}

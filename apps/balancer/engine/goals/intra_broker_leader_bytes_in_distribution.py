@@ -137,9 +137,10 @@ class _Cells:
         self.disks, self.b = disks, b
         takes = disks.takes[b]
         self.total = np.where(takes, disks.total[b], 1.0)
-        where = disks.dir[ps, ks]
-        placed = disks.can_move[ps, ks] & (where >= 0)
-        lead = disks.leader_bytes[ps]
+        flat = disks.flat(ps, ks)
+        where = disks.dir.take(flat)
+        placed = disks.can_move.take(flat) & (where >= 0)
+        lead = disks.leader_bytes.take(ps)
         leaders = np.flatnonzero(placed & (ks == 0) & (lead > 0))
         followers = np.flatnonzero(placed & (ks > 0))
         self.leader_p, self.leader_size = ps[leaders], disks.size[ps[leaders]]

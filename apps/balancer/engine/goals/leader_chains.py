@@ -100,12 +100,12 @@ def _passes_to(
     leadership changes keep it true, as they only reorder replica lists."""
     ps, _ = model.cells_of(index, c)
     ps = np.sort(ps)
-    rows = model.assign[ps]
+    rows = model.assign.take(ps, axis=0)
     leaders = rows[:, 0]
     keep = (leaders != c) & ~model.frozen[ps] & model.leader_movable[ps]
     ps, rows, leaders = ps[keep], rows[keep], leaders[keep]
     ks = np.argmax(rows == c, axis=1)
-    ok = _fits(model, c, model.lvec[ps])
+    ok = _fits(model, c, model.lvec.take(ps, axis=0))
     ps, ks, leaders = ps[ok], ks[ok], leaders[ok]
     order = _broker_order(model, leaders)
     return ps[order], ks[order], leaders[order]
@@ -114,7 +114,12 @@ def _passes_to(
 def _fresh(model: ClusterModel, ps: np.ndarray) -> np.ndarray:
     """1 for each partition of `ps` the plan doesn't list (its replica list as at the
     start), else 0: only these rows, as the whole table is large."""
-    return (model.assign[ps] == model.initial[ps]).all(axis=1).astype(np.int64)
+    now, start = model.assign.take(ps, axis=0), model.initial.take(ps, axis=0)
+    # column by column: numpy's all(axis=1) over a few columns is slow
+    same = now[:, 0] == start[:, 0]
+    for j in range(1, now.shape[1]):
+        same &= now[:, j] == start[:, j]
+    return same.astype(np.int64)
 
 
 def leader_chain(
@@ -144,8 +149,8 @@ def leader_chain(
     lvec = model.lvec
     if ("a", a) not in memo:
         p1s = _led(model, a)
-        p1s = p1s[_fits(model, a, -lvec[p1s])]
-        memo["a", a] = _by_follower(model, p1s, model.assign[p1s])
+        p1s = p1s[_fits(model, a, -lvec.take(p1s, axis=0))]
+        memo["a", a] = _by_follower(model, p1s, model.assign.take(p1s, axis=0))
     q1, k1, b1 = memo["a", a]
     if q1.shape[0] == 0:
         return None
@@ -224,12 +229,12 @@ def leader_single(model: ClusterModel, a: int, c: int) -> tuple[int, int] | None
     if not (model.leader_dest[c] and model.usable[c]):
         return None
     ps = _led(model, a)
-    has_c = model.assign[ps] == c
+    has_c = model.assign.take(ps, axis=0) == c
     sel = has_c.any(axis=1)
     ps, ks = ps[sel], np.argmax(has_c[sel], axis=1)
     if ps.shape[0] == 0:
         return None
-    vec = model.lvec[ps]
+    vec = model.lvec.take(ps, axis=0)
     ok = _fits(model, a, -vec) & _fits(model, c, vec)
     ps, ks = ps[ok], ks[ok]
     if ps.shape[0] == 0:
@@ -259,14 +264,14 @@ def room_swaps(
     ok[a] = False
     # what a may give: (p, d's slot, d), d ascending, p ascending within d
     ps = _led(model, a)
-    p1, k1, d1 = _by_follower(model, ps, model.assign[ps])
+    p1, k1, d1 = _by_follower(model, ps, model.assign.take(ps, axis=0))
     keep = ok[d1]
     p1, k1, d1 = p1[keep], k1[keep], d1[keep]
     # what a may take: (q, a's slot, its leader d), d ascending, q ascending within d
     if index is None:
         index = model.replicas_by_broker()
     qs = np.sort(model.cells_of(index, a)[0])
-    rows = model.assign[qs]
+    rows = model.assign.take(qs, axis=0)
     d2 = rows[:, 0]
     keep = (d2 != a) & ok[np.maximum(d2, 0)] & ~model.frozen[qs] & model.leader_movable[qs]
     qs, rows, d2 = qs[keep], rows[keep], d2[keep]

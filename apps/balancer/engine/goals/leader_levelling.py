@@ -71,7 +71,7 @@ def _led(model: ClusterModel, b: int) -> np.ndarray:
 
 def _followers(model: ClusterModel, ps: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Every (partition, slot, broker) of a follower of `ps` that may lead."""
-    rows = model.assign[ps]
+    rows = model.assign.take(ps, axis=0)
     kk = np.arange(rows.shape[1])[None, :]
     ok = (kk >= 1) & (kk < model.rf[ps][:, None]) & (rows >= 0)
     pi, ki = np.nonzero(ok)
@@ -115,7 +115,7 @@ def _best_step(model: ClusterModel, j: int, a: int, lo: np.ndarray) -> list[tupl
     floor = np.minimum(lo, x) - tolerance(np.minimum(lo, x))
     p1s = _led(model, a)
     p1s = p1s[lvec[p1s, j] > 0]
-    p1s = p1s[_fits(model, a, -lvec[p1s])]
+    p1s = p1s[_fits(model, a, -lvec.take(p1s, axis=0))]
     q1, k1, b1 = _followers(model, p1s)
     if q1.shape[0] == 0:
         return None
