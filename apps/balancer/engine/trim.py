@@ -18,6 +18,8 @@ top of a count band keeps its count): a pair saves few more bytes for far more t
 
 from __future__ import annotations
 
+import heapq
+
 import numpy as np
 
 from .measures import N_MEASURES
@@ -117,54 +119,66 @@ def _topic_cap(model: ClusterModel) -> np.ndarray | None:
 class _Tried:
     """The cells a round tries, in order, with what no give-back changes: each cell's
     partition, slot, load, start brokers (`homes`), which of those are usable and real
-    (`open`), and its topic's ceiling where one is checked."""
+    (`open`), and its topic's ceiling where one is checked. `vec_k` repeats each load
+    once per slot and `at` is each start broker's place in the flattened topic counts:
+    `_hopeful` then gathers every row it needs in one take."""
 
     def __init__(self, model: ClusterModel, cells: _Cells, idx: np.ndarray) -> None:
         self.p = cells.p[idx]
         self.k = cells.k[idx]
         self.vec = cells.vec.take(idx, axis=0)
+        self.vec_k = np.repeat(self.vec, model.K, axis=0)
         self.homes = model.initial.take(self.p, axis=0)
         live = np.arange(model.K)[None, :] < model.rf[self.p][:, None]
         self.open = live & model.usable[self.homes]
         self.cap = _topic_cap(model)
         topic = model.topic[self.p]
-        self.topic = topic[:, None]
         self.topic_cap = None if self.cap is None else self.cap[topic][:, None]
+        # a slot past rf (-1) lands on some count, and `open` leaves those slots out
+        self.at = topic[:, None].astype(np.int64) * model.n_brokers + self.homes
 
 
 def _hopeful(model: ClusterModel, tried: _Tried, cut: slice) -> np.ndarray:
     """Whether some start broker of each cell in `cut` passes `_give_back`'s cheap
     refusals as the model stands: the others are refused whole."""
     homes = tried.homes[cut]
-    # a slot past rf holds -1 in both lists, and `open` leaves those slots out
-    now = model.assign[tried.p[cut]]
-    # slot by slot and measure by measure: numpy's any() over a short axis is slow
+    K = model.K
+    # take: several times faster than fancy indexing, same rows
+    now = model.assign.take(tried.p[cut], axis=0)
+    # slot by slot: numpy's any() over a short axis is slow
     held = homes == now[:, :1]
-    for j in range(1, model.K):
+    for j in range(1, K):
         held |= homes == now[:, j : j + 1]
-    vec, room = tried.vec[cut], model.room[homes]
-    over = vec[:, None, 0] > room[:, :, 0]
-    for m in range(1, vec.shape[1]):
-        over |= vec[:, None, m] > room[:, :, m]
+    # every (cell, start broker) pair a row: its load against the broker's room
+    pairs = slice(cut.start * K, cut.start * K + homes.size)
+    over = np.logical_or.reduce(
+        tried.vec_k[pairs] > model.room.take(homes.ravel(), axis=0), axis=1
+    ).reshape(homes.shape)
     good = tried.open[cut] & ~held & ~over
     if tried.topic_cap is not None:
-        good &= ~(model.topic_count[tried.topic[cut], homes] + 1 > tried.topic_cap[cut])
-    return good.any(axis=1)
+        # counts are integers: count + 1 > cap is count >= cap
+        good &= model.topic_count.reshape(-1).take(tried.at[cut]) < tried.topic_cap[cut]
+    hope = good[:, 0]
+    for j in range(1, K):
+        hope = hope | good[:, j]
+    return hope
 
 
 def _block(model: ClusterModel, tried: _Tried, cut: slice) -> int:
     """Try the cells in `cut` in order, those `_hopeful` passes and, after a give-back,
     those it may have made hopeful."""
     hope = _hopeful(model, tried, cut)
-    homes = tried.homes[cut]
-    ps, ks, vecs = tried.p[cut], tried.k[cut], tried.vec[cut]
+    K = model.K
+    flat = tried.homes[cut].ravel()
+    ps, ks, vecs = tried.p[cut].tolist(), tried.k[cut].tolist(), tried.vec[cut]
     given = 0
+    # the cells still to try, smallest index first; every index in it is past the
+    # cell being tried, so popping the least keeps the order
     todo = np.flatnonzero(hope).tolist()
-    n = 0
-    while n < len(todo):
-        i = todo[n]
-        n += 1
-        p, k = int(ps[i]), int(ks[i])
+    hoped = set(todo)
+    while todo:
+        i = heapq.heappop(todo)
+        p, k = ps[i], ks[i]
         s = int(model.assign[p, k])
         d = _give_back(model, p, k, vecs[i], tried.cap)
         if d < 0:
@@ -172,10 +186,50 @@ def _block(model: ClusterModel, tried: _Tried, cut: slice) -> int:
         given += 1
         # loads are >= 0 (snapshot.py), so only s gained room and lost a topic
         # replica; d and p's members only refuse more (s never held p)
-        hope[i + 1 :] |= (homes[i + 1 :] == s).any(axis=1)
-        todo = (np.flatnonzero(hope[i + 1 :]) + (i + 1)).tolist()
-        n = 0
+        for j in set((np.flatnonzero(flat[(i + 1) * K :] == s) // K + (i + 1)).tolist()):
+            if j not in hoped:
+                hoped.add(j)
+                heapq.heappush(todo, j)
     return given
+
+
+def _source_ok(model: ClusterModel, p: int, k: int, s: int, vl: list[float]) -> bool:
+    """`move_ok_to`'s checks on the broker s the replica (p, k) leaves, the same for
+    every destination: s's slack and its topic floor."""
+    if exceeds(vl, model.load[s].tolist(), model.lo[s].tolist()):
+        return False
+    if model.topic_hi is not None and model.topic_lo is not None and model.usable[s]:
+        t = model.topic_l[p]
+        c = model.topic_count[t, s]
+        if c - 1 < min(model.topic_lo[t], c):
+            return False
+    return True
+
+
+def _return_to(
+    model: ClusterModel, p: int, k: int, vec: np.ndarray, topic_cap: np.ndarray | None
+) -> int:
+    """The first start broker of p that may take replica (p, k) back (`move_ok_to`
+    for each in turn), or -1 when none may."""
+    now = model.members(p)
+    vl = vec.tolist()
+    if not _source_ok(model, p, k, now[k], vl):
+        return -1
+    t = model.topic_l[p]
+    usable, tc, hi, load = model.usable, model.topic_count, model.hi, model.load
+    full, leaving_full = model.rack_full(p, k)
+    rl = model.rack_l
+    for home in model.initial[p, : model.rf_l[p]].tolist():
+        # a usable start broker may always take it back (`may_return`); then the
+        # checks on home: not a member, room, rack, topic ceiling
+        if home in now or not usable[home] or exceeds(vl, hi[home].tolist(), load[home].tolist()):
+            continue
+        if not leaving_full and rl[home] in full:
+            continue
+        if topic_cap is not None and tc[t, home] + 1 > topic_cap[t]:
+            continue
+        return home
+    return -1
 
 
 def _give_back(
@@ -183,23 +237,13 @@ def _give_back(
 ) -> int:
     """Move replica (p, k) back to the first start broker that may take it; that
     broker, or -1 when none may."""
-    now = model.members(p)
-    t = model.topic_l[p]
-    usable, tc, hi, load = model.usable, model.topic_count, model.hi, model.load
-    vl = vec.tolist()
-    for home in model.initial[p, : model.rf_l[p]].tolist():
-        # the cheap refusals first (vec > room[home] read from hi and the load, so no
-        # row of room is settled); move_ok_to checks everything
-        if home in now or not usable[home] or exceeds(vl, hi[home].tolist(), load[home].tolist()):
-            continue
-        if topic_cap is not None and tc[t, home] + 1 > topic_cap[t]:
-            continue
-        if model.move_ok_to(p, k, home):
-            model.move_replica(p, k, home, GOAL)
-            # a give-back is no reason for a change: the goals that made it stay
-            r = model.reasons[p]
-            r.remove(GOAL)
-            if not r or (model.assign[p] == model.initial[p]).all():
-                del model.reasons[p]
-            return home
-    return -1
+    home = _return_to(model, p, k, vec, topic_cap)
+    if home < 0:
+        return -1
+    model.move_replica(p, k, home, GOAL)
+    # a give-back is no reason for a change: the goals that made it stay
+    r = model.reasons[p]
+    r.remove(GOAL)
+    if not r or model.assign[p].tolist() == model.initial[p].tolist():
+        del model.reasons[p]
+    return home
