@@ -55,7 +55,8 @@ class _Cells:
         for j in range(1, K):
             differs |= init[:, j] != assign[:, j]
         changed = np.flatnonzero(differs & ~model.frozen)
-        rows, old = assign[changed], init[changed]
+        # take: several times faster than fancy indexing, same rows
+        rows, old = assign.take(changed, axis=0), init.take(changed, axis=0)
         new = rows >= 0
         # the first usable start broker that holds the partition no more, per row
         home = np.full(changed.shape[0], -1, dtype=old.dtype)
