@@ -13,12 +13,14 @@ import numpy as np
 
 from ..model import ClusterModel
 from .band_hooks import BandHooks
+from .leader_chain_screen import ChainScreen
 from .leader_chains import leader_chain, leader_single, room_swaps
 from .limits import MAX_FAILS
 from .tolerance import tolerance
 
 CHAINS = 64  # two-step leadership changes (leader_chains.py) per round at most
 ROOM_SWAPS = 8  # leadership trades tried per broker to make room for a give
+SCREEN_PAIRS = 256  # pairs screened at once: the first often has a chain
 ROOM_BROKERS = 4  # brokers above the band, and takers each, tried for such trades
 
 
@@ -201,12 +203,7 @@ def leader_chain_moves(
                 model.usable & (x - 1 >= lo - tolerance(lo)) & (x - 1 >= x[c] + 1 - tol)
             )
             pairs += [(a, c) for a in givers[np.lexsort((givers, -x[givers]))].tolist()]
-        found = None
-        memo: dict = {}  # the model doesn't change until a chain is found
-        for a, c in pairs:
-            found = leader_chain(model, a, c, memo, index)
-            if found is not None:
-                break
+        found = _first_chain(model, pairs, index)
         if found is None:
             if not _room_then_give(goal, model, over, x, hi, index):
                 break
@@ -217,6 +214,25 @@ def leader_chain_moves(
         model.move_leader(p2, k2, goal.name)
         moved += 1
     return moved
+
+
+def _first_chain(
+    model: ClusterModel, pairs: list[tuple[int, int]], index: tuple[np.ndarray, np.ndarray]
+) -> tuple[int, int, int, int] | None:
+    """The chain of the first pair (a, c) that has one, or None; the pairs that can
+    have none (leader_chain_screen.py) are not searched."""
+    if not pairs:
+        return None
+    memo: dict = {}  # the model doesn't change until a chain is found
+    screen = ChainScreen(model)
+    both = np.array(pairs, dtype=np.int64)
+    for s in range(0, both.shape[0], SCREEN_PAIRS):
+        part = both[s : s + SCREEN_PAIRS]
+        for a, c in part[screen.possible(part[:, 0], part[:, 1])].tolist():
+            found = leader_chain(model, a, c, memo, index)
+            if found is not None:
+                return found
+    return None
 
 
 def _room_then_give(
