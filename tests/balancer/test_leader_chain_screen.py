@@ -73,3 +73,24 @@ def test_it_never_refuses_a_pair_with_a_chain(monkeypatch: pytest.MonkeyPatch) -
     # the search finds chains, and the screen rules out pairs: both sides are tested
     assert chains > 100
     assert refused > chains
+
+
+def test_it_refreshes_to_what_a_new_screen_holds() -> None:
+    for seed in range(60):
+        model = random_model(seed)
+        rng = np.random.default_rng(seed)
+        screen = ChainScreen(model)
+        for _ in range(6):
+            # a few leadership changes, kept or rolled back, between refreshes
+            model.begin()
+            for p in rng.choice(model.n_partitions, 3, replace=False).tolist():
+                if model.rf_l[p] > 1:
+                    model.move_leader(p, int(rng.integers(1, model.rf_l[p])), "test")
+            if rng.random() < 0.3:
+                model.rollback()
+            else:
+                model.commit()
+            screen.refresh(model)
+            fresh = ChainScreen(model)
+            for name in ("give_min", "give_max", "take_min", "take_max", "top", "bottom"):
+                assert np.array_equal(getattr(screen, name), getattr(fresh, name)), (seed, name)

@@ -189,6 +189,7 @@ def leader_chain_moves(
     # the partitions each broker holds: leadership changes keep it true
     index = model.replicas_by_broker()
     moved = 0
+    screen: ChainScreen | None = None  # built once, then refreshed where moves touched
     while moved < CHAINS:
         tol = tolerance(hi)
         ok = model.usable & model.leader_dest
@@ -203,7 +204,12 @@ def leader_chain_moves(
                 model.usable & (x - 1 >= lo - tolerance(lo)) & (x - 1 >= x[c] + 1 - tol)
             )
             pairs += [(a, c) for a in givers[np.lexsort((givers, -x[givers]))].tolist()]
-        found = _first_chain(model, pairs, index)
+        if pairs:
+            if screen is None:
+                screen = ChainScreen(model)
+            else:
+                screen.refresh(model)
+        found = _first_chain(model, pairs, index, screen)
         if found is None:
             if not _room_then_give(goal, model, over, x, hi, index):
                 break
@@ -217,14 +223,16 @@ def leader_chain_moves(
 
 
 def _first_chain(
-    model: ClusterModel, pairs: list[tuple[int, int]], index: tuple[np.ndarray, np.ndarray]
+    model: ClusterModel,
+    pairs: list[tuple[int, int]],
+    index: tuple[np.ndarray, np.ndarray],
+    screen: ChainScreen | None,
 ) -> tuple[int, int, int, int] | None:
     """The chain of the first pair (a, c) that has one, or None; the pairs that can
-    have none (leader_chain_screen.py) are not searched."""
-    if not pairs:
+    have none (`screen`, of the model's state) are not searched."""
+    if not pairs or screen is None:
         return None
     memo: dict = {}  # the model doesn't change until a chain is found
-    screen = ChainScreen(model)
     both = np.array(pairs, dtype=np.int64)
     for s in range(0, both.shape[0], SCREEN_PAIRS):
         part = both[s : s + SCREEN_PAIRS]

@@ -29,30 +29,74 @@ CHUNK = 256  # pairs screened at once (memory: pairs x brokers x measures)
 class ChainScreen:
     """Per leadership measure j, brokers (a, b): the least / greatest load j of a
     leadership a may give to b (+inf / -inf when none), and brokers (c, b): the same
-    of a leadership c may take from b; with b's bounds as `_fits_traded` takes them."""
+    of a leadership c may take from b; with b's bounds as `_fits_traded` takes them.
+    `refresh` brings it to the model's state."""
 
     def __init__(self, model: ClusterModel) -> None:
-        n = model.n_brokers
-        self.n = n
-        self.mid = model.leader_dest & model.usable
+        n = self.n = model.n_brokers
+        m = len(LEADER_MEASURES)
+        self.give_min = np.full((m, n, n), np.inf)
+        self.give_max = np.full((m, n, n), -np.inf)
+        self.take_min = np.full((m, n, n), np.inf)
+        self.take_max = np.full((m, n, n), -np.inf)
+        self._seen: tuple | None = None
+        self.refresh(model)
+
+    def refresh(self, model: ClusterModel) -> None:
+        """Bring the screen to the model's state: the entries of brokers whose loads
+        or partitions' replica lists changed since the last call, or all of them."""
         assign = model.assign
-        ps = np.flatnonzero((assign[:, 0] >= 0) & ~model.frozen & model.leader_movable)
+        load = model.load[:, LEADER_MEASURES]
+        fixed = (model.hi, model.lo, model.frozen, model.leader_movable, model.leader_dest)
+        fixed += (model.usable,)
+        seen = self._seen
+        self._seen = (assign.copy(), load.copy(), tuple(a.copy() for a in fixed))
+        self.mid = model.leader_dest & model.usable
+        self.cur, self.top, self.bottom = [], [], []
+        for j in LEADER_MEASURES:
+            cur = model.load[:, j].copy()
+            self.cur.append(cur)
+            self.top.append(np.maximum(model.hi[:, j], cur) + np.abs(cur) * TOL + TOL)
+            self.bottom.append(np.minimum(model.lo[:, j], cur) - np.abs(cur) * TOL - TOL)
+        whole = seen is None or not all(
+            np.array_equal(a, b) for a, b in zip(seen[2], fixed, strict=True)
+        )
+        if whole:
+            ps = np.arange(model.n_partitions)
+            touched = np.ones(self.n, dtype=bool)
+        else:
+            rows = np.flatnonzero((seen[0] != assign).any(axis=1))
+            touched = (seen[1] != load).any(axis=1)
+            for cells in (seen[0][rows], assign[rows]):
+                touched[cells[cells >= 0]] = True
+            if not touched.any():
+                return
+            # every entry of a touched broker comes from a partition it holds; the
+            # others' partitions give the same cells as before (min / max keep them)
+            ps = np.flatnonzero((touched[np.maximum(assign, 0)] & (assign >= 0)).any(axis=1))
+        for table in (self.give_min, self.take_min):
+            table[:, touched, :] = np.inf
+            table[:, :, touched] = np.inf
+        for table in (self.give_max, self.take_max):
+            table[:, touched, :] = -np.inf
+            table[:, :, touched] = -np.inf
+        self._fill(model, ps)
+
+    def _fill(self, model: ClusterModel, ps: np.ndarray) -> None:
+        """Fold the cells of partitions `ps` into the tables."""
+        n = self.n
+        assign = model.assign
+        ps = ps[(assign[ps, 0] >= 0) & ~model.frozen[ps] & model.leader_movable[ps]]
         leaders = assign[ps, 0]
         followers = assign[ps, 1:]
         i, k = np.nonzero(followers >= 0)
         cells = ps[i], leaders[i], followers[i, k]  # (partition, leader, follower)
-        self.cur, self.top, self.bottom = [], [], []
         gives = np.ones(ps.shape[0], dtype=bool)
         takes = np.ones(i.shape[0], dtype=bool)
         # `_fits` of the giver losing / the taker gaining a leadership, on the
         # measures a leadership carries (the others are 0 in `lvec`: they fit)
-        for j in LEADER_MEASURES:
-            cur = model.load[:, j]
-            top = np.maximum(model.hi[:, j], cur) + np.abs(cur) * TOL + TOL
-            bottom = np.minimum(model.lo[:, j], cur) - np.abs(cur) * TOL - TOL
-            self.cur.append(cur)
-            self.top.append(top)
-            self.bottom.append(bottom)
+        for m, j in enumerate(LEADER_MEASURES):
+            cur, top, bottom = self.cur[m], self.top[m], self.bottom[m]
             w = model.lvec[ps, j]
             new = cur[leaders] - w
             gives &= (new <= top[leaders]) & (new >= bottom[leaders])
@@ -60,11 +104,19 @@ class ChainScreen:
             new = cur[c] + w[i]
             takes &= (new <= top[c]) & (new >= bottom[c])
         gives = gives[i]
-        self.give_min, self.give_max = _extremes(
-            n, model.lvec, cells[0][gives], cells[1][gives] * n + cells[2][gives]
+        _fold(
+            model.lvec,
+            cells[0][gives],
+            cells[1][gives] * n + cells[2][gives],
+            self.give_min,
+            self.give_max,
         )
-        self.take_min, self.take_max = _extremes(
-            n, model.lvec, cells[0][takes], cells[2][takes] * n + cells[1][takes]
+        _fold(
+            model.lvec,
+            cells[0][takes],
+            cells[2][takes] * n + cells[1][takes],
+            self.take_min,
+            self.take_max,
         )
 
     def possible(self, a: np.ndarray, c: np.ndarray) -> np.ndarray:
@@ -85,18 +137,12 @@ class ChainScreen:
         return out
 
 
-def _extremes(
-    n: int, lvec: np.ndarray, ps: np.ndarray, flat: np.ndarray
-) -> tuple[list[np.ndarray], list[np.ndarray]]:
-    """Per leadership measure, the least and greatest lvec of `ps` by broker pair
-    (row * n + column in `flat`) as (n, n) arrays, +inf / -inf where none."""
-    lows, highs = [], []
-    for j in LEADER_MEASURES:
+def _fold(
+    lvec: np.ndarray, ps: np.ndarray, flat: np.ndarray, low: np.ndarray, high: np.ndarray
+) -> None:
+    """Per leadership measure m, fold lvec of `ps` into the (n, n) tables low[m] and
+    high[m] by broker pair (row * n + column in `flat`)."""
+    for m, j in enumerate(LEADER_MEASURES):
         w = lvec[ps, j]
-        low = np.full(n * n, np.inf)
-        high = np.full(n * n, -np.inf)
-        np.minimum.at(low, flat, w)
-        np.maximum.at(high, flat, w)
-        lows.append(low.reshape(n, n))
-        highs.append(high.reshape(n, n))
-    return lows, highs
+        np.minimum.at(low[m].reshape(-1), flat, w)
+        np.maximum.at(high[m].reshape(-1), flat, w)
