@@ -40,6 +40,12 @@ class ChainScreen:
         self.take_min = np.full((m, n, n), np.inf)
         self.take_max = np.full((m, n, n), -np.inf)
         self._seen: tuple | None = None
+        # a measure every leadership carries alike (the leader count) changes no
+        # middle broker by a give and a take: w - w is 0, and b's bounds hold b's
+        # load; which pairs have any give or take every measure's tables tell alike
+        w = model.lvec[:, list(LEADER_MEASURES)]
+        varies = np.flatnonzero(w.min(axis=0) != w.max(axis=0)) if w.shape[0] else []
+        self.varies = list(varies) or [0]
         self.refresh(model)
 
     def refresh(self, model: ClusterModel) -> None:
@@ -127,7 +133,7 @@ class ChainScreen:
             aa, cc = a[s : s + CHUNK], c[s : s + CHUNK]
             ok = np.broadcast_to(self.mid, (aa.shape[0], self.n)).copy()
             ok[np.arange(aa.shape[0]), cc] = False  # b != c
-            for m in range(len(LEADER_MEASURES)):
+            for m in self.varies:
                 cur, top, bottom = self.cur[m], self.top[m], self.bottom[m]
                 low = cur + (self.give_min[m][aa] - self.take_max[m][cc])
                 ok &= low <= top
