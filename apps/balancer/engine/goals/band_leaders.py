@@ -14,12 +14,15 @@ import numpy as np
 from ..measures import LEADER_MEASURES
 from ..model import ClusterModel
 from .band_hooks import BandHooks
+from .leader_chain_screen import ChainScreen
 from .leader_chains import leader_chain, leader_single, room_swaps
 from .limits import MAX_FAILS
 from .tolerance import tolerance
 
 CHAINS = 64  # two-step leadership changes (leader_chains.py) per round at most
 ROOM_SWAPS = 8  # leadership trades tried per broker to make room for a give
+SCREEN_PAIRS = 256  # pairs screened at once: the first often has a chain
+PROBE_PAIRS = 8  # pairs searched unscreened while chains come among the first
 ROOM_BROKERS = 4  # brokers above the band, and takers each, tried for such trades
 
 
@@ -207,6 +210,8 @@ def leader_chain_moves(
     # the partitions each broker holds: leadership changes keep it true
     index = model.replicas_by_broker()
     moved = 0
+    screens: list[ChainScreen] = []  # built once, then refreshed where moves touched
+    probe = PROBE_PAIRS
     while moved < CHAINS:
         tol = tolerance(hi)
         ok = model.usable & model.leader_dest
@@ -221,12 +226,8 @@ def leader_chain_moves(
                 model.usable & (x - 1 >= lo - tolerance(lo)) & (x - 1 >= x[c] + 1 - tol)
             )
             pairs += [(a, c) for a in givers[np.lexsort((givers, -x[givers]))].tolist()]
-        found = None
-        memo: dict = {}  # the model doesn't change until a chain is found
-        for a, c in pairs:
-            found = leader_chain(model, a, c, memo, index)
-            if found is not None:
-                break
+        found, at = _first_chain(model, pairs, index, screens, probe)
+        probe = PROBE_PAIRS if 0 <= at < PROBE_PAIRS else 0
         if found is None:
             if not _room_then_give(goal, model, over, x, hi, index):
                 break
@@ -237,6 +238,42 @@ def leader_chain_moves(
         model.move_leader(p2, k2, goal.name)
         moved += 1
     return moved
+
+
+def _first_chain(
+    model: ClusterModel,
+    pairs: list[tuple[int, int]],
+    index: tuple[np.ndarray, np.ndarray],
+    screens: list[ChainScreen],
+    probe: int,
+) -> tuple[tuple[int, int, int, int] | None, int]:
+    """The chain of the first pair (a, c) that has one and its place in `pairs`, or
+    (None, -1). The first `probe` pairs are searched as they come; of the others,
+    those that can have no chain (leader_chain_screen.py) are not searched. The
+    screen (in `screens`, built at first need) is brought to the model's state only
+    when the probe finds nothing: where chains come among the first pairs, that
+    costs more than the searches it saves."""
+    memo: dict = {}  # the model doesn't change until a chain is found
+    for i, (a, c) in enumerate(pairs[:probe]):
+        found = leader_chain(model, a, c, memo, index)
+        if found is not None:
+            return found, i
+    if len(pairs) <= probe:
+        return None, -1
+    if screens:
+        screens[0].refresh(model)
+    else:
+        screens.append(ChainScreen(model))
+    screen = screens[0]
+    both = np.array(pairs[probe:], dtype=np.int64)
+    for s in range(0, both.shape[0], SCREEN_PAIRS):
+        part = both[s : s + SCREEN_PAIRS]
+        keep = np.flatnonzero(screen.possible(part[:, 0], part[:, 1]))
+        for i, (a, c) in zip(keep.tolist(), part[keep].tolist(), strict=True):
+            found = leader_chain(model, a, c, memo, index)
+            if found is not None:
+                return found, probe + s + i
+    return None, -1
 
 
 def _room_then_give(
