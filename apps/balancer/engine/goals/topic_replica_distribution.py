@@ -25,7 +25,7 @@ SWAP_TRIES = 6  # closest-load partner replicas tried per candidate
 MAX_SWAP_PAIRS = 3000  # most crowded (topic, broker) pairs tried per swap pass
 
 # replica cells grouped by (topic, broker); see `TopicReplicaDistributionGoal._index`
-Index = tuple[np.ndarray, np.ndarray, np.ndarray]
+Index = tuple[np.ndarray, np.ndarray]
 
 
 class TopicReplicaDistributionGoal(Goal):
@@ -86,19 +86,17 @@ class TopicReplicaDistributionGoal(Goal):
         return judgement(float((over + under).sum()), offenders, int(t_bad.shape[0]))
 
     def _index(self, model: ClusterModel) -> Index:
-        """Replica cells grouped by (topic, broker): cell order, where each group
-        starts in it (group t x B + b), and what moving each cell off its broker
-        adds to the plan (`ClusterModel.move_cost`), in cell order."""
+        """The movable, unfrozen replica cells grouped by (topic, broker): cell order
+        and where each group starts in it (group t x B + b). Within a group, fewest
+        bytes added to the plan by moving the cell off its broker first
+        (`ClusterModel.move_cost`), cells of equal cost in cell order. The goal moves
+        no leader and no frozen partition, so which cells are movable holds while
+        the index is in use, and a cell's cost is fixed by its broker."""
         b = model.n_brokers
         assign = model.assign
         key = model.topic.astype(np.int64)[:, None] * b + assign
-        key = np.where(assign >= 0, key, -1).ravel()
-        order = np.argsort(key, kind="stable")
-        # int32 and written in place: one entry per (topic, broker) group is many
-        starts = np.empty(model.n_topics * b + 1, dtype=np.int32)
-        starts[0] = 0
-        np.cumsum(np.bincount(key[key >= 0], minlength=model.n_topics * b), out=starts[1:])
-        starts += int((key < 0).sum())
+        live = (assign >= 0) & model.movable & ~model.frozen[:, None]
+        key = np.where(live, key, -1).ravel()
         # held[p, k]: the broker of slot k held p at the start (slot by slot: numpy's
         # any(axis=1) over a few columns is slow)
         initial = model.initial
@@ -106,27 +104,34 @@ class TopicReplicaDistributionGoal(Goal):
         for i in range(1, initial.shape[1]):
             held |= initial[:, i : i + 1] == assign
         cost = np.where(held, model.size[:, None], 0.0).ravel()
-        return order, starts, cost[order]
+        order = np.lexsort((cost, key))  # stable: equal keys and costs in cell order
+        # int32 and written in place: one entry per (topic, broker) group is many
+        starts = np.empty(model.n_topics * b + 1, dtype=np.int32)
+        starts[0] = 0
+        np.cumsum(np.bincount(key[key >= 0], minlength=model.n_topics * b), out=starts[1:])
+        starts += int((key < 0).sum())
+        return order, starts
+
+    def _group(self, model: ClusterModel, index: Index, t: int, b: int) -> list[int]:
+        """The cells `_index` put in group (topic t, broker b), in its order; some may
+        have left b since."""
+        order, starts = index
+        key = t * model.n_brokers + b
+        return order[int(starts[key]) : int(starts[key + 1])].tolist()
 
     def _cells(
         self, model: ClusterModel, index: Index, t: int, b: int
     ) -> tuple[list[int], list[int]]:
         """The movable replicas of topic t still on broker b (partitions, slots),
         fewest bytes added to the plan first (a count goal)."""
-        order, starts, costs = index
-        key = t * model.n_brokers + b
-        i0, i1 = int(starts[key]), int(starts[key + 1])
-        # a few cells a group: plain Python costs less than numpy's calls here
-        movable, frozen, assign = model.movable.ravel(), model.frozen, model.assign.ravel()
-        K = model.K
-        found = []
-        for c, cost in zip(order[i0:i1].tolist(), costs[i0:i1].tolist(), strict=True):
-            p = c // K
-            if movable[c] and not frozen[p] and assign[c] == b:
-                found.append((cost, p, c - p * K))
-        if len(found) > 1:
-            found.sort(key=_first)  # stable: cells of equal cost stay in cell order
-        return [p for _, p, _ in found], [k for _, _, k in found]
+        assign, K = model.assign.ravel(), model.K
+        ps, ks = [], []
+        for c in self._group(model, index, t, b):
+            if assign[c] == b:
+                p = c // K
+                ps.append(p)
+                ks.append(c - p * K)
+        return ps, ks
 
     def optimize(self, model: ClusterModel) -> None:
         if self._lo is None:
@@ -179,13 +184,17 @@ class TopicReplicaDistributionGoal(Goal):
     ) -> int:
         tc = model.topic_count
         hi_t = int(hi[t])
-        ps, ks = self._cells(model, index, t, s)
+        assign, K = model.assign.ravel(), model.K
         moved = fails = 0
-        for p, k in zip(ps, ks, strict=True):
+        # the group as `_cells` would filter it, one cell at a time: a shed mostly
+        # stops after a move or two
+        for c in self._group(model, index, t, s):
             if tc[t, s] <= hi_t or fails > MAX_FAILS:
                 break
-            if model.assign[p, k] != s:
+            if assign[c] != s:
                 continue
+            p = c // K
+            k = c - p * K
             vec = model.replica_vec(p, k)
             test = model.move_dest_test(p, k, vec)
             if test is None:
@@ -357,7 +366,3 @@ class TopicReplicaDistributionGoal(Goal):
         t2 = model.topic[qs]
         vq_t = np.ascontiguousarray((vq / scale).T)
         return qs, js, qs * model.K + js, t2, lo[t2], hi[t2], vq_t
-
-
-def _first(item: tuple[float, int, int]) -> float:
-    return item[0]
