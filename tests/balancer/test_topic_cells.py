@@ -44,7 +44,7 @@ def test_cells_are_the_groups_movable_replicas_cheapest_first() -> None:
             here = model.assign[ps, ks] == b
             ps, ks = ps[here], ks[here]
             cost = model.move_cost(ps, b)
-            order = sorted(range(ps.shape[0]), key=lambda i, c=cost.tolist(): c[i])
+            order = sorted(range(ps.shape[0]), key=cost.tolist().__getitem__)  # stable
             tied += int(ps.shape[0] - np.unique(cost).shape[0])
             assert goal._cells(model, index, t, b) == (
                 [int(ps[i]) for i in order],
