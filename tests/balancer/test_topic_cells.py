@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from apps.balancer.engine.goals.topic_replica_distribution import TopicReplicaDistributionGoal
+from apps.balancer.engine.goals.topic_replica_distribution import (
+    TopicReplicaDistributionGoal,
+    cost_ranks,
+)
 from apps.balancer.engine.model import ClusterModel
 from apps.balancer.engine.modes import setup_mode
 from apps.balancer.engine.snapshot import parse_snapshot
@@ -30,7 +33,7 @@ def moved_model(seed: int) -> ClusterModel:
 def test_cells_are_the_groups_movable_replicas_cheapest_first() -> None:
     model = moved_model(5)
     goal = TopicReplicaDistributionGoal(1.05)
-    index = goal._index(model)
+    index = goal._index(model, cost_ranks(model.size))
     at_index = model.assign.copy()
     live = model.movable & ~model.frozen[:, None]
     rng = np.random.default_rng(6)
@@ -51,3 +54,14 @@ def test_cells_are_the_groups_movable_replicas_cheapest_first() -> None:
                 [int(ks[i]) for i in order],
             )
     assert tied > 0  # equal costs keep cell order
+
+
+def test_cost_ranks_order_costs_as_the_floats_do() -> None:
+    size = np.array([5.0, 0.0, 2.5, 5.0, 1e12, 2.5, 7.0])
+    n, rank = cost_ranks(size)
+    costs = np.concatenate(([0.0], size))
+    assert n == 5
+    for i in range(costs.shape[0]):
+        for j in range(costs.shape[0]):
+            assert (rank[i] < rank[j]) == (costs[i] < costs[j])
+            assert (rank[i] == rank[j]) == (costs[i] == costs[j])

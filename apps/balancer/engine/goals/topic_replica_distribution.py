@@ -85,7 +85,7 @@ class TopicReplicaDistributionGoal(Goal):
             offenders.append({"topic": topic, **entry})
         return judgement(float((over + under).sum()), offenders, int(t_bad.shape[0]))
 
-    def _index(self, model: ClusterModel) -> Index:
+    def _index(self, model: ClusterModel, ranks: tuple[int, np.ndarray]) -> Index:
         """The movable, unfrozen replica cells grouped by (topic, broker): cell order
         and where each group starts in it (group t x B + b). Within a group, fewest
         bytes added to the plan by moving the cell off its broker first
@@ -103,8 +103,11 @@ class TopicReplicaDistributionGoal(Goal):
         held = initial[:, :1] == assign
         for i in range(1, initial.shape[1]):
             held |= initial[:, i : i + 1] == assign
-        cost = np.where(held, model.size[:, None], 0.0).ravel()
-        order = np.lexsort((cost, key))  # stable: equal keys and costs in cell order
+        # costs as ranks (`cost_ranks`), so one integer sort orders by (group, cost):
+        # stable, so cells of equal key and cost stay in cell order
+        n_ranks, rank = ranks
+        cost_rank = np.where(held, rank[1:, None], rank[0]).ravel()
+        order = np.argsort(key * n_ranks + cost_rank, kind="stable")
         # int32 and written in place: one entry per (topic, broker) group is many
         starts = np.empty(model.n_topics * b + 1, dtype=np.int32)
         starts[0] = 0
@@ -141,6 +144,7 @@ class TopicReplicaDistributionGoal(Goal):
         if not model.movable.any():
             return
         usable_idx = np.flatnonzero(model.usable)
+        ranks = cost_ranks(model.size)
         for _ in range(MAX_ROUNDS):
             tc = model.topic_count
             sub = tc[:, usable_idx]
@@ -150,7 +154,7 @@ class TopicReplicaDistributionGoal(Goal):
             t_under, b_under = np.nonzero((deficit > 0) & model.dest[usable_idx][None, :])
             if t_over.shape[0] == 0 and t_under.shape[0] == 0:
                 return
-            index = self._index(model)
+            index = self._index(model, ranks)
             moved = 0
             order = np.lexsort((b_over, t_over, -excess[t_over, b_over]))
             idle = 0  # (topic, broker) pairs in a row without a move end the pass
@@ -201,8 +205,12 @@ class TopicReplicaDistributionGoal(Goal):
                 fails += 1
                 continue
             counts = tc[t]
-            # fewest replicas of this topic first, then the least loaded broker
-            score = counts + np.minimum(model.place_score(vec), 1e6) * 1e-7
+            # fewest replicas of this topic first, then the least loaded broker: the
+            # figures of counts + min(place, 1e6) x 1e-7, in place in the fresh array
+            score = model.place_score(vec)
+            np.minimum(score, 1e6, out=score)
+            score *= 1e-7
+            score += counts
             # counts are integers: count + 1 <= hi is count < hi
             d = first_fit(score, lambda b, c=counts, test=test: bool(c[b] < hi_t and test(b)))
             if d < 0:  # none of the likeliest fits: the whole mask decides
@@ -366,3 +374,11 @@ class TopicReplicaDistributionGoal(Goal):
         t2 = model.topic[qs]
         vq_t = np.ascontiguousarray((vq / scale).T)
         return qs, js, qs * model.K + js, t2, lo[t2], hi[t2], vq_t
+
+
+def cost_ranks(size: np.ndarray) -> tuple[int, np.ndarray]:
+    """How many distinct costs a replica cell can have (0 or its partition's size),
+    and the rank of each among them: 0's first, then each partition's; equal costs
+    share a rank, a lower cost has a lower rank."""
+    costs, rank = np.unique(np.concatenate(([0.0], size)), return_inverse=True)
+    return int(costs.shape[0]), rank.ravel()
