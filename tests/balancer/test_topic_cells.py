@@ -1,5 +1,6 @@
 """The topic goal's (topic, broker) index gives each group's movable replicas in the
-order a plain filter and stable sort by `ClusterModel.move_cost` gives them."""
+order a plain filter and stable sort by `ClusterModel.move_cost` gives them; the swap
+test's bounds check on plain floats answers as numpy's form."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from apps.balancer.engine.goals.topic_replica_distribution import (
     TopicReplicaDistributionGoal,
     cost_ranks,
 )
-from apps.balancer.engine.model import ClusterModel
+from apps.balancer.engine.model import ClusterModel, leaves_bounds
 from apps.balancer.engine.modes import setup_mode
 from apps.balancer.engine.snapshot import parse_snapshot
 from bench.bench_planner import make_cluster
@@ -65,3 +66,22 @@ def test_cost_ranks_order_costs_as_the_floats_do() -> None:
         for j in range(costs.shape[0]):
             assert (rank[i] < rank[j]) == (costs[i] < costs[j])
             assert (rank[i] == rank[j]) == (costs[i] == costs[j])
+
+
+def test_leaves_bounds_is_numpys_check() -> None:
+    rng = np.random.default_rng(7)
+    special = np.array([0.0, 1.0, np.inf, -np.inf, np.nan])
+    seen = set()
+    for _ in range(2000):
+        cur, delta, upper, lower = (
+            rng.choice(np.append(special, rng.uniform(-2, 2, 5)), 4) for _ in range(4)
+        )
+        with np.errstate(invalid="ignore"):  # inf - inf
+            new = cur + delta
+            want = bool(
+                (new > np.maximum(upper, cur)).any() or (new < np.minimum(lower, cur)).any()
+            )
+        got = leaves_bounds(cur.tolist(), delta.tolist(), upper.tolist(), lower.tolist())
+        assert got == want
+        seen.add(got)
+    assert seen == {True, False}
