@@ -531,13 +531,10 @@ class ClusterModel:
         full2, leaving2 = self.rack_full(p2, k2)
         if not leaving2 and self.rack_l[s] in full2:
             return False
-        net = self.replica_vec(p1, k1) - self.replica_vec(p2, k2)
-        for b, delta in ((d, net), (s, -net)):
-            cur = self.load[b]
-            new = cur + delta
-            if (new > np.maximum(self.hi[b], cur)).any() or (
-                new < np.minimum(self.lo[b], cur)
-            ).any():
+        net = (self.replica_vec(p1, k1) - self.replica_vec(p2, k2)).tolist()
+        for b, delta in ((d, net), (s, [-x for x in net])):
+            load, hi, lo = self.load[b].tolist(), self.hi[b].tolist(), self.lo[b].tolist()
+            if leaves_bounds(load, delta, hi, lo):
                 return False
         t1, t2 = self.topic_l[p1], self.topic_l[p2]
         if t1 != t2 and self.topic_hi is not None and self.topic_lo is not None:
@@ -703,6 +700,20 @@ def exceeds(vec: list[float], upper: list[float], lower: list[float]) -> bool:
     with load[s], lo[s]), on plain floats (numpy costs more for a few measures)."""
     for v, u, lb in zip(vec, upper, lower, strict=True):
         if v > 0.0 and v > u - lb:
+            return True
+    return False
+
+
+def leaves_bounds(
+    cur: list[float], delta: list[float], upper: list[float], lower: list[float]
+) -> bool:
+    """Whether cur + delta goes above max(upper, cur) or below min(lower, cur) on any
+    measure: numpy's `(new > np.maximum(upper, cur)).any() or (new <
+    np.minimum(lower, cur)).any()` on plain floats (numpy costs more for a few
+    measures); a NaN fails each comparison in both forms."""
+    for c, dv, u, lo in zip(cur, delta, upper, lower, strict=True):
+        new = c + dv
+        if (new > u and new > c) or (new < lo and new < c):
             return True
     return False
 

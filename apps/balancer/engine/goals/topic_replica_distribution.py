@@ -25,7 +25,7 @@ SWAP_TRIES = 6  # closest-load partner replicas tried per candidate
 MAX_SWAP_PAIRS = 3000  # most crowded (topic, broker) pairs tried per swap pass
 
 # replica cells grouped by (topic, broker); see `TopicReplicaDistributionGoal._index`
-Index = tuple[np.ndarray, np.ndarray, np.ndarray]
+Index = tuple[np.ndarray, np.ndarray]
 
 
 class TopicReplicaDistributionGoal(Goal):
@@ -85,48 +85,56 @@ class TopicReplicaDistributionGoal(Goal):
             offenders.append({"topic": topic, **entry})
         return judgement(float((over + under).sum()), offenders, int(t_bad.shape[0]))
 
-    def _index(self, model: ClusterModel) -> Index:
-        """Replica cells grouped by (topic, broker): cell order, where each group
-        starts in it (group t x B + b), and what moving each cell off its broker
-        adds to the plan (`ClusterModel.move_cost`), in cell order."""
+    def _index(self, model: ClusterModel, ranks: tuple[int, np.ndarray]) -> Index:
+        """The movable, unfrozen replica cells grouped by (topic, broker): cell order
+        and where each group starts in it (group t x B + b). Within a group, fewest
+        bytes added to the plan by moving the cell off its broker first
+        (`ClusterModel.move_cost`), cells of equal cost in cell order. The goal moves
+        no leader and no frozen partition, so which cells are movable holds while
+        the index is in use, and a cell's cost is fixed by its broker."""
         b = model.n_brokers
         assign = model.assign
         key = model.topic.astype(np.int64)[:, None] * b + assign
-        key = np.where(assign >= 0, key, -1).ravel()
-        order = np.argsort(key, kind="stable")
-        # int32 and written in place: one entry per (topic, broker) group is many
-        starts = np.empty(model.n_topics * b + 1, dtype=np.int32)
-        starts[0] = 0
-        np.cumsum(np.bincount(key[key >= 0], minlength=model.n_topics * b), out=starts[1:])
-        starts += int((key < 0).sum())
+        live = (assign >= 0) & model.movable & ~model.frozen[:, None]
+        key = np.where(live, key, -1).ravel()
         # held[p, k]: the broker of slot k held p at the start (slot by slot: numpy's
         # any(axis=1) over a few columns is slow)
         initial = model.initial
         held = initial[:, :1] == assign
         for i in range(1, initial.shape[1]):
             held |= initial[:, i : i + 1] == assign
-        cost = np.where(held, model.size[:, None], 0.0).ravel()
-        return order, starts, cost[order]
+        # costs as ranks (`cost_ranks`), so one integer sort orders by (group, cost):
+        # stable, so cells of equal key and cost stay in cell order
+        n_ranks, rank = ranks
+        cost_rank = np.where(held, rank[1:, None], rank[0]).ravel()
+        order = np.argsort(key * n_ranks + cost_rank, kind="stable")
+        # int32 and written in place: one entry per (topic, broker) group is many
+        starts = np.empty(model.n_topics * b + 1, dtype=np.int32)
+        starts[0] = 0
+        np.cumsum(np.bincount(key[key >= 0], minlength=model.n_topics * b), out=starts[1:])
+        starts += int((key < 0).sum())
+        return order, starts
+
+    def _group(self, model: ClusterModel, index: Index, t: int, b: int) -> list[int]:
+        """The cells `_index` put in group (topic t, broker b), in its order; some may
+        have left b since."""
+        order, starts = index
+        key = t * model.n_brokers + b
+        return order[int(starts[key]) : int(starts[key + 1])].tolist()
 
     def _cells(
         self, model: ClusterModel, index: Index, t: int, b: int
     ) -> tuple[list[int], list[int]]:
         """The movable replicas of topic t still on broker b (partitions, slots),
         fewest bytes added to the plan first (a count goal)."""
-        order, starts, costs = index
-        key = t * model.n_brokers + b
-        i0, i1 = int(starts[key]), int(starts[key + 1])
-        # a few cells a group: plain Python costs less than numpy's calls here
-        movable, frozen, assign = model.movable.ravel(), model.frozen, model.assign.ravel()
-        K = model.K
-        found = []
-        for c, cost in zip(order[i0:i1].tolist(), costs[i0:i1].tolist(), strict=True):
-            p = c // K
-            if movable[c] and not frozen[p] and assign[c] == b:
-                found.append((cost, p, c - p * K))
-        if len(found) > 1:
-            found.sort(key=_first)  # stable: cells of equal cost stay in cell order
-        return [p for _, p, _ in found], [k for _, _, k in found]
+        assign, K = model.assign.ravel(), model.K
+        ps, ks = [], []
+        for c in self._group(model, index, t, b):
+            if assign[c] == b:
+                p = c // K
+                ps.append(p)
+                ks.append(c - p * K)
+        return ps, ks
 
     def optimize(self, model: ClusterModel) -> None:
         if self._lo is None:
@@ -136,6 +144,7 @@ class TopicReplicaDistributionGoal(Goal):
         if not model.movable.any():
             return
         usable_idx = np.flatnonzero(model.usable)
+        ranks = cost_ranks(model.size)
         for _ in range(MAX_ROUNDS):
             tc = model.topic_count
             sub = tc[:, usable_idx]
@@ -145,7 +154,7 @@ class TopicReplicaDistributionGoal(Goal):
             t_under, b_under = np.nonzero((deficit > 0) & model.dest[usable_idx][None, :])
             if t_over.shape[0] == 0 and t_under.shape[0] == 0:
                 return
-            index = self._index(model)
+            index = self._index(model, ranks)
             moved = 0
             order = np.lexsort((b_over, t_over, -excess[t_over, b_over]))
             idle = 0  # (topic, broker) pairs in a row without a move end the pass
@@ -179,21 +188,29 @@ class TopicReplicaDistributionGoal(Goal):
     ) -> int:
         tc = model.topic_count
         hi_t = int(hi[t])
-        ps, ks = self._cells(model, index, t, s)
+        assign, K = model.assign.ravel(), model.K
         moved = fails = 0
-        for p, k in zip(ps, ks, strict=True):
+        # the group as `_cells` would filter it, one cell at a time: a shed mostly
+        # stops after a move or two
+        for c in self._group(model, index, t, s):
             if tc[t, s] <= hi_t or fails > MAX_FAILS:
                 break
-            if model.assign[p, k] != s:
+            if assign[c] != s:
                 continue
+            p = c // K
+            k = c - p * K
             vec = model.replica_vec(p, k)
             test = model.move_dest_test(p, k, vec)
             if test is None:
                 fails += 1
                 continue
             counts = tc[t]
-            # fewest replicas of this topic first, then the least loaded broker
-            score = counts + np.minimum(model.place_score(vec), 1e6) * 1e-7
+            # fewest replicas of this topic first, then the least loaded broker: the
+            # figures of counts + min(place, 1e6) x 1e-7, in place in the fresh array
+            score = model.place_score(vec)
+            np.minimum(score, 1e6, out=score)
+            score *= 1e-7
+            score += counts
             # counts are integers: count + 1 <= hi is count < hi
             d = first_fit(score, lambda b, c=counts, test=test: bool(c[b] < hi_t and test(b)))
             if d < 0:  # none of the likeliest fits: the whole mask decides
@@ -359,5 +376,9 @@ class TopicReplicaDistributionGoal(Goal):
         return qs, js, qs * model.K + js, t2, lo[t2], hi[t2], vq_t
 
 
-def _first(item: tuple[float, int, int]) -> float:
-    return item[0]
+def cost_ranks(size: np.ndarray) -> tuple[int, np.ndarray]:
+    """How many distinct costs a replica cell can have (0 or its partition's size),
+    and the rank of each among them: 0's first, then each partition's; equal costs
+    share a rank, a lower cost has a lower rank."""
+    costs, rank = np.unique(np.concatenate(([0.0], size)), return_inverse=True)
+    return int(costs.shape[0]), rank.ravel()

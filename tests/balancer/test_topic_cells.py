@@ -1,0 +1,87 @@
+"""The topic goal's (topic, broker) index gives each group's movable replicas in the
+order a plain filter and stable sort by `ClusterModel.move_cost` gives them; the swap
+test's bounds check on plain floats answers as numpy's form."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from apps.balancer.engine.goals.topic_replica_distribution import (
+    TopicReplicaDistributionGoal,
+    cost_ranks,
+)
+from apps.balancer.engine.model import ClusterModel, leaves_bounds
+from apps.balancer.engine.modes import setup_mode
+from apps.balancer.engine.snapshot import parse_snapshot
+from bench.bench_planner import make_cluster
+
+
+def moved_model(seed: int) -> ClusterModel:
+    snap = parse_snapshot(make_cluster(6, 300, seed=seed))
+    model = ClusterModel(
+        snap, setup_mode(snap, "full"), capacity_threshold=0.8, max_replicas_per_broker=10_000
+    )
+    rng = np.random.default_rng(seed)
+    for p in rng.choice(model.n_partitions, 60, replace=False).tolist():
+        k = int(rng.integers(model.rf_l[p]))
+        free = np.setdiff1d(np.arange(model.n_brokers), model.assign[p])
+        model.move_replica(p, k, int(rng.choice(free)), "t")  # costs nothing to move on
+    model.movable[rng.choice(model.n_partitions, 20), 1] = False
+    model.frozen[rng.choice(model.n_partitions, 20)] = True
+    return model
+
+
+def test_cells_are_the_groups_movable_replicas_cheapest_first() -> None:
+    model = moved_model(5)
+    goal = TopicReplicaDistributionGoal(1.05)
+    index = goal._index(model, cost_ranks(model.size))
+    at_index = model.assign.copy()
+    live = model.movable & ~model.frozen[:, None]
+    rng = np.random.default_rng(6)
+    for p in rng.choice(model.n_partitions, 40, replace=False).tolist():  # some leave
+        free = np.setdiff1d(np.arange(model.n_brokers), model.assign[p])
+        model.move_replica(p, 0, int(free[0]), "t")
+    tied = 0
+    for t in range(model.n_topics):
+        for b in range(model.n_brokers):
+            ps, ks = np.nonzero((at_index == b) & (model.topic[:, None] == t) & live)
+            here = model.assign[ps, ks] == b
+            ps, ks = ps[here], ks[here]
+            cost = model.move_cost(ps, b)
+            order = sorted(range(ps.shape[0]), key=cost.tolist().__getitem__)  # stable
+            tied += int(ps.shape[0] - np.unique(cost).shape[0])
+            assert goal._cells(model, index, t, b) == (
+                [int(ps[i]) for i in order],
+                [int(ks[i]) for i in order],
+            )
+    assert tied > 0  # equal costs keep cell order
+
+
+def test_cost_ranks_order_costs_as_the_floats_do() -> None:
+    size = np.array([5.0, 0.0, 2.5, 5.0, 1e12, 2.5, 7.0])
+    n, rank = cost_ranks(size)
+    costs = np.concatenate(([0.0], size))
+    assert n == 5
+    for i in range(costs.shape[0]):
+        for j in range(costs.shape[0]):
+            assert (rank[i] < rank[j]) == (costs[i] < costs[j])
+            assert (rank[i] == rank[j]) == (costs[i] == costs[j])
+
+
+def test_leaves_bounds_is_numpys_check() -> None:
+    rng = np.random.default_rng(7)
+    special = np.array([0.0, 1.0, np.inf, -np.inf, np.nan])
+    seen = set()
+    for _ in range(2000):
+        cur, delta, upper, lower = (
+            rng.choice(np.append(special, rng.uniform(-2, 2, 5)), 4) for _ in range(4)
+        )
+        with np.errstate(invalid="ignore"):  # inf - inf
+            new = cur + delta
+            want = bool(
+                (new > np.maximum(upper, cur)).any() or (new < np.minimum(lower, cur)).any()
+            )
+        got = leaves_bounds(cur.tolist(), delta.tolist(), upper.tolist(), lower.tolist())
+        assert got == want
+        seen.add(got)
+    assert seen == {True, False}
