@@ -94,3 +94,27 @@ def test_it_refreshes_to_what_a_new_screen_holds() -> None:
             fresh = ChainScreen(model)
             for name in ("give_min", "give_max", "take_min", "take_max", "top", "bottom"):
                 assert np.array_equal(getattr(screen, name), getattr(fresh, name)), (seed, name)
+
+
+def test_it_finds_the_same_first_chain_screened_at_once_or_never() -> None:
+    """`_first_chain` switches from plain search to the screen on time alone: both
+    ends of that switch must find the same chain (the first pair's that has one)."""
+    from apps.balancer.engine.goals.band_leaders import _first_chain, _Screening
+
+    found = 0
+    for seed in range(60):
+        model = random_model(seed)
+        index = model.replicas_by_broker()
+        n = model.n_brokers
+        pairs = [(a, c) for a in range(n) for c in range(n) if a != c]
+        plain = _first_chain(model, pairs, index, _Screening(cost=float("inf")))
+        screened = _first_chain(model, pairs, index, _Screening(cost=0.0))
+        assert screened == plain, seed
+        expected = None
+        for a, c in pairs:
+            expected = leader_chain(model, a, c, {}, index)
+            if expected is not None:
+                break
+        assert plain == expected, seed
+        found += plain is not None
+    assert 0 < found < 60

@@ -8,6 +8,8 @@ single change can't level go through a middle broker (leader_chains.py).
 from __future__ import annotations
 
 import math
+import time
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -22,7 +24,8 @@ from .tolerance import tolerance
 CHAINS = 64  # two-step leadership changes (leader_chains.py) per round at most
 ROOM_SWAPS = 8  # leadership trades tried per broker to make room for a give
 SCREEN_PAIRS = 256  # pairs screened at once: the first often has a chain
-PROBE_PAIRS = 8  # pairs searched unscreened while chains come among the first
+FIRST_BUDGET = 0.05  # seconds of plain search before the first screen (a build's cost
+# at a few hundred brokers)
 ROOM_BROKERS = 4  # brokers above the band, and takers each, tried for such trades
 
 
@@ -210,8 +213,7 @@ def leader_chain_moves(
     # the partitions each broker holds: leadership changes keep it true
     index = model.replicas_by_broker()
     moved = 0
-    screens: list[ChainScreen] = []  # built once, then refreshed where moves touched
-    probe = PROBE_PAIRS
+    screening = _Screening()
     while moved < CHAINS:
         tol = tolerance(hi)
         ok = model.usable & model.leader_dest
@@ -226,8 +228,7 @@ def leader_chain_moves(
                 model.usable & (x - 1 >= lo - tolerance(lo)) & (x - 1 >= x[c] + 1 - tol)
             )
             pairs += [(a, c) for a in givers[np.lexsort((givers, -x[givers]))].tolist()]
-        found, at = _first_chain(model, pairs, index, screens, probe)
-        probe = PROBE_PAIRS if 0 <= at < PROBE_PAIRS else 0
+        found = _first_chain(model, pairs, index, screening)
         if found is None:
             if not _room_then_give(goal, model, over, x, hi, index):
                 break
@@ -240,40 +241,57 @@ def leader_chain_moves(
     return moved
 
 
+@dataclass
+class _Screening:
+    """The chain screen of one `leader_chain_moves` call (built at first need, then
+    refreshed where moves touched) and what bringing it up to date cost last."""
+
+    screen: ChainScreen | None = None
+    cost: float = FIRST_BUDGET  # seconds
+
+
 def _first_chain(
     model: ClusterModel,
     pairs: list[tuple[int, int]],
     index: tuple[np.ndarray, np.ndarray],
-    screens: list[ChainScreen],
-    probe: int,
-) -> tuple[tuple[int, int, int, int] | None, int]:
-    """The chain of the first pair (a, c) that has one and its place in `pairs`, or
-    (None, -1). The first `probe` pairs are searched as they come; of the others,
-    those that can have no chain (leader_chain_screen.py) are not searched. The
-    screen (in `screens`, built at first need) is brought to the model's state only
-    when the probe finds nothing: where chains come among the first pairs, that
-    costs more than the searches it saves."""
+    screening: _Screening,
+) -> tuple[int, int, int, int] | None:
+    """The chain of the first pair (a, c) that has one, or None. Pairs are searched
+    as they come until that has taken as long as the last update of the screen
+    (leader_chain_screen.py); then the screen is brought to the model's state and
+    only the rest it lets through are searched. Where chains come among the first
+    pairs the screen costs more than the searches it saves, and where they come
+    late it saves far more: this way neither costs more than twice the better.
+    The screen refuses only pairs without a chain, so the chain found is the same
+    either way and time decides nothing but the cost."""
     memo: dict = {}  # the model doesn't change until a chain is found
-    for i, (a, c) in enumerate(pairs[:probe]):
+    started = time.perf_counter()
+    searched = 0
+    for a, c in pairs:
         found = leader_chain(model, a, c, memo, index)
+        searched += 1
         if found is not None:
-            return found, i
-    if len(pairs) <= probe:
-        return None, -1
-    if screens:
-        screens[0].refresh(model)
+            return found
+        if time.perf_counter() - started > screening.cost:
+            break
+    if searched == len(pairs):
+        return None
+    started = time.perf_counter()
+    if screening.screen is None:
+        screening.screen = ChainScreen(model)
     else:
-        screens.append(ChainScreen(model))
-    screen = screens[0]
-    both = np.array(pairs[probe:], dtype=np.int64)
+        screening.screen.refresh(model)
+    screening.cost = time.perf_counter() - started
+    screen = screening.screen
+    both = np.array(pairs[searched:], dtype=np.int64)
     for s in range(0, both.shape[0], SCREEN_PAIRS):
         part = both[s : s + SCREEN_PAIRS]
         keep = np.flatnonzero(screen.possible(part[:, 0], part[:, 1]))
-        for i, (a, c) in zip(keep.tolist(), part[keep].tolist(), strict=True):
+        for a, c in part[keep].tolist():
             found = leader_chain(model, a, c, memo, index)
             if found is not None:
-                return found, probe + s + i
-    return None, -1
+                return found
+    return None
 
 
 def _room_then_give(
