@@ -78,7 +78,8 @@ class ChainScreen:
             if not touched.any():
                 return
             # every entry of a touched broker comes from a partition it holds; the
-            # others' partitions give the same cells as before (min / max keep them)
+            # entries of untouched brokers are unchanged since the last refresh, and
+            # min / max over the touched brokers' partitions keep them
             ps = np.flatnonzero((touched[np.maximum(assign, 0)] & (assign >= 0)).any(axis=1))
         for table in (self.give_min, self.take_min):
             table[:, touched, :] = np.inf
