@@ -18,6 +18,7 @@ from tests.support.db_guard import transactional_tests_guard
 from tests.support.db_selection import database_tests_select
 from tests.support.factories import cluster_make
 from tests.support.network_guard import GUARD, network_guard_install
+from tests.support.own_stack_guard import own_stack_tests_guard
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -30,6 +31,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     transactional_tests_guard(items)
+    own_stack_tests_guard(items)
     if config.getoption("database_only"):
         database_tests_select(config, items)
 

@@ -15,7 +15,7 @@ from apps.clusters.services import cluster_sync
 from apps.kafka_layer.clients import admin_client_create
 from apps.kafka_layer.kafka_python_adapter import admin_client_open
 
-pytestmark = [pytest.mark.django_db, pytest.mark.integration]
+pytestmark = [pytest.mark.django_db, pytest.mark.integration, pytest.mark.own_stack]
 
 # 6 partitions of 2 replicas: each broker holds 4, which Kafka spreads over its two dirs
 # (a new replica goes to the dir with the fewest partitions).

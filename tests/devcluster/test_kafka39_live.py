@@ -15,7 +15,7 @@ from apps.plans.executor import execution_run
 from apps.plans.models import MoveState, PlanState
 from apps.plans.services import plan_approve, plan_request
 
-pytestmark = [pytest.mark.django_db, pytest.mark.integration]
+pytestmark = [pytest.mark.django_db, pytest.mark.integration, pytest.mark.own_stack]
 
 ON_ONE_AND_TWO = [[1, 2], [2, 1]] * 3  # the plan moves load onto broker 3
 

@@ -6,6 +6,7 @@ The dev cluster and Redis are the session's (tests/conftest.py): started once, s
 by every case. A row is written even when its case fails (survived: no).
 """
 
+import fcntl
 import json
 import os
 from collections.abc import Iterator
@@ -31,11 +32,19 @@ def pytest_runtest_makereport(item, call):
 
 
 def results_write(row: dict) -> None:
-    """Add or replace this fault's row in the results file."""
+    """Add or replace this fault's row in the results file.
+
+    Two pytest processes write rows at once in `make test` (the `own_stack` tests run
+    beside the others): the read-modify-write holds a lock file, and the new file
+    replaces the old one whole, so no reader sees half of it."""
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    rows = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
-    rows[row["fault"]] = row
-    RESULTS.write_text(json.dumps(rows, indent=2, sort_keys=True) + "\n")
+    with open(RESULTS.with_name(RESULTS.name + ".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        rows = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
+        rows[row["fault"]] = row
+        fresh = RESULTS.with_name(f"{RESULTS.name}.{os.getpid()}")
+        fresh.write_text(json.dumps(rows, indent=2, sort_keys=True) + "\n")
+        fresh.replace(RESULTS)
 
 
 @pytest.fixture

@@ -12,7 +12,12 @@ import pytest
 
 from tests.support.bench import bench_module
 
-pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(2400)]
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.own_stack,
+    pytest.mark.slow,
+    pytest.mark.timeout(2400),
+]
 
 SECONDS = float(os.environ.get("CHAOS_SECONDS", "180"))
 REPO = Path(__file__).resolve().parents[2]

@@ -20,7 +20,7 @@ from tests.faults.scenario import PLACEMENT, TARGETS, plan_onto_broker_3, step_u
 from tests.faults.traffic import Traffic
 from tests.support.kafka_io import round_trip
 
-pytestmark = [pytest.mark.django_db, pytest.mark.integration]
+pytestmark = [pytest.mark.django_db, pytest.mark.integration, pytest.mark.own_stack]
 
 
 def test_it_elects_a_new_controller_and_finishes_the_plan_when_the_active_one_dies(

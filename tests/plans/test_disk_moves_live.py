@@ -23,7 +23,7 @@ from apps.plans.kafka_ops import LiveKafka
 from apps.plans.models import PlanState
 from apps.plans.services import plan_approve, plan_create
 
-pytestmark = [pytest.mark.django_db, pytest.mark.integration]
+pytestmark = [pytest.mark.django_db, pytest.mark.integration, pytest.mark.own_stack]
 
 
 def _other_dir(jbod: DevCluster, broker: int, path: str) -> str:

@@ -20,7 +20,7 @@ from apps.plans.models import PlanState
 from apps.plans.services import plan_approve, plan_request
 from tests.support.factories import loads_make
 
-pytestmark = [pytest.mark.django_db, pytest.mark.integration]
+pytestmark = [pytest.mark.django_db, pytest.mark.integration, pytest.mark.own_stack]
 
 ASSIGNMENT = [[1, 2], [2, 3], [3, 1]] * 4
 
