@@ -55,15 +55,18 @@ def count_replica_moves(
     usable_l = model.usable.tolist()
     dest_l = model.dest.tolist()
     rl = model.rack_l
-    rack_max_l = model.rack_max_l
-    rf_l = model.rf_l
     topic_l = model.topic_l
     tc = model.topic_count
+    rack_max_l = model.rack_max_l
+    rf_l = model.rf_l
     initial = model.initial
-    fvec, lvec = model.fvec, model.lvec
     inf = math.inf
-    # each broker's count after taking one more replica, kept in step with each move
+    # each broker's count after taking one more replica, and each topic's replicas
+    # per broker as `dest_score` weighs them, kept in step with each move
     after = x + 1.0
+    after_l = after.tolist()
+    hi_l = hi.tolist()
+    tcs = tc * 1e-6
     moved = 0
     idle = 0  # sources in a row that gave nothing: the rest likely won't either
     for s in sources.tolist():
@@ -92,14 +95,10 @@ def count_replica_moves(
         done_at = float(stop[s] + tolerance(stop[s]))
         lo_s = float(lo[s])
         ps_l, ks_l, w_l = ps.tolist(), ks.tolist(), w.tolist()
-        # each candidate's `replica_vec`, as lists for the model's comparisons (+ 0.0
-        # compares as the figure it is added to)
-        vecs = (fvec[ps] + np.where((ks == 0)[:, None], lvec[ps], 0.0)).tolist()
         xs = float(x[s])  # x[s] as a plain float, kept in step with each move off s
         load_s = load[s].tolist()  # likewise s's loads
         lo_row_s = lo_rows[s]
         usable_s = usable_l[s]
-        rack_s = rl[s]
         f_l = dest_filter.tolist()
         # brokers this pass may send to that have replica-count room (None: not known
         # since the last move), and the least weight found to fit none of them: a
@@ -129,7 +128,7 @@ def count_replica_moves(
                     fails += 1
                     continue
             # `move_dest_test`'s source side: the loads s may still give, the topic floor
-            vl = vecs[i]
+            vl = model.replica_vec(p, k).tolist()
             refused = False
             for v, lb, lob in zip(vl, load_s, lo_row_s, strict=True):
                 if v > 0.0 and v > lb - lob:
@@ -142,18 +141,15 @@ def count_replica_moves(
                 continue
             rf = rf_l[p]
             members = assign[p, :rf].tolist()
-            home = [b for b in initial[p, :rf].tolist() if usable_l[b]]
             if rack_max_l[p] <= 1:
                 full = {rl[b] for i2, b in enumerate(members) if i2 != k}
-                leaving_full = rack_s in full
+                leaving_full = rl[s] in full
             else:
                 full_l, leaving_full = model.rack_full(p, k)
                 full = set(full_l)
-            banned = set() if leaving_full else full
-            counts = tc[t]
+            banned = () if leaving_full else full
             cap = None if model.topic_hi is None else max(model.topic_hi[t], 0)
-            score = counts * 1e-6
-            score += after  # `count_score`: after + counts * 1e-6, in either order
+            score = tcs[t] + after  # `dest_score`: after + counts * 1e-6
             # `first_fit` with the fit inline: this goal's band, then the model's test
             d = -1
             for _ in range(FIRST_FIT_TRIES):
@@ -162,14 +158,14 @@ def count_replica_moves(
                     break  # every broker left scores inf: argmin tells none apart
                 if (
                     f_l[b]
-                    and after[b] <= hi[b]
-                    and (dest_l[b] or b in home)
+                    and after_l[b] <= hi_l[b]
+                    # `move_dest_test`'s home: usable and holding p at the start
+                    and (dest_l[b] or (usable_l[b] and b in initial[p, :rf].tolist()))
                     and b not in members
                     and rl[b] not in banned
-                    and (cap is None or counts[b] < cap)
+                    and (cap is None or tc[t, b] < cap)
                 ):
-                    hb = hi_rows[b]
-                    for v, h, lb in zip(vl, hb, load[b].tolist(), strict=True):
+                    for v, h, lb in zip(vl, hi_rows[b], load[b].tolist(), strict=True):
                         if v > 0.0 and v > h - lb:
                             break
                     else:
@@ -196,11 +192,14 @@ def count_replica_moves(
                 continue
             fails = 0
             model.move_replica(p, k, d, goal.name)
-            after[s] = x[s] + 1.0
-            after[d] = x[d] + 1.0
-            takes = None
-            xs = float(x[s])
             load_s = load[s].tolist()
+            xs = load_s[j]
+            xd = float(x[d])
+            after[s] = after_l[s] = xs + 1.0
+            after[d] = after_l[d] = xd + 1.0
+            tcs[t, s] = int(tc[t, s]) * 1e-6
+            tcs[t, d] = int(tc[t, d]) * 1e-6
+            takes = None
             moved += 1
             if not shed and not (x[d] < lo[d] - tolerance(lo[d])):
                 dest_filter = dest_filter.copy()
@@ -210,3 +209,4 @@ def count_replica_moves(
                     break
         idle = idle + 1 if moved == moved_before else 0
     return moved
+
