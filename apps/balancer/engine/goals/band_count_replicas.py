@@ -57,6 +57,7 @@ def count_replica_moves(
     rl = model.rack_l
     topic_l = model.topic_l
     tc = model.topic_count
+    topic_lo, topic_hi = model.topic_lo, model.topic_hi
     rack_max_l = model.rack_max_l
     rf_l = model.rf_l
     initial = model.initial
@@ -98,7 +99,11 @@ def count_replica_moves(
         xs = float(x[s])  # x[s] as a plain float, kept in step with each move off s
         load_s = load[s].tolist()  # likewise s's loads
         lo_row_s = lo_rows[s]
+        # the measures with a floor on s: the others are never short of slack
+        # (load - -inf is inf)
+        floored = [m for m, lob in enumerate(lo_row_s) if lob != -math.inf]
         usable_s = usable_l[s]
+        rack_s = rl[s]
         f_l = dest_filter.tolist()
         # brokers this pass may send to that have replica-count room (None: not known
         # since the last move), and the least weight found to fit none of them: a
@@ -128,27 +133,28 @@ def count_replica_moves(
                     fails += 1
                     continue
             # `move_dest_test`'s source side: the loads s may still give, the topic floor
-            vl = model.replica_vec(p, k).tolist()
+            vec = model.replica_vec(p, k)
+            vl = vec.tolist()
             refused = False
-            for v, lb, lob in zip(vl, load_s, lo_row_s, strict=True):
-                if v > 0.0 and v > lb - lob:
+            for m in floored:
+                v = vl[m]
+                if v > 0.0 and v > load_s[m] - lo_row_s[m]:
                     refused = True
                     break
             t = topic_l[p]
-            topic_lo = model.topic_lo
             if refused or (topic_lo is not None and usable_s and tc[t, s] - 1 < topic_lo[t]):
                 fails += 1
                 continue
             rf = rf_l[p]
             members = assign[p, :rf].tolist()
-            if rack_max_l[p] <= 1:
-                full = {rl[b] for i2, b in enumerate(members) if i2 != k}
-                leaving_full = rl[s] in full
+            if rack_max_l[p] <= 1:  # every rack of another replica is full
+                full = [rl[b] for b in members]
+                del full[k]
+                leaving_full = rack_s in full
             else:
-                full_l, leaving_full = model.rack_full(p, k)
-                full = set(full_l)
+                full, leaving_full = model.rack_full(p, k)
             banned = () if leaving_full else full
-            cap = None if model.topic_hi is None else max(model.topic_hi[t], 0)
+            cap = None if topic_hi is None else max(topic_hi[t], 0)
             score = tcs[t] + after  # `dest_score`: after + counts * 1e-6
             # `first_fit` with the fit inline: this goal's band, then the model's test
             d = -1
@@ -191,7 +197,7 @@ def count_replica_moves(
                 fails += 1
                 continue
             fails = 0
-            model.move_replica(p, k, d, goal.name)
+            model.move_replica(p, k, d, goal.name, vec)
             load_s = load[s].tolist()
             xs = load_s[j]
             xd = float(x[d])
