@@ -67,7 +67,8 @@ def count_replica_moves(
     after = x + 1.0
     after_l = after.tolist()
     hi_l = hi.tolist()
-    tcs = tc * 1e-6
+    # (rows of one array: indexing a list costs less than a row view)
+    tcs = list(tc * 1e-6)
     moved = 0
     idle = 0  # sources in a row that gave nothing: the rest likely won't either
     for s in sources.tolist():
@@ -114,7 +115,7 @@ def count_replica_moves(
             if xs <= done_at or fails > MAX_FAILS:
                 break
             p, k, wi = ps_l[i], ks_l[i], w_l[i]
-            if assign[p, k] != s or xs - wi < lo_s:
+            if assign.item(p, k) != s or xs - wi < lo_s:
                 fails += 1
                 continue
             if fails:
@@ -160,7 +161,7 @@ def count_replica_moves(
             d = -1
             for _ in range(FIRST_FIT_TRIES):
                 b = int(score.argmin())
-                if score[b] == inf:
+                if score.item(b) == inf:
                     break  # every broker left scores inf: argmin tells none apart
                 if (
                     f_l[b]
@@ -203,8 +204,9 @@ def count_replica_moves(
             xd = float(x[d])
             after[s] = after_l[s] = xs + 1.0
             after[d] = after_l[d] = xd + 1.0
-            tcs[t, s] = int(tc[t, s]) * 1e-6
-            tcs[t, d] = int(tc[t, d]) * 1e-6
+            tcs_t = tcs[t]
+            tcs_t[s] = tc.item(t, s) * 1e-6
+            tcs_t[d] = tc.item(t, d) * 1e-6
             takes = None
             moved += 1
             if not shed and not (x[d] < lo[d] - tolerance(lo[d])):
