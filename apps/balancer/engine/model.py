@@ -589,7 +589,7 @@ class ClusterModel:
         """Move replica slot k of p to broker d (`vec`: its `replica_vec`, when the
         caller has it)."""
         assign = self.assign
-        s = int(assign[p, k])
+        s = assign.item(p, k)  # item: a plain int, read faster than assign[p, k]
         if vec is None:
             vec = self.replica_vec(p, k)
         # the rows in place: `load[s] -= vec` would also write the row back onto itself

@@ -217,4 +217,3 @@ def count_replica_moves(
                     break
         idle = idle + 1 if moved == moved_before else 0
     return moved
-
