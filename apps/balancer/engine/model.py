@@ -613,7 +613,10 @@ class ClusterModel:
         if self.journal is not None:
             self.journal.append(("r", p, k, s, goal))
         self.note(p, goal)
-        self.counter(goal).replica_moves += 1
+        c = self.counters.get(goal)  # `counter`, inline: a hot path
+        if c is None:
+            c = self.counter(goal)
+        c.replica_moves += 1
 
     def move_leader(self, p: int, k: int, goal: str) -> None:
         row = self.assign[p]

@@ -98,7 +98,7 @@ def count_replica_moves(
         lo_s = float(lo[s])
         ps_l, ks_l, w_l = ps.tolist(), ks.tolist(), w.tolist()
         xs = float(x[s])  # x[s] as a plain float, kept in step with each move off s
-        load_s = load[s].tolist()  # likewise s's loads
+        load_s = load[s].tolist()  # likewise s's loads (where `floored` reads them)
         lo_row_s = lo_rows[s]
         # the measures with a floor on s: the others are never short of slack
         # (load - -inf is inf)
@@ -199,9 +199,10 @@ def count_replica_moves(
                 continue
             fails = 0
             model.move_replica(p, k, d, goal.name, vec)
-            load_s = load[s].tolist()
-            xs = load_s[j]
-            xd = float(x[d])
+            if floored:
+                load_s = load[s].tolist()
+            xs = x.item(s)
+            xd = x.item(d)
             after[s] = after_l[s] = xs + 1.0
             after[d] = after_l[d] = xd + 1.0
             tcs_t = tcs[t]
