@@ -2,10 +2,12 @@
 weighs exactly 1 of the measure.
 
 The same search as band_replicas.py, move for move: the same sources, candidates,
-checks and destinations, hence the same plan. What the unit weight lets it do
-cheaper: the count after a move (`after`) is one vector kept in step with each move
-rather than rebuilt per candidate, and the per-source parts of the model's move test
-(`ClusterModel.move_dest_test`) are read once per source rather than per candidate.
+checks and destinations, hence the same plan (tests/balancer/test_band_count_replicas.py
+holds the two to that). What it does cheaper: the count after a move (`after`, the
+same for every replica) and the goal's destination score are kept in step with each
+move rather than rebuilt per candidate; the model's move test
+(`ClusterModel.move_dest_test`) and `first_fit` run inline, on rows read once per
+step or per source, skipping the measures without a floor on the source.
 """
 
 from __future__ import annotations
@@ -24,7 +26,9 @@ from .tolerance import tolerance
 def count_replica_moves(
     goal: BandHooks, model: ClusterModel, *, lo: np.ndarray, hi: np.ndarray, shed: bool
 ) -> int:
-    """`replica_moves` for a goal on REPLICAS whose `dest_score` is `count_score`."""
+    """`replica_moves` for a goal on REPLICAS whose `dest_score` is
+    `ReplicaDistributionGoal`'s: the count after the move, plus the broker's replicas
+    of the partition's topic * 1e-6."""
     j = goal.measure
     assert j == REPLICAS
     load = model.load
@@ -93,6 +97,7 @@ def count_replica_moves(
         if np.isfinite(lo[s]):
             ok &= x[s] - w >= lo[s]
         ps, ks, w = ps[ok], ks[ok], w[ok]
+        assert bool((w == 1.0).all())  # what `after` holds: x + w
         fails = 0
         done_at = float(stop[s] + tolerance(stop[s]))
         lo_s = float(lo[s])

@@ -40,5 +40,6 @@ class ReplicaDistributionGoal(CountBandGoal):
     def dest_score(
         self, model: ClusterModel, p: int, after: np.ndarray, norm: np.ndarray
     ) -> np.ndarray:
-        # equal counts: prefer the broker with fewest replicas of this topic
+        # equal counts: prefer the broker with fewest replicas of this topic (the
+        # goal's replica step, band_count_replicas.py, keeps the same figures in step)
         return after / norm + model.topic_count[model.topic_l[p]] * 1e-6
