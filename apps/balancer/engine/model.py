@@ -589,7 +589,7 @@ class ClusterModel:
         """Move replica slot k of p to broker d (`vec`: its `replica_vec`, when the
         caller has it)."""
         assign = self.assign
-        s = int(assign[p, k])
+        s = assign.item(p, k)  # item: a plain int, read faster than assign[p, k]
         if vec is None:
             vec = self.replica_vec(p, k)
         # the rows in place: `load[s] -= vec` would also write the row back onto itself
@@ -613,7 +613,10 @@ class ClusterModel:
         if self.journal is not None:
             self.journal.append(("r", p, k, s, goal))
         self.note(p, goal)
-        self.counter(goal).replica_moves += 1
+        c = self.counters.get(goal)  # `counter`, inline: a hot path
+        if c is None:
+            c = self.counter(goal)
+        c.replica_moves += 1
 
     def move_leader(self, p: int, k: int, goal: str) -> None:
         row = self.assign[p]

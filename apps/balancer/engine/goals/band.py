@@ -123,8 +123,8 @@ class BandGoal(Goal):
                 elif self.leadership_only and self._out_of_band(model, lo, hi):
                     moved += leader_level_moves(self, model, lo=lo, hi=hi)
             if can_move:
-                moved += replica_moves(self, model, lo=lo, hi=hi, shed=True)
-                moved += replica_moves(self, model, lo=lo, hi=hi, shed=False)
+                moved += self.replica_moves(model, lo=lo, hi=hi, shed=True)
+                moved += self.replica_moves(model, lo=lo, hi=hi, shed=False)
                 # a swap copies two replicas: not worth it for what leadership can fix
                 if self.measure not in (LEADERS, LEADER_BYTES_IN) and self._out_of_band(
                     model, lo, hi
@@ -144,6 +144,13 @@ class BandGoal(Goal):
         return bool(((over | under) & model.usable).any())
 
     # ------------------------------------------------ hooks the move steps call
+    def replica_moves(
+        self, model: ClusterModel, *, lo: np.ndarray, hi: np.ndarray, shed: bool
+    ) -> int:
+        """The replica step (band_replicas.py); a goal may run a faster one that
+        moves the same replicas."""
+        return replica_moves(self, model, lo=lo, hi=hi, shed=shed)
+
     def weights(self, model: ClusterModel, ps: np.ndarray, ks: np.ndarray) -> np.ndarray:
         """Per replica cell (p, k), how much of this measure moving it takes along."""
         j = self.measure
