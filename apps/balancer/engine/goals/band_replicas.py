@@ -13,6 +13,7 @@ import numpy as np
 
 from ..model import ClusterModel, first_fit
 from .band_hooks import BandHooks
+from .band_sources import source_candidates, source_open, step_sources
 from .limits import MAX_FAILS, MAX_IDLE_SOURCES
 from .tolerance import tolerance
 
@@ -28,46 +29,25 @@ def replica_moves(
     norm = model.norm[:, j]
     assign = model.assign
     x = load[:, j]
-    mid = (np.where(np.isfinite(lo), lo, 0.0) + hi) / 2.0
-    if shed:
-        sources = np.flatnonzero(model.usable & (x > hi + tolerance(hi)))
-        stop = hi
-        dest_filter = model.usable  # the model's mask knows where each replica may go
-    else:
-        under = model.dest & (x < lo - tolerance(lo))
-        if not under.any():
-            return 0
-        sources = np.flatnonzero(model.usable & np.isfinite(mid) & (x > mid))
-        stop = mid
-        dest_filter = under
-    if sources.shape[0] == 0:
+    step = step_sources(model, x=x, norm=norm, lo=lo, hi=hi, shed=shed)
+    if step is None:
         return 0
-    sources = sources[np.argsort(-(x[sources] / norm[sources]), kind="stable")]
+    stop, dest_filter = step.stop, step.dest_filter
     index = model.replicas_by_broker()
     moved = 0
     idle = 0  # sources in a row that gave nothing: the rest likely won't either
-    for s in sources.tolist():
+    for s in step.sources:
         if idle >= MAX_IDLE_SOURCES:
             break
-        if not shed:
-            under = model.dest & (x < lo - tolerance(lo))
-            if not under.any():
-                break
-            dest_filter = under
-        room = np.where(dest_filter & model.dest, hi - x, -np.inf)
-        max_room = float(room.max())
-        if max_room <= 0:
+        opened = source_open(model, x=x, lo=lo, hi=hi, dest_filter=dest_filter, shed=shed)
+        if opened is None:
             break  # no broker open to new replicas has room left
+        dest_filter, max_room = opened
         if model.count_spent(s):  # every candidate would fail the model's test
             idle += 1
             continue
         moved_before = moved
-        ps, ks = model.cells_of(index, s)
-        w = goal.weights(model, ps, ks)
-        ok = (w > 0) & (w <= max_room) & model.movable[ps, ks] & ~model.frozen[ps]
-        if np.isfinite(lo[s]):
-            ok &= x[s] - w >= lo[s]
-        ps, ks, w = ps[ok], ks[ok], w[ok]
+        ps, ks, w = source_candidates(goal, model, index, s, x=x, lo=lo, max_room=max_room)
         fails = 0
         done_at = float(stop[s] + tolerance(stop[s]))
         lo_s = float(lo[s])
