@@ -1,14 +1,18 @@
 """The topic goal's (topic, broker) index gives each group's movable replicas in the
 order a plain filter and stable sort by `ClusterModel.move_cost` gives them; the swap
-test's bounds check on plain floats answers as numpy's form."""
+test's bounds check on plain floats answers as numpy's form; the swap's walk over the
+closest partner replicas picks those the whole mask picks."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from apps.balancer.engine.goals.topic_replica_distribution import (
+    SWAP_TRIES,
     TopicReplicaDistributionGoal,
     cost_ranks,
+    nearest,
+    nearest_fitting,
 )
 from apps.balancer.engine.model import ClusterModel, leaves_bounds
 from apps.balancer.engine.modes import setup_mode
@@ -85,3 +89,23 @@ def test_leaves_bounds_is_numpys_check() -> None:
         assert got == want
         seen.add(got)
     assert seen == {True, False}
+
+
+def test_nearest_fitting_is_nearest_over_those_that_fit() -> None:
+    rng = np.random.default_rng(8)
+    told = untold = 0
+    for _ in range(3000):
+        n = int(rng.integers(1, 60))
+        # few distinct distances, so the cut often falls between equals
+        dist = rng.choice(np.array([0.0, 0.5, 1.0, 1.5, 2.0, np.inf, np.nan]), n)
+        if rng.random() < 0.5:
+            dist = rng.uniform(0, 3, n)
+        fit = rng.random(n) < rng.uniform(0.2, 1.0)
+        got = nearest_fitting(dist, lambda i, fit=fit: bool(fit[i]), SWAP_TRIES)
+        if got is None:
+            untold += 1
+            continue
+        keep = np.flatnonzero(fit)
+        assert got == keep.take(nearest(dist.take(keep), SWAP_TRIES)).tolist()
+        told += 1
+    assert told > 1000 and untold > 100

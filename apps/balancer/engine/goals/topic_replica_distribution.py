@@ -8,6 +8,8 @@ always balanced (BALANCING.md §4).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from ..model import ClusterModel, first_fit
@@ -309,23 +311,30 @@ class TopicReplicaDistributionGoal(Goal):
         ps, ks = self._cells(model, index, t, s)
         assign_flat = model.assign.ravel()  # a view: a take by flat cell is cheap
         at_s = counts[s]
+        initial = model.initial
+        back_only = not model.dest[s]  # add-brokers: only a replica that came from s goes back
         for d in partners.tolist():
             if d not in cache:
                 cache[d] = self._partner(model, by_broker, d, lo, hi, scale[cols])
             qs, js, cell, t2, lo2, hi2, vq = cache[d]
+            at_d = counts[d]
+
             # the partner's replica must be of a topic s can take and d can spare
-            ok = (
-                (t2 != t)
-                & (at_s.take(t2) + 1 <= hi2)
-                & (counts[d].take(t2) - 1 >= lo2)
-                & (assign_flat.take(cell) == d)
-            )
-            if not model.dest[s]:  # add-brokers: only a replica that came from s goes back
-                ok &= (model.initial[qs] == s).any(axis=1)
-            keep = np.flatnonzero(ok)  # by index: a boolean mask over vq's columns is slow
-            if keep.shape[0] == 0:
-                continue
-            qs, js, vq = qs.take(keep), js.take(keep), vq.take(keep, axis=1)
+            # (what changes from partner to partner bound as defaults)
+            def fits(
+                i: int, d: int = d, at_d: np.ndarray = at_d, part: tuple = (qs, cell, t2, lo2, hi2)
+            ) -> bool:
+                qs, cell, t2, lo2, hi2 = part
+                u = t2[i]
+                return bool(
+                    u != t
+                    and at_s[u] + 1 <= hi2[i]
+                    and at_d[u] - 1 >= lo2[i]
+                    and assign_flat[cell[i]] == d
+                    and (not back_only or s in initial[qs[i]].tolist())
+                )
+
+            keep: np.ndarray | None = None  # the fitting replicas, when a walk can't tell
             for p, k in zip(ps[:SWAP_CANDIDATES], ks[:SWAP_CANDIDATES], strict=True):
                 if model.assign[p, k] != s:
                     continue
@@ -334,12 +343,22 @@ class TopicReplicaDistributionGoal(Goal):
                 dist = np.abs(vq[0] - va[0])
                 dist += np.abs(vq[1] - va[1])
                 dist += np.abs(vq[2] - va[2])
-                if dist.shape[0] > SWAP_TRIES:  # the closest few, without a full sort
-                    near = np.argpartition(dist, SWAP_TRIES)[:SWAP_TRIES]
-                    near = near[np.lexsort((near, dist[near]))]
-                else:
-                    near = np.lexsort((np.arange(dist.shape[0]), dist))
-                for jdx in near.tolist():
+                near = nearest_fitting(dist, fits, SWAP_TRIES)
+                if near is None:  # the whole mask decides
+                    if keep is None:
+                        ok = (
+                            (t2 != t)
+                            & (at_s.take(t2) + 1 <= hi2)
+                            & (at_d.take(t2) - 1 >= lo2)
+                            & (assign_flat.take(cell) == d)
+                        )
+                        if back_only:
+                            ok &= (initial[qs] == s).any(axis=1)
+                        keep = np.flatnonzero(ok)
+                    if keep.shape[0] == 0:
+                        break
+                    near = keep.take(nearest(dist.take(keep), SWAP_TRIES)).tolist()
+                for jdx in near:
                     q, j = int(qs[jdx]), int(js[jdx])
                     if model.assign[q, j] != d or not model.swap_ok(p, k, q, j):
                         continue
@@ -382,3 +401,39 @@ def cost_ranks(size: np.ndarray) -> tuple[int, np.ndarray]:
     share a rank, a lower cost has a lower rank."""
     costs, rank = np.unique(np.concatenate(([0.0], size)), return_inverse=True)
     return int(costs.shape[0]), rank.ravel()
+
+
+SWAP_LOOK = 16  # closest partner replicas `nearest_fitting` sorts before it walks
+
+
+def nearest(dist: np.ndarray, tries: int) -> np.ndarray:
+    """The positions of the `tries` least of `dist`, least first (lower position among
+    equals); which of several equal at the cut is numpy's argpartition's choice."""
+    if dist.shape[0] > tries:  # the closest few, without a full sort
+        near = np.argpartition(dist, tries)[:tries]
+        return near[np.lexsort((near, dist[near]))]
+    return np.lexsort((np.arange(dist.shape[0]), dist))
+
+
+def nearest_fitting(dist: np.ndarray, fits: Callable[[int], bool], tries: int) -> list[int] | None:
+    """`nearest` over the positions that `fits` (mapped back to positions in `dist`),
+    found by testing the closest few one at a time instead of the whole array; None
+    when they can't tell: fewer than `tries` fit among them, or the cut falls between
+    equal distances (argpartition's choice among them is its own)."""
+    if dist.shape[0] <= SWAP_LOOK:
+        return None
+    part = np.argpartition(dist, SWAP_LOOK)
+    # everything outside the head is at least `edge`; the head is least first
+    edge = dist[part[SWAP_LOOK]]
+    head = part[:SWAP_LOOK]
+    head = head[np.lexsort((head, dist[head]))]
+    found: list[int] = []
+    for i in head.tolist():
+        if not dist[i] < edge:  # what comes after may tie with what lies outside
+            break
+        if fits(i):
+            if len(found) == tries:  # the next that fits: is the cut between equals?
+                return found if dist[i] > dist[found[-1]] else None
+            found.append(i)
+    # any further that fits is at least `edge`, above the last found
+    return found if len(found) == tries else None
