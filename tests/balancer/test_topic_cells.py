@@ -1,7 +1,8 @@
 """The topic goal's (topic, broker) index gives each group's movable replicas in the
 order a plain filter and stable sort by `ClusterModel.move_cost` gives them; the swap
 test's bounds check on plain floats answers as numpy's form; the swap's walk over the
-closest partner replicas picks those the whole mask picks."""
+closest partner replicas picks those the whole mask picks; the out-of-band pairs come
+in the order sorting every pair gives."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import numpy as np
 from apps.balancer.engine.goals.topic_replica_distribution import (
     SWAP_TRIES,
     TopicReplicaDistributionGoal,
+    breaches,
     cost_ranks,
     nearest,
     nearest_fitting,
@@ -109,3 +111,35 @@ def test_nearest_fitting_is_nearest_over_those_that_fit() -> None:
         assert got == keep.take(nearest(dist.take(keep), SWAP_TRIES)).tolist()
         told += 1
     assert told > 1000 and untold > 100
+
+
+def test_breaches_are_every_pair_out_of_band_sorted() -> None:
+    rng = np.random.default_rng(9)
+    for _ in range(200):
+        n_t, n_b = int(rng.integers(1, 30)), int(rng.integers(1, 12))
+        tc = rng.integers(0, 6, (n_t, n_b)).astype(np.int32)
+        lo = rng.integers(0, 4, n_t).astype(np.int64)
+        hi = lo + rng.integers(0, 3, n_t)
+        cols = np.flatnonzero(rng.random(n_b) < 0.8) if rng.random() < 0.5 else np.arange(n_b)
+        for band, above in ((hi, True), (lo, False)):
+            sub = tc[:, cols]
+            gap = sub - band[:, None] if above else band[:, None] - sub
+            t, c = np.nonzero(gap > 0)
+            order = np.lexsort((c, t, -gap[t, c]))
+            got_t, got_b = breaches(tc, band, cols, above=above)
+            assert got_t.tolist() == t[order].tolist()
+            assert got_b.tolist() == cols[c[order]].tolist()
+
+
+def test_partner_replicas_are_the_brokers_grouped_cells() -> None:
+    model = moved_model(10)
+    goal = TopicReplicaDistributionGoal(1.05)
+    lo, hi = goal.bands(model)
+    at_start = model.assign.ravel().copy()
+    scale = np.ones(3)
+    for d in range(model.n_brokers):
+        qs, js = model.cells_of(model.replicas_by_broker(), d)
+        keep = model.movable[qs, js] & ~model.frozen[qs]
+        got = goal._partner(model, at_start, d, lo, hi, scale)
+        assert got[0].tolist() == qs[keep].tolist()
+        assert got[1].tolist() == js[keep].tolist()

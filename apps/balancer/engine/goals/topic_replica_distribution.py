@@ -146,34 +146,28 @@ class TopicReplicaDistributionGoal(Goal):
         if not model.movable.any():
             return
         usable_idx = np.flatnonzero(model.usable)
+        usable_dest = usable_idx[model.dest[usable_idx]]
         ranks = cost_ranks(model.size)
         for _ in range(MAX_ROUNDS):
             tc = model.topic_count
-            sub = tc[:, usable_idx]
-            excess = sub - hi[:, None]
-            t_over, b_over = np.nonzero(excess > 0)
-            deficit = lo[:, None] - sub
-            t_under, b_under = np.nonzero((deficit > 0) & model.dest[usable_idx][None, :])
+            t_over, b_over = breaches(tc, hi, usable_idx, above=True)
+            t_under, b_under = breaches(tc, lo, usable_dest, above=False)
             if t_over.shape[0] == 0 and t_under.shape[0] == 0:
                 return
             index = self._index(model, ranks)
             moved = 0
-            order = np.lexsort((b_over, t_over, -excess[t_over, b_over]))
             idle = 0  # (topic, broker) pairs in a row without a move end the pass
-            for i in order.tolist():
+            for t, s in zip(t_over.tolist(), b_over.tolist(), strict=True):
                 if idle >= MAX_IDLE_PAIRS:
                     break
-                t, s = int(t_over[i]), int(usable_idx[b_over[i]])
                 n = self._shed(model, index, t, s, hi)
                 moved += n
                 idle = 0 if n else idle + 1
             moved += self._swap_pass(model, index, lo, hi, usable_idx)
-            order = np.lexsort((b_under, t_under, -deficit[t_under, b_under]))
             idle = 0
-            for i in order.tolist():
+            for t, d in zip(t_under.tolist(), b_under.tolist(), strict=True):
                 if idle >= MAX_IDLE_PAIRS:
                     break
-                t, d = int(t_under[i]), int(usable_idx[b_under[i]])
                 n = self._fill(model, index, t, d, lo, hi)
                 moved += n
                 idle = 0 if n else idle + 1
@@ -267,26 +261,24 @@ class TopicReplicaDistributionGoal(Goal):
         """Where a plain move would break an earlier goal, trade a replica of the
         crowded topic for a replica of similar load of another topic."""
         tc = model.topic_count
-        sub = tc[:, usable_idx]
-        excess = sub - hi[:, None]
-        t_over, b_over = np.nonzero(excess > 0)
+        t_over, b_over = breaches(tc, hi, usable_idx, above=True)
         if t_over.shape[0] == 0:
             return 0
-        by_broker = model.replicas_by_broker()
+        # the assignment as the pass starts: a partner's replicas are those it held then
+        at_start = model.assign.ravel().copy()
         cache: dict[int, tuple[np.ndarray, ...]] = {}
         # topic counts by broker, kept in step by `_swap_one`: one broker's counts
         # are then contiguous, so taking a partner's topics from them stays in cache
         counts = np.ascontiguousarray(tc.T)
         scale = np.where(np.isfinite(model.place_target), model.place_target, 1.0).mean(axis=0)
         moved = idle = 0
-        order = np.lexsort((b_over, t_over, -excess[t_over, b_over]))[:MAX_SWAP_PAIRS]
-        for i in order.tolist():
+        pairs = zip(t_over[:MAX_SWAP_PAIRS].tolist(), b_over[:MAX_SWAP_PAIRS].tolist(), strict=True)
+        for t, s in pairs:
             if idle >= MAX_IDLE_PAIRS:
                 break
-            t, s = int(t_over[i]), int(usable_idx[b_over[i]])
             n = 0
             if tc[t, s] > hi[t]:
-                n = self._swap_one(model, index, by_broker, cache, counts, t, s, lo, hi, scale)
+                n = self._swap_one(model, index, at_start, cache, counts, t, s, lo, hi, scale)
             moved += n
             idle = 0 if n else idle + 1
         return moved
@@ -295,7 +287,7 @@ class TopicReplicaDistributionGoal(Goal):
         self,
         model: ClusterModel,
         index: Index,
-        by_broker: tuple[np.ndarray, np.ndarray],
+        at_start: np.ndarray,
         cache: dict[int, tuple[np.ndarray, ...]],
         counts: np.ndarray,
         t: int,
@@ -315,7 +307,7 @@ class TopicReplicaDistributionGoal(Goal):
         back_only = not model.dest[s]  # add-brokers: only a replica that came from s goes back
         for d in partners.tolist():
             if d not in cache:
-                cache[d] = self._partner(model, by_broker, d, lo, hi, scale[cols])
+                cache[d] = self._partner(model, at_start, d, lo, hi, scale[cols])
             qs, js, cell, t2, lo2, hi2, vq = cache[d]
             at_d = counts[d]
 
@@ -376,16 +368,20 @@ class TopicReplicaDistributionGoal(Goal):
     @staticmethod
     def _partner(
         model: ClusterModel,
-        by_broker: tuple[np.ndarray, np.ndarray],
+        at_start: np.ndarray,
         d: int,
         lo: np.ndarray,
         hi: np.ndarray,
         scale: np.ndarray,
     ) -> tuple[np.ndarray, ...]:
-        """Broker d's movable replicas as of this pass (`_swap_one` rechecks each is
-        still there): partitions, slots, flat cells, topics with their bands, and the
-        (3, n) network in, network out and disk of each, scaled."""
-        qs, js = model.cells_of(by_broker, d)
+        """Broker d's movable replicas as of this pass (`at_start`: the flat assignment
+        as it began; `_swap_one` rechecks each is still there): partitions, slots, flat
+        cells, topics with their bands, and the (3, n) network in, network out and disk
+        of each, scaled."""
+        # in cell order, as `ClusterModel.cells_of` lists them; one broker's cells by a
+        # compare costs less than grouping every broker's
+        cells = np.flatnonzero(at_start == d)
+        qs, js = cells // model.K, cells % model.K
         keep = model.movable[qs, js] & ~model.frozen[qs]
         qs, js = qs[keep], js[keep]
         cols = [0, 1, 2]
@@ -401,6 +397,29 @@ def cost_ranks(size: np.ndarray) -> tuple[int, np.ndarray]:
     share a rank, a lower cost has a lower rank."""
     costs, rank = np.unique(np.concatenate(([0.0], size)), return_inverse=True)
     return int(costs.shape[0]), rank.ravel()
+
+
+def breaches(
+    tc: np.ndarray, band: np.ndarray, cols: np.ndarray, *, above: bool
+) -> tuple[np.ndarray, np.ndarray]:
+    """The (topic, broker) pairs, over the brokers `cols` (sorted), whose count
+    tc[t, b] is above band[t] (`above`) or below it: farthest out first, then by
+    topic, then by broker. Only the topics whose highest (lowest) count over `cols`
+    is out of band are looked at pair by pair: most topics have none."""
+    if cols.shape[0] == 0:
+        empty = np.zeros(0, dtype=np.intp)
+        return empty, empty
+    whole = cols.shape[0] == tc.shape[1]  # every broker: no copy of the columns
+    sub = tc if whole else tc[:, cols]
+    if above:
+        rows = np.flatnonzero(sub.max(axis=1) > band)
+    else:
+        rows = np.flatnonzero(sub.min(axis=1) < band)
+    sub = sub.take(rows, axis=0)
+    gap = sub - band[rows, None] if above else band[rows, None] - sub
+    r, c = np.nonzero(gap > 0)
+    order = np.lexsort((c, r, -gap[r, c]))
+    return rows.take(r.take(order)), cols.take(c.take(order))
 
 
 SWAP_LOOK = 16  # closest partner replicas `nearest_fitting` sorts before it walks
