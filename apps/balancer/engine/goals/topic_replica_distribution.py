@@ -110,11 +110,15 @@ class TopicReplicaDistributionGoal(Goal):
         n_ranks, rank = ranks
         cost_rank = np.where(held, rank[1:, None], rank[0]).ravel()
         order = np.argsort(key * n_ranks + cost_rank, kind="stable")
-        # int32 and written in place: one entry per (topic, broker) group is many
+        # int32: one entry per (topic, broker) group is many; the sums run in place in
+        # bincount's own array (a cumsum cast into int32 on the way runs slowly)
+        n_dead = int((key < 0).sum())
+        sizes = np.bincount(key[key >= 0] if n_dead else key, minlength=model.n_topics * b)
+        np.cumsum(sizes, out=sizes)
         starts = np.empty(model.n_topics * b + 1, dtype=np.int32)
         starts[0] = 0
-        np.cumsum(np.bincount(key[key >= 0], minlength=model.n_topics * b), out=starts[1:])
-        starts += int((key < 0).sum())
+        starts[1:] = sizes
+        starts += n_dead
         return order, starts
 
     def _group(self, model: ClusterModel, index: Index, t: int, b: int) -> list[int]:
@@ -183,13 +187,19 @@ class TopicReplicaDistributionGoal(Goal):
         hi: np.ndarray,
     ) -> int:
         tc = model.topic_count
+        counts = tc[t]
         hi_t = int(hi[t])
         assign, K = model.assign.ravel(), model.K
         moved = fails = 0
+        # the counts as floats, kept in step with this shed's moves: adding them to
+        # the score casts nothing (the same figures: each count is exact as a float)
+        counts_f: np.ndarray | None = None
         # the group as `_cells` would filter it, one cell at a time: a shed mostly
         # stops after a move or two
-        for c in self._group(model, index, t, s):
-            if tc[t, s] <= hi_t or fails > MAX_FAILS:
+        order, starts = index
+        group = t * model.n_brokers + s
+        for c in order[int(starts[group]) : int(starts[group + 1])].tolist():
+            if counts[s] <= hi_t or fails > MAX_FAILS:
                 break
             if assign[c] != s:
                 continue
@@ -200,13 +210,14 @@ class TopicReplicaDistributionGoal(Goal):
             if test is None:
                 fails += 1
                 continue
-            counts = tc[t]
+            if counts_f is None:
+                counts_f = counts.astype(np.float64)
             # fewest replicas of this topic first, then the least loaded broker: the
             # figures of counts + min(place, 1e6) x 1e-7, in place in the fresh array
             score = model.place_score(vec)
             np.minimum(score, 1e6, out=score)
             score *= 1e-7
-            score += counts
+            score += counts_f
             # counts are integers: count + 1 <= hi is count < hi
             d = first_fit(score, lambda b, c=counts, test=test: bool(c[b] < hi_t and test(b)))
             if d < 0:  # none of the likeliest fits: the whole mask decides
@@ -219,6 +230,8 @@ class TopicReplicaDistributionGoal(Goal):
                 # brokers `first_fit` set to inf are outside the mask anyway
                 d = int(np.where(mask, score, np.inf).argmin())
             model.move_replica(p, k, d, self.name, vec)
+            counts_f[s] -= 1.0
+            counts_f[d] += 1.0
             moved += 1
             fails = 0
         return moved
