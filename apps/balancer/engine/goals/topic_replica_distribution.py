@@ -343,11 +343,12 @@ class TopicReplicaDistributionGoal(Goal):
             for p, k in zip(ps[:SWAP_CANDIDATES], ks[:SWAP_CANDIDATES], strict=True):
                 if model.assign[p, k] != s:
                     continue
-                va = (model.replica_vec(p, k)[cols] / scale[cols]).tolist()
+                va = model.replica_vec(p, k)[cols] / scale[cols]
+                gap = vq - va[:, None]
+                np.abs(gap, out=gap)
                 # the same sum, in the same order, as summing each row of |vq - va|
-                dist = np.abs(vq[0] - va[0])
-                dist += np.abs(vq[1] - va[1])
-                dist += np.abs(vq[2] - va[2])
+                dist = gap[0] + gap[1]
+                dist += gap[2]
                 near = nearest_fitting(dist, fits, SWAP_TRIES)
                 if near is None:  # the whole mask decides
                     if keep is None:
