@@ -2,21 +2,24 @@
 order a plain filter and stable sort by `ClusterModel.move_cost` gives them; the swap
 test's bounds check on plain floats answers as numpy's form; the swap's walk over the
 closest partner replicas picks those the whole mask picks; the out-of-band pairs come
-in the order sorting every pair gives."""
+in the order sorting every pair gives; the shed's cap on place figures is left out
+only where no figure can reach it."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from apps.balancer.engine.goals.topic_replica_distribution import (
+    PLACE_CAP,
     SWAP_TRIES,
     TopicReplicaDistributionGoal,
     breaches,
     cost_ranks,
     nearest,
     nearest_fitting,
+    place_below,
 )
-from apps.balancer.engine.model import ClusterModel, leaves_bounds
+from apps.balancer.engine.model import PLACED, ClusterModel, leaves_bounds
 from apps.balancer.engine.modes import setup_mode
 from apps.balancer.engine.snapshot import parse_snapshot
 from bench.bench_planner import make_cluster
@@ -143,3 +146,24 @@ def test_partner_replicas_are_the_brokers_grouped_cells() -> None:
         got = goal._partner(model, at_start, d, lo, hi, scale)
         assert got[0].tolist() == qs[keep].tolist()
         assert got[1].tolist() == js[keep].tolist()
+
+
+def test_place_below_holds_every_place_figure_under_the_cap() -> None:
+    model = moved_model(11)
+    assert place_below(model, PLACE_CAP)
+    figures = np.concatenate(
+        [model.place_score(model.replica_vec(p, k)) for p in range(60) for k in (0, 1)]
+    )
+    assert (np.minimum(figures, PLACE_CAP) == figures).all()
+    top = float(figures.max())
+    assert not place_below(model, top)  # a cap some figure reaches is refused
+    assert not place_below(model, 4 * top)  # or one a few times above it
+    target = model.place_target
+    model.place_target = target.copy()
+    model.place_target[2] *= 1e-9  # one broker's figures past the cap: refused
+    model._place_target_rows = np.ascontiguousarray(model.place_target[:, PLACED].T)
+    assert float(model.place_score(model.replica_vec(0, 0))[2]) > PLACE_CAP
+    assert not place_below(model, PLACE_CAP)
+    model.place_target = target
+    model.fvec[3, 0] = np.nan
+    assert not place_below(model, PLACE_CAP)

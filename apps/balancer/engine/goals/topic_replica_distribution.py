@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..model import ClusterModel, first_fit
+from ..model import PLACED, ClusterModel, first_fit
 from .count_band import count_bands
 from .goal import Goal
 from .judging import MAX_OFFENDERS, broker_offender, judgement
@@ -25,6 +25,7 @@ SWAP_PARTNER_BROKERS = 4  # brokers short of the topic tried per crowded pair
 SWAP_CANDIDATES = 3  # replicas of the crowded topic tried per partner
 SWAP_TRIES = 6  # closest-load partner replicas tried per candidate
 MAX_SWAP_PAIRS = 3000  # most crowded (topic, broker) pairs tried per swap pass
+PLACE_CAP = 1e6  # a shed's place figures are capped here, so counts decide first
 
 # replica cells grouped by (topic, broker); see `TopicReplicaDistributionGoal._index`
 Index = tuple[np.ndarray, np.ndarray]
@@ -152,6 +153,8 @@ class TopicReplicaDistributionGoal(Goal):
         usable_idx = np.flatnonzero(model.usable)
         usable_dest = usable_idx[model.dest[usable_idx]]
         ranks = cost_ranks(model.size)
+        # whether a shed's min(place, PLACE_CAP) can ever be below the place itself
+        capped = not place_below(model, PLACE_CAP)
         for _ in range(MAX_ROUNDS):
             tc = model.topic_count
             t_over, b_over = breaches(tc, hi, usable_idx, above=True)
@@ -164,7 +167,7 @@ class TopicReplicaDistributionGoal(Goal):
             for t, s in zip(t_over.tolist(), b_over.tolist(), strict=True):
                 if idle >= MAX_IDLE_PAIRS:
                     break
-                n = self._shed(model, index, t, s, hi)
+                n = self._shed(model, index, t, s, hi, capped)
                 moved += n
                 idle = 0 if n else idle + 1
             moved += self._swap_pass(model, index, lo, hi, usable_idx)
@@ -185,6 +188,7 @@ class TopicReplicaDistributionGoal(Goal):
         t: int,
         s: int,
         hi: np.ndarray,
+        capped: bool,
     ) -> int:
         tc = model.topic_count
         counts = tc[t]
@@ -213,9 +217,11 @@ class TopicReplicaDistributionGoal(Goal):
             if counts_f is None:
                 counts_f = counts.astype(np.float64)
             # fewest replicas of this topic first, then the least loaded broker: the
-            # figures of counts + min(place, 1e6) x 1e-7, in place in the fresh array
+            # figures of counts + min(place, PLACE_CAP) x 1e-7, in place in the fresh
+            # array (no minimum to take where no place reaches the cap)
             score = model.place_score(vec)
-            np.minimum(score, 1e6, out=score)
+            if capped:
+                np.minimum(score, PLACE_CAP, out=score)
             score *= 1e-7
             score += counts_f
             # counts are integers: count + 1 <= hi is count < hi
@@ -411,6 +417,20 @@ def cost_ranks(size: np.ndarray) -> tuple[int, np.ndarray]:
     share a rank, a lower cost has a lower rank."""
     costs, rank = np.unique(np.concatenate(([0.0], size)), return_inverse=True)
     return int(costs.shape[0]), rank.ravel()
+
+
+def place_below(model: ClusterModel, cap: float) -> bool:
+    """Whether every figure `ClusterModel.place_score` can give, for any replica of the
+    model on any broker at any point of the plan, is below `cap` by a wide margin (so
+    min(figure, cap) is the figure). A broker's load of a measure is a sum of replicas'
+    figures, so neither it nor a replica's exceeds all replicas' together in size; a
+    NaN anywhere answers no."""
+    k = model.assign.shape[1]
+    fvec, lvec = model.fvec[:, PLACED], model.lvec[:, PLACED]
+    total = k * np.abs(fvec).sum(axis=0) + np.abs(lvec).sum(axis=0)
+    worst = 2.0 * total / model.place_target[:, PLACED].min(axis=0)
+    # the margin covers the rounding of the sums many times over
+    return bool(np.all(worst < cap / 16))
 
 
 def breaches(
