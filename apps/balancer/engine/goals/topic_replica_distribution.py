@@ -8,9 +8,11 @@ always balanced (BALANCING.md §4).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
-from ..model import ClusterModel, first_fit
+from ..model import PLACED, ClusterModel, first_fit
 from .count_band import count_bands
 from .goal import Goal
 from .judging import MAX_OFFENDERS, broker_offender, judgement
@@ -23,6 +25,7 @@ SWAP_PARTNER_BROKERS = 4  # brokers short of the topic tried per crowded pair
 SWAP_CANDIDATES = 3  # replicas of the crowded topic tried per partner
 SWAP_TRIES = 6  # closest-load partner replicas tried per candidate
 MAX_SWAP_PAIRS = 3000  # most crowded (topic, broker) pairs tried per swap pass
+PLACE_CAP = 1e6  # a shed's place figures are capped here, so counts decide first
 
 # replica cells grouped by (topic, broker); see `TopicReplicaDistributionGoal._index`
 Index = tuple[np.ndarray, np.ndarray]
@@ -108,11 +111,15 @@ class TopicReplicaDistributionGoal(Goal):
         n_ranks, rank = ranks
         cost_rank = np.where(held, rank[1:, None], rank[0]).ravel()
         order = np.argsort(key * n_ranks + cost_rank, kind="stable")
-        # int32 and written in place: one entry per (topic, broker) group is many
+        # int32: one entry per (topic, broker) group is many; the sums run in place in
+        # bincount's own array (a cumsum cast into int32 on the way runs slowly)
+        n_dead = int((key < 0).sum())
+        sizes = np.bincount(key[key >= 0] if n_dead else key, minlength=model.n_topics * b)
+        np.cumsum(sizes, out=sizes)
         starts = np.empty(model.n_topics * b + 1, dtype=np.int32)
         starts[0] = 0
-        np.cumsum(np.bincount(key[key >= 0], minlength=model.n_topics * b), out=starts[1:])
-        starts += int((key < 0).sum())
+        starts[1:] = sizes
+        starts += n_dead
         return order, starts
 
     def _group(self, model: ClusterModel, index: Index, t: int, b: int) -> list[int]:
@@ -144,34 +151,30 @@ class TopicReplicaDistributionGoal(Goal):
         if not model.movable.any():
             return
         usable_idx = np.flatnonzero(model.usable)
+        usable_dest = usable_idx[model.dest[usable_idx]]
         ranks = cost_ranks(model.size)
+        # whether a shed's min(place, PLACE_CAP) can ever be below the place itself
+        capped = not place_below(model, PLACE_CAP)
         for _ in range(MAX_ROUNDS):
             tc = model.topic_count
-            sub = tc[:, usable_idx]
-            excess = sub - hi[:, None]
-            t_over, b_over = np.nonzero(excess > 0)
-            deficit = lo[:, None] - sub
-            t_under, b_under = np.nonzero((deficit > 0) & model.dest[usable_idx][None, :])
+            t_over, b_over = breaches(tc, hi, usable_idx, above=True)
+            t_under, b_under = breaches(tc, lo, usable_dest, above=False)
             if t_over.shape[0] == 0 and t_under.shape[0] == 0:
                 return
             index = self._index(model, ranks)
             moved = 0
-            order = np.lexsort((b_over, t_over, -excess[t_over, b_over]))
             idle = 0  # (topic, broker) pairs in a row without a move end the pass
-            for i in order.tolist():
+            for t, s in zip(t_over.tolist(), b_over.tolist(), strict=True):
                 if idle >= MAX_IDLE_PAIRS:
                     break
-                t, s = int(t_over[i]), int(usable_idx[b_over[i]])
-                n = self._shed(model, index, t, s, hi)
+                n = self._shed(model, index, t, s, hi, capped)
                 moved += n
                 idle = 0 if n else idle + 1
             moved += self._swap_pass(model, index, lo, hi, usable_idx)
-            order = np.lexsort((b_under, t_under, -deficit[t_under, b_under]))
             idle = 0
-            for i in order.tolist():
+            for t, d in zip(t_under.tolist(), b_under.tolist(), strict=True):
                 if idle >= MAX_IDLE_PAIRS:
                     break
-                t, d = int(t_under[i]), int(usable_idx[b_under[i]])
                 n = self._fill(model, index, t, d, lo, hi)
                 moved += n
                 idle = 0 if n else idle + 1
@@ -185,15 +188,22 @@ class TopicReplicaDistributionGoal(Goal):
         t: int,
         s: int,
         hi: np.ndarray,
+        capped: bool,
     ) -> int:
         tc = model.topic_count
+        counts = tc[t]
         hi_t = int(hi[t])
         assign, K = model.assign.ravel(), model.K
         moved = fails = 0
+        # the counts as floats, kept in step with this shed's moves: adding them to
+        # the score casts nothing (the same figures: each count is exact as a float)
+        counts_f: np.ndarray | None = None
         # the group as `_cells` would filter it, one cell at a time: a shed mostly
         # stops after a move or two
-        for c in self._group(model, index, t, s):
-            if tc[t, s] <= hi_t or fails > MAX_FAILS:
+        order, starts = index
+        group = t * model.n_brokers + s
+        for c in order[int(starts[group]) : int(starts[group + 1])].tolist():
+            if counts[s] <= hi_t or fails > MAX_FAILS:
                 break
             if assign[c] != s:
                 continue
@@ -204,13 +214,16 @@ class TopicReplicaDistributionGoal(Goal):
             if test is None:
                 fails += 1
                 continue
-            counts = tc[t]
+            if counts_f is None:
+                counts_f = counts.astype(np.float64)
             # fewest replicas of this topic first, then the least loaded broker: the
-            # figures of counts + min(place, 1e6) x 1e-7, in place in the fresh array
+            # figures of counts + min(place, PLACE_CAP) x 1e-7, in place in the fresh
+            # array (no minimum to take where no place reaches the cap)
             score = model.place_score(vec)
-            np.minimum(score, 1e6, out=score)
+            if capped:
+                np.minimum(score, PLACE_CAP, out=score)
             score *= 1e-7
-            score += counts
+            score += counts_f
             # counts are integers: count + 1 <= hi is count < hi
             d = first_fit(score, lambda b, c=counts, test=test: bool(c[b] < hi_t and test(b)))
             if d < 0:  # none of the likeliest fits: the whole mask decides
@@ -223,6 +236,8 @@ class TopicReplicaDistributionGoal(Goal):
                 # brokers `first_fit` set to inf are outside the mask anyway
                 d = int(np.where(mask, score, np.inf).argmin())
             model.move_replica(p, k, d, self.name, vec)
+            counts_f[s] -= 1.0
+            counts_f[d] += 1.0
             moved += 1
             fails = 0
         return moved
@@ -265,26 +280,24 @@ class TopicReplicaDistributionGoal(Goal):
         """Where a plain move would break an earlier goal, trade a replica of the
         crowded topic for a replica of similar load of another topic."""
         tc = model.topic_count
-        sub = tc[:, usable_idx]
-        excess = sub - hi[:, None]
-        t_over, b_over = np.nonzero(excess > 0)
+        t_over, b_over = breaches(tc, hi, usable_idx, above=True)
         if t_over.shape[0] == 0:
             return 0
-        by_broker = model.replicas_by_broker()
+        # the assignment as the pass starts: a partner's replicas are those it held then
+        at_start = model.assign.ravel().copy()
         cache: dict[int, tuple[np.ndarray, ...]] = {}
         # topic counts by broker, kept in step by `_swap_one`: one broker's counts
         # are then contiguous, so taking a partner's topics from them stays in cache
         counts = np.ascontiguousarray(tc.T)
         scale = np.where(np.isfinite(model.place_target), model.place_target, 1.0).mean(axis=0)
         moved = idle = 0
-        order = np.lexsort((b_over, t_over, -excess[t_over, b_over]))[:MAX_SWAP_PAIRS]
-        for i in order.tolist():
+        pairs = zip(t_over[:MAX_SWAP_PAIRS].tolist(), b_over[:MAX_SWAP_PAIRS].tolist(), strict=True)
+        for t, s in pairs:
             if idle >= MAX_IDLE_PAIRS:
                 break
-            t, s = int(t_over[i]), int(usable_idx[b_over[i]])
             n = 0
             if tc[t, s] > hi[t]:
-                n = self._swap_one(model, index, by_broker, cache, counts, t, s, lo, hi, scale)
+                n = self._swap_one(model, index, at_start, cache, counts, t, s, lo, hi, scale)
             moved += n
             idle = 0 if n else idle + 1
         return moved
@@ -293,7 +306,7 @@ class TopicReplicaDistributionGoal(Goal):
         self,
         model: ClusterModel,
         index: Index,
-        by_broker: tuple[np.ndarray, np.ndarray],
+        at_start: np.ndarray,
         cache: dict[int, tuple[np.ndarray, ...]],
         counts: np.ndarray,
         t: int,
@@ -309,37 +322,55 @@ class TopicReplicaDistributionGoal(Goal):
         ps, ks = self._cells(model, index, t, s)
         assign_flat = model.assign.ravel()  # a view: a take by flat cell is cheap
         at_s = counts[s]
+        initial = model.initial
+        back_only = not model.dest[s]  # add-brokers: only a replica that came from s goes back
         for d in partners.tolist():
             if d not in cache:
-                cache[d] = self._partner(model, by_broker, d, lo, hi, scale[cols])
+                cache[d] = self._partner(model, at_start, d, lo, hi, scale[cols])
             qs, js, cell, t2, lo2, hi2, vq = cache[d]
+            at_d = counts[d]
+
             # the partner's replica must be of a topic s can take and d can spare
-            ok = (
-                (t2 != t)
-                & (at_s.take(t2) + 1 <= hi2)
-                & (counts[d].take(t2) - 1 >= lo2)
-                & (assign_flat.take(cell) == d)
-            )
-            if not model.dest[s]:  # add-brokers: only a replica that came from s goes back
-                ok &= (model.initial[qs] == s).any(axis=1)
-            keep = np.flatnonzero(ok)  # by index: a boolean mask over vq's columns is slow
-            if keep.shape[0] == 0:
-                continue
-            qs, js, vq = qs.take(keep), js.take(keep), vq.take(keep, axis=1)
+            # (what changes from partner to partner bound as defaults)
+            def fits(
+                i: int, d: int = d, at_d: np.ndarray = at_d, part: tuple = (qs, cell, t2, lo2, hi2)
+            ) -> bool:
+                qs, cell, t2, lo2, hi2 = part
+                u = t2[i]
+                return bool(
+                    u != t
+                    and at_s[u] + 1 <= hi2[i]
+                    and at_d[u] - 1 >= lo2[i]
+                    and assign_flat[cell[i]] == d
+                    and (not back_only or s in initial[qs[i]].tolist())
+                )
+
+            keep: np.ndarray | None = None  # the fitting replicas, when a walk can't tell
             for p, k in zip(ps[:SWAP_CANDIDATES], ks[:SWAP_CANDIDATES], strict=True):
                 if model.assign[p, k] != s:
                     continue
-                va = (model.replica_vec(p, k)[cols] / scale[cols]).tolist()
+                va = model.replica_vec(p, k)[cols] / scale[cols]
+                gap = vq - va[:, None]
+                np.abs(gap, out=gap)
                 # the same sum, in the same order, as summing each row of |vq - va|
-                dist = np.abs(vq[0] - va[0])
-                dist += np.abs(vq[1] - va[1])
-                dist += np.abs(vq[2] - va[2])
-                if dist.shape[0] > SWAP_TRIES:  # the closest few, without a full sort
-                    near = np.argpartition(dist, SWAP_TRIES)[:SWAP_TRIES]
-                    near = near[np.lexsort((near, dist[near]))]
-                else:
-                    near = np.lexsort((np.arange(dist.shape[0]), dist))
-                for jdx in near.tolist():
+                dist = gap[0] + gap[1]
+                dist += gap[2]
+                near = nearest_fitting(dist, fits, SWAP_TRIES)
+                if near is None:  # the whole mask decides
+                    if keep is None:
+                        ok = (
+                            (t2 != t)
+                            & (at_s.take(t2) + 1 <= hi2)
+                            & (at_d.take(t2) - 1 >= lo2)
+                            & (assign_flat.take(cell) == d)
+                        )
+                        if back_only:
+                            ok &= (initial[qs] == s).any(axis=1)
+                        keep = np.flatnonzero(ok)
+                    if keep.shape[0] == 0:
+                        break
+                    near = keep.take(nearest(dist.take(keep), SWAP_TRIES)).tolist()
+                for jdx in near:
                     q, j = int(qs[jdx]), int(js[jdx])
                     if model.assign[q, j] != d or not model.swap_ok(p, k, q, j):
                         continue
@@ -357,16 +388,20 @@ class TopicReplicaDistributionGoal(Goal):
     @staticmethod
     def _partner(
         model: ClusterModel,
-        by_broker: tuple[np.ndarray, np.ndarray],
+        at_start: np.ndarray,
         d: int,
         lo: np.ndarray,
         hi: np.ndarray,
         scale: np.ndarray,
     ) -> tuple[np.ndarray, ...]:
-        """Broker d's movable replicas as of this pass (`_swap_one` rechecks each is
-        still there): partitions, slots, flat cells, topics with their bands, and the
-        (3, n) network in, network out and disk of each, scaled."""
-        qs, js = model.cells_of(by_broker, d)
+        """Broker d's movable replicas as of this pass (`at_start`: the flat assignment
+        as it began; `_swap_one` rechecks each is still there): partitions, slots, flat
+        cells, topics with their bands, and the (3, n) network in, network out and disk
+        of each, scaled."""
+        # in cell order, as `ClusterModel.cells_of` lists them; one broker's cells by a
+        # compare costs less than grouping every broker's
+        cells = np.flatnonzero(at_start == d)
+        qs, js = cells // model.K, cells % model.K
         keep = model.movable[qs, js] & ~model.frozen[qs]
         qs, js = qs[keep], js[keep]
         cols = [0, 1, 2]
@@ -382,3 +417,76 @@ def cost_ranks(size: np.ndarray) -> tuple[int, np.ndarray]:
     share a rank, a lower cost has a lower rank."""
     costs, rank = np.unique(np.concatenate(([0.0], size)), return_inverse=True)
     return int(costs.shape[0]), rank.ravel()
+
+
+def place_below(model: ClusterModel, cap: float) -> bool:
+    """Whether every figure `ClusterModel.place_score` can give, for any replica of the
+    model on any broker at any point of the plan, is below `cap` by a wide margin (so
+    min(figure, cap) is the figure). A broker's load of a measure is a sum of replicas'
+    figures, so neither it nor a replica's exceeds all replicas' together in size; a
+    NaN anywhere answers no."""
+    k = model.assign.shape[1]
+    fvec, lvec = model.fvec[:, PLACED], model.lvec[:, PLACED]
+    total = k * np.abs(fvec).sum(axis=0) + np.abs(lvec).sum(axis=0)
+    worst = 2.0 * total / model.place_target[:, PLACED].min(axis=0)
+    # the margin covers the rounding of the sums many times over
+    return bool(np.all(worst < cap / 16))
+
+
+def breaches(
+    tc: np.ndarray, band: np.ndarray, cols: np.ndarray, *, above: bool
+) -> tuple[np.ndarray, np.ndarray]:
+    """The (topic, broker) pairs, over the brokers `cols` (sorted), whose count
+    tc[t, b] is above band[t] (`above`) or below it: farthest out first, then by
+    topic, then by broker. Only the topics whose highest (lowest) count over `cols`
+    is out of band are looked at pair by pair: most topics have none."""
+    if cols.shape[0] == 0:
+        empty = np.zeros(0, dtype=np.intp)
+        return empty, empty
+    whole = cols.shape[0] == tc.shape[1]  # every broker: no copy of the columns
+    sub = tc if whole else tc[:, cols]
+    if above:
+        rows = np.flatnonzero(sub.max(axis=1) > band)
+    else:
+        rows = np.flatnonzero(sub.min(axis=1) < band)
+    sub = sub.take(rows, axis=0)
+    gap = sub - band[rows, None] if above else band[rows, None] - sub
+    r, c = np.nonzero(gap > 0)
+    order = np.lexsort((c, r, -gap[r, c]))
+    return rows.take(r.take(order)), cols.take(c.take(order))
+
+
+SWAP_LOOK = 16  # closest partner replicas `nearest_fitting` sorts before it walks
+
+
+def nearest(dist: np.ndarray, tries: int) -> np.ndarray:
+    """The positions of the `tries` least of `dist`, least first (lower position among
+    equals); which of several equal at the cut is numpy's argpartition's choice."""
+    if dist.shape[0] > tries:  # the closest few, without a full sort
+        near = np.argpartition(dist, tries)[:tries]
+        return near[np.lexsort((near, dist[near]))]
+    return np.lexsort((np.arange(dist.shape[0]), dist))
+
+
+def nearest_fitting(dist: np.ndarray, fits: Callable[[int], bool], tries: int) -> list[int] | None:
+    """`nearest` over the positions that `fits` (mapped back to positions in `dist`),
+    found by testing the closest few one at a time instead of the whole array; None
+    when they can't tell: fewer than `tries` fit among them, or the cut falls between
+    equal distances (argpartition's choice among them is its own)."""
+    if dist.shape[0] <= SWAP_LOOK:
+        return None
+    part = np.argpartition(dist, SWAP_LOOK)
+    # everything outside the head is at least `edge`; the head is least first
+    edge = dist[part[SWAP_LOOK]]
+    head = part[:SWAP_LOOK]
+    head = head[np.lexsort((head, dist[head]))]
+    found: list[int] = []
+    for i in head.tolist():
+        if not dist[i] < edge:  # what comes after may tie with what lies outside
+            break
+        if fits(i):
+            if len(found) == tries:  # the next that fits: is the cut between equals?
+                return found if dist[i] > dist[found[-1]] else None
+            found.append(i)
+    # any further that fits is at least `edge`, above the last found
+    return found if len(found) == tries else None
