@@ -245,6 +245,23 @@ def test_kept_lists_are_each_rows_kept_values_one_list_per_content() -> None:
                 assert first.setdefault(tuple(row), row) is row
 
 
+def test_it_lists_each_replica_and_dir_of_a_partition_once_replica_counts_differ() -> None:
+    snap = dirs_add(make_cluster(12, 600, seed=2), dirs=3, skew=0.5, seed=2)
+    for i, p in enumerate(snap["partitions"]):
+        if i % 3 == 0:  # every third partition with fewer replicas than the others
+            cut = 1 + i % 2
+            p["replicas"], p["log_dirs"] = p["replicas"][:cut], p["log_dirs"][:cut]
+            p["leader"] = p["replicas"][0]
+    count = {(p["topic"], p["partition"]): len(p["replicas"]) for p in snap["partitions"]}
+    result = propose(snap, options=PlannerOptions(balance_threshold=1.05))
+    entries = result.plan["partitions"]
+    assert any(len(e["replicas"]) < 3 and "log_dirs" in e for e in entries)
+    for e in entries:
+        assert len(e["replicas"]) == count[e["topic"], e["partition"]]
+        assert len(e.get("log_dirs", e["replicas"])) == len(e["replicas"])
+    assert validate_plan(result.plan, snap) == []
+
+
 def test_it_keeps_the_starting_dirs_figures_once_replicas_moved() -> None:
     snap = parse_snapshot(dirs_add(make_cluster(6, 300, seed=4), dirs=3, skew=0.5, seed=4))
     setup = setup_mode(snap, "full")
