@@ -16,7 +16,7 @@ from apps.balancer.engine.disks import DiskModel
 from apps.balancer.engine.model import ClusterModel
 from apps.balancer.engine.modes import setup_mode
 from apps.balancer.engine.plan import changed_partitions, listed_partitions
-from apps.balancer.engine.report import leader_ends
+from apps.balancer.engine.report import kept_lists, leader_ends
 from apps.balancer.engine.snapshot import parse_snapshot
 from bench.bench_planner import make_cluster
 from tests.support.factories import MiB, broker, broker_loads, part, snapshot
@@ -225,6 +225,41 @@ def test_leader_ends_are_the_distinct_pairs_of_numpy_unique() -> None:
             want, inverse = np.unique(np.stack([old, new], axis=1), axis=0, return_inverse=True)
             assert ends == want.tolist()
             assert which.tolist() == inverse.ravel().tolist()
+
+
+def test_kept_lists_are_each_rows_kept_values_one_list_per_content() -> None:
+    rng = np.random.default_rng(7)
+    for top in (0, 2, 1000, 1 << 40):  # the last: past the one-key form
+        for n, width in ((0, 3), (1, 1), (9, 2), (300, 3), (300, 6)):
+            values = rng.integers(0, top + 1, (n, width))
+            keep = rng.random((n, width)) < 0.6
+            got = kept_lists(values, keep)
+            want = [
+                [int(v) for v, k in zip(row, ks, strict=True) if k]
+                for row, ks in zip(values, keep, strict=True)
+            ]
+            assert got == want
+            assert all(type(v) is int for row in got for v in row)
+            first: dict[tuple[int, ...], list[int]] = {}
+            for row in got:  # equal content, one list
+                assert first.setdefault(tuple(row), row) is row
+
+
+def test_it_lists_each_replica_and_dir_of_a_partition_once_replica_counts_differ() -> None:
+    snap = dirs_add(make_cluster(12, 600, seed=2), dirs=3, skew=0.5, seed=2)
+    for i, p in enumerate(snap["partitions"]):
+        if i % 3 == 0:  # every third partition with fewer replicas than the others
+            cut = 1 + i % 2
+            p["replicas"], p["log_dirs"] = p["replicas"][:cut], p["log_dirs"][:cut]
+            p["leader"] = p["replicas"][0]
+    count = {(p["topic"], p["partition"]): len(p["replicas"]) for p in snap["partitions"]}
+    result = propose(snap, options=PlannerOptions(balance_threshold=1.05))
+    entries = result.plan["partitions"]
+    assert any(len(e["replicas"]) < 3 and "log_dirs" in e for e in entries)
+    for e in entries:
+        assert len(e["replicas"]) == count[e["topic"], e["partition"]]
+        assert len(e.get("log_dirs", e["replicas"])) == len(e["replicas"])
+    assert validate_plan(result.plan, snap) == []
 
 
 def test_it_keeps_the_starting_dirs_figures_once_replicas_moved() -> None:

@@ -88,6 +88,28 @@ def test_the_columns_equal_the_loops_arrays(typed, monkeypatch) -> None:
     _same(snapshot_module.parse_snapshot(data), _by_loop(data, monkeypatch))
 
 
+@pytest.mark.parametrize("typed", [False, True])
+def test_the_columns_equal_the_loops_arrays_when_every_partition_lists_dirs(
+    typed, monkeypatch
+) -> None:
+    data = _varied()
+    data["brokers"][2]["log_dirs"] = [{"path": "/d/c"}]
+    paths = {
+        ("t", 3): ["/d/b", "/d/a", "/d/c"],
+        ("s", 0): ["/d/a"],
+        ("t", 1): [None, "/d/b"],
+        ("s", 1): ["/d/a", "/d/a"],
+    }
+    for p in data["partitions"]:
+        p["log_dirs"] = paths[p["topic"], p["partition"]]
+    data = _typed(data) if typed else data
+    ids = np.array([2, 7, 40])
+    index = [{"/d/a": 0}, {"/d/a": 0, "/d/b": 1}, {"/d/c": 0}]
+    parts = data.partitions if typed else data["partitions"]
+    assert partition_columns(parts, ids, index, typed=typed) is not None
+    _same(snapshot_module.parse_snapshot(data), _by_loop(data, monkeypatch))
+
+
 @pytest.mark.parametrize(
     "change",
     [

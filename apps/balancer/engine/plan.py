@@ -61,33 +61,31 @@ def build_plan(
             f"internal error: invalid replica list {final[p].tolist()} for {snap.partition_name(p)}"
         )
     ids = np.where(real, snap.broker_ids[np.maximum(rows, 0)], 0).tolist()
+    if not real.all():  # a row past its replicas: cut to them
+        ids = [r[:k] for r, k in zip(ids, rf.tolist(), strict=True)]
     topics = snap.topics
     parts = [
-        {"topic": topics[t], "partition": n, "replicas": r[:k]}
-        for t, n, r, k in zip(
-            snap.topic[changed].tolist(),
-            snap.partition[changed].tolist(),
-            ids,
-            rf.tolist(),
-            strict=True,
+        {"topic": topics[t], "partition": n, "replicas": r}
+        for t, n, r in zip(
+            snap.topic[changed].tolist(), snap.partition[changed].tolist(), ids, strict=True
         )
     ]
     if moved_dir is not None:
-        _dirs_named(parts, changed, moved_dir, disks)
+        _dirs_named(parts, changed, rf, moved_dir, disks)
     return {"version": 1, "partitions": parts}
 
 
 def _dirs_named(
-    parts: list[dict], changed: np.ndarray, moved: np.ndarray, disks: DiskModel
+    parts: list[dict], changed: np.ndarray, rf: np.ndarray, moved: np.ndarray, disks: DiskModel
 ) -> None:
     """Name the dirs of `moved` replicas on brokers with a choice of dirs (a broker
-    with one dir has nowhere else to put a replica: no request is needed)."""
+    with one dir has nowhere else to put a replica: no request is needed); `rf`, the
+    length of each entry's replica list."""
     paths = disks.snap.log_dirs or []
     if not paths:
         return
     n_dirs = np.array([len(listed) for listed in paths], dtype=np.int64)
     brokers = np.maximum(disks.assign.take(changed, axis=0), 0)
-    rf = np.array([len(entry["replicas"]) for entry in parts], dtype=np.int64)
     width = brokers.shape[1]
     real = np.arange(width)[None, :] < rf[:, None]
     named = moved.take(changed, axis=0) & real & (n_dirs[brokers] > 1)
@@ -102,9 +100,13 @@ def _dirs_named(
     d = disks.dir[changed[rows]].astype(np.int64)
     d = np.where(d < 0, d + n_dirs[b], d)  # a negative index counts from the end, as in a list
     chosen = table[b, np.where(named[rows], d, table.shape[1] - 1)].tolist()
-    for r, dirs in zip(rows.tolist(), chosen, strict=True):
-        entry = parts[r]
-        entry["log_dirs"] = dirs[: len(entry["replicas"])]
+    entries = map(parts.__getitem__, rows.tolist())
+    if real.all():  # no row past its replicas: the rows as they are
+        for entry, dirs in zip(entries, chosen, strict=True):
+            entry["log_dirs"] = dirs
+        return
+    for entry, dirs, k in zip(entries, chosen, rf[rows].tolist(), strict=True):
+        entry["log_dirs"] = dirs[:k]
 
 
 def validate_plan(plan: dict, snapshot: dict) -> list[str]:

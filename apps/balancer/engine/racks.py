@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+PAIRWISE_COLUMNS = 8  # up to this many columns, comparing pairs costs less than a sort
+
 
 def rack_codes(racks: list[str | None]) -> tuple[np.ndarray, int]:
     """A code per broker, in broker order, with the number of codes. A broker
@@ -42,8 +44,24 @@ def rack_violations(rack_of_cell: np.ndarray, rack_max: np.ndarray) -> np.ndarra
     # padding gets distinct sentinels so that it never forms a run
     pad = -(np.arange(k, dtype=np.int64) + 1)
     vals = np.where(rack_of_cell >= 0, rack_of_cell.astype(np.int64), pad[None, :])
+    if k <= PAIRWISE_COLUMNS:
+        return _excess_pairwise(vals, rack_max)
     s = np.sort(vals, axis=1)
     run = np.zeros(s.shape, dtype=np.int64)
     for i in range(1, k):
         run[:, i] = np.where(s[:, i] == s[:, i - 1], run[:, i - 1] + 1, 0)
     return (run >= rack_max[:, None]).sum(axis=1)
+
+
+def _excess_pairwise(vals: np.ndarray, rack_max: np.ndarray) -> np.ndarray:
+    """`rack_violations` of the codes `vals` (padding distinct) without a sort: the
+    i-th cell of a rack has i - 1 cells of it before it, in any order of the cells,
+    as it has in a sorted run; so each cell counts when the cells of its rack before
+    it, column by column, reach the limit."""
+    excess = (rack_max <= 0).astype(np.int64)  # the first cell: none before it
+    for i in range(1, vals.shape[1]):
+        before = (vals[:, i] == vals[:, 0]).astype(np.int64)
+        for j in range(1, i):
+            before += vals[:, i] == vals[:, j]
+        excess += before >= rack_max
+    return excess

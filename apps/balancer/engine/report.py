@@ -3,6 +3,9 @@ the goal behind each changed partition, data-loss decisions and time taken."""
 
 from __future__ import annotations
 
+import math
+from itertools import repeat
+
 import numpy as np
 
 from apps.core.garbage_collection import garbage_collection_paused
@@ -172,28 +175,30 @@ def _moves(model: ClusterModel, plan: dict | None) -> list[dict]:
     # one list per distinct set of goals, shared by the entries that name it: no code
     # changes a report's lists, and there are far fewer sets than entries
     shared: dict[tuple[str, ...], list[str]] = {(): []}
+    known = shared.get  # a look-up first: a new list per entry costs more
     # the brokers added and removed: most often one, so few distinct lists too
-    brokers: dict[tuple[int, ...], list[int]] = {}
+    n = changed.shape[0]
+    moved = kept_lists(np.concatenate((new, old)), np.concatenate((added, removed)))
     return [
         {
             "topic": topics[t],
-            "partition": n,
+            "partition": number,
             "before": before,
             "after": after,
             "added": add,
             "removed": gone,
             "leader": leaders[w],
             "bytes_moved": size,
-            "goals": shared.setdefault(goals, list(goals)),
+            "goals": known(goals) or shared.setdefault(goals, list(goals)),
         }
-        for goals, t, n, before, after, add, gone, w, size in zip(
-            (tuple(reasons.get(p, ())) for p in changed.tolist()),
+        for goals, t, number, before, after, add, gone, w, size in zip(
+            map(tuple, map(reasons.get, changed.tolist(), repeat(()))),
             snap.topic[changed].tolist(),
             snap.partition[changed].tolist(),
             _rows(old, real),
             _after(model, changed, plan) if plan is not None else _rows(new, real),
-            _shared(_rows(new, added), brokers),
-            _shared(_rows(old, removed), brokers),
+            moved[:n],
+            moved[n:],
             which.ravel().tolist(),
             copied.tolist(),
             strict=True,
@@ -235,6 +240,26 @@ def _rows(values: np.ndarray, keep: np.ndarray) -> list[list[int]]:
     return [flat[a:b] for a, b in zip([0, *ends][:-1], ends, strict=True)]
 
 
-def _shared(rows: list[list[int]], lists: dict[tuple[int, ...], list[int]]) -> list[list[int]]:
-    """`rows`, each as the one list in `lists` of its content (added there if new)."""
-    return [lists.setdefault(tuple(r), r) for r in rows]
+def kept_lists(values: np.ndarray, keep: np.ndarray) -> list[list[int]]:
+    """`_rows(values, keep)` of an int matrix, rows of equal content as one shared
+    list: each row keyed by one int (its kept values as digits, in order), the few
+    distinct keys listed once each (a sort of one column costs less than a dict
+    look-up per row)."""
+    if values.shape[0] == 0:
+        return []
+    low = int(values.min())
+    base = int(values.max()) - low + 2  # digits 1..base-1: a kept value, never 0
+    if values.shape[1] * math.log2(base) >= 62:  # the key would overflow int64
+        lists: dict[tuple[int, ...], list[int]] = {}
+        return [lists.setdefault(tuple(r), r) for r in _rows(values, keep)]
+    digits = values.astype(np.int64) - (low - 1)
+    key = np.zeros(values.shape[0], dtype=np.int64)
+    for k in range(values.shape[1]):
+        key = np.where(keep[:, k], key * base + digits[:, k], key)
+    keys, which = np.unique(key, return_inverse=True)
+    which = which.ravel()
+    # a row of each key: any will do, they hold the same values
+    row = np.empty(keys.shape[0], dtype=np.int64)
+    row[which] = np.arange(which.shape[0])
+    distinct = _rows(values[row], keep[row])
+    return list(map(distinct.__getitem__, which.tolist()))

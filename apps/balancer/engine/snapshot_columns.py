@@ -86,6 +86,11 @@ def _int_column(values: list) -> np.ndarray | None:
     """int64 of a list of ints (bool is no int here), None otherwise or past int64."""
     if _types(values) != {int}:
         return None
+    return _ints(values)
+
+
+def _ints(values: list[int]) -> np.ndarray | None:
+    """int64 of a list of ints, None past int64."""
     try:
         return np.fromiter(values, dtype=np.int64, count=len(values))
     except OverflowError:
@@ -150,7 +155,7 @@ def _leaders(
         return None
     if type(None) in kinds:
         values = [-1 if v is None else v for v in values]
-    leader = _int_column(values)
+    leader = _ints(values)  # ints only, by the test above
     if leader is None:
         return None
     ids = np.where(replicas >= 0, broker_ids[np.maximum(replicas, 0)], -1)
@@ -218,11 +223,14 @@ def _replica_dirs(
     kinds = _types(values)
     if not kinds <= {list, type(None)}:
         return None
-    listed = np.fromiter((v is not None for v in values), dtype=bool, count=len(values))
+    listed: slice | np.ndarray = slice(None)  # the partitions that list their dirs
+    if type(None) in kinds:
+        listed = np.fromiter((v is not None for v in values), dtype=bool, count=len(values))
+        values = [v for v in values if v is not None]
     # a cluster has few distinct rows of paths: each is read once
     distinct: dict[tuple, int] = {}
     try:
-        found = [distinct.setdefault(tuple(v), len(distinct)) for v in values if v is not None]
+        found = [distinct.setdefault(tuple(v), len(distinct)) for v in values]
     except TypeError:  # a row holding something unhashable: no path
         return None
     row = np.array(found, dtype=np.int64)

@@ -15,6 +15,7 @@ import numpy as np
 
 from ..disks import DISK_MOVES_NONE, DiskModel
 from ..model import ClusterModel
+from ..sorting import stable_argsort
 from .intra_broker import DiskGoal, dir_offender
 
 
@@ -60,7 +61,7 @@ class IntraBrokerDiskCapacityGoal(DiskGoal):
         if not todo.any():
             return
         ps, ks = ps[todo], ks[todo]
-        order = np.argsort(-disks.size.take(ps), kind="stable")
+        order = stable_argsort(-disks.size.take(ps))
         ps, ks = ps[order], ks[order]
         # plain floats: four dirs are cheaper to scan in Python than through numpy
         used, limit = disks.used[b].tolist(), disks.limit[b].tolist()
@@ -91,7 +92,7 @@ class IntraBrokerDiskCapacityGoal(DiskGoal):
         flat = disks.flat(ps, ks)
         for d in np.flatnonzero(takes & (disks.used[b] > disks.limit[b])).tolist():
             here = np.flatnonzero(disks.dir.take(flat) == d)
-            order = here[np.argsort(-disks.size[ps[here]], kind="stable")]
+            order = here[stable_argsort(-disks.size[ps[here]])]
             for i in order.tolist():
                 excess = disks.used[b, d] - disks.limit[b, d]
                 if excess <= 0:

@@ -15,6 +15,7 @@ import numpy as np
 
 from ..disks import DISK_MOVES_ALL, DiskModel
 from ..model import ClusterModel
+from ..sorting import stable_argsort
 from .intra_broker import DiskGoal, dir_offender
 
 MAX_MOVES_PER_DIR = 64  # a broker's levelling stops after this many moves per dir
@@ -120,7 +121,7 @@ class _DirCells:
         flat = disks.flat(ps, ks)
         where = disks.dir.take(flat)
         cells = np.flatnonzero(disks.can_move.take(flat) & (where >= 0) & (sizes > 0))
-        cells = cells[np.argsort(sizes[cells], kind="stable")]
+        cells = cells[stable_argsort(sizes[cells])]
         self.sizes: dict[int, list[float]] = {}
         self.cells: dict[int, list[int]] = {}
         for d in open_dirs:

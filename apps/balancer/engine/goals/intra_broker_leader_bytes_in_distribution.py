@@ -15,6 +15,7 @@ import numpy as np
 
 from ..disks import DISK_MOVES_ALL, DiskModel
 from ..model import ClusterModel
+from ..sorting import stable_argsort
 from .intra_broker import DiskGoal, dir_offender
 from .intra_broker_disk_usage_distribution import MAX_MOVES_PER_DIR, dir_band
 
@@ -145,7 +146,7 @@ class _Cells:
         followers = np.flatnonzero(placed & (ks > 0))
         self.leader_p, self.leader_size = ps[leaders], disks.size[ps[leaders]]
         self.leader_in = lead[leaders].tolist()
-        order = np.argsort(lead[leaders], kind="stable")
+        order = stable_argsort(lead[leaders])
         in_dir = where[leaders][order]
         self.bytes_in: dict[int, list[float]] = {}
         self.leaders: dict[int, list[int]] = {}
