@@ -118,53 +118,65 @@ class ChainScreen:
             table[:, touched, :] = -np.inf
         order, starts = self._index
         held = [order[starts[b] : starts[b + 1]] for b in np.flatnonzero(touched).tolist()]
-        self._fill(model, np.unique(np.concatenate(held) // model.K), touched)
+        self._fill(model, np.concatenate(held) // model.K, touched)
         # a pair of untouched brokers keeps its rows of entries: of its middle
         # brokers, only those whose load changed may pass or fail anew
-        self._known[touched, :] = False
-        self._known[:, touched] = False
+        known = self._known
+        redo = known & (touched[:, None] | touched[None, :])
+        known &= ~redo
+        counts = self._count.reshape(-1)
         bs = np.flatnonzero(moved)
-        flat = np.flatnonzero(self._known) if bs.shape[0] else bs
+        flat = np.flatnonzero(known) if bs.shape[0] else bs
         if flat.shape[0]:
             a, c = np.divmod(flat, self.n)
-            counts = self._count.reshape(-1)
             counts[flat] -= self._passing(a, c, bs, *before)
             counts[flat] += self._passing(a, c, bs, self.cur, self.top, self.bottom)
+        # the others counted anew: a caller asks for the same pairs again, mostly
+        flat = np.flatnonzero(redo)
+        if flat.shape[0]:
+            a, c = np.divmod(flat, self.n)
+            counts[flat] = self._passing(a, c, None, self.cur, self.top, self.bottom)
+            known |= redo
 
     def _fill(self, model: ClusterModel, ps: np.ndarray, rows: np.ndarray) -> None:
-        """Fold the cells of partitions `ps` into the tables' rows of brokers `rows`
-        (a mask): gives by their leader, takes by their follower."""
+        """Fold the cells of partitions `ps` (repeats fold alike: min and max keep
+        them) into the tables' rows of brokers `rows` (a mask): gives by their
+        leader, takes by their follower."""
         n = self.n
         assign = model.assign
         ps = ps[(assign[ps, 0] >= 0) & ~model.frozen[ps] & model.leader_movable[ps]]
-        leaders = assign[ps, 0]
-        followers = assign[ps, 1:]
-        i, k = np.nonzero(followers >= 0)
-        cells = ps[i], leaders[i], followers[i, k]  # (partition, leader, follower)
-        gives = rows[leaders]
-        takes = rows[cells[2]]
+        held = assign[ps]
+        # gives: the partitions a broker of `rows` leads, with each of their followers
+        mine = rows[held[:, 0]]
+        gps, gheld = ps[mine], held[mine]
+        leaders = gheld[:, 0]
+        gives = np.ones(gps.shape[0], dtype=bool)
+        # takes: the cells a broker of `rows` follows in, with their leader
+        followers = held[:, 1:]
+        i, k = np.nonzero((followers >= 0) & rows[np.maximum(followers, 0)])
+        tps, tleaders, takers = ps[i], held[i, 0], followers[i, k]
+        takes = np.ones(i.shape[0], dtype=bool)
         # `_fits` of the giver losing / the taker gaining a leadership, on the
         # measures a leadership carries (the others are 0 in `lvec`: they fit)
         for m, j in enumerate(LEADER_MEASURES):
             cur, top, bottom = self.cur[m], self.top[m], self.bottom[m]
-            w = model.lvec[ps, j]
-            new = cur[leaders] - w
+            new = cur[leaders] - model.lvec[gps, j]
             gives &= (new <= top[leaders]) & (new >= bottom[leaders])
-            c = cells[2]
-            new = cur[c] + w[i]
-            takes &= (new <= top[c]) & (new >= bottom[c])
-        gives = gives[i]
+            new = cur[takers] + model.lvec[tps, j]
+            takes &= (new <= top[takers]) & (new >= bottom[takers])
+        gheld = gheld[gives]
+        i, k = np.nonzero(gheld[:, 1:] >= 0)
         _fold(
             model.lvec,
-            cells[0][gives],
-            cells[1][gives] * n + cells[2][gives],
+            gps[gives][i],
+            gheld[i, 0] * n + gheld[i, 1 + k],
             self.give_min,
             self.give_max,
         )
         _fold(
             model.lvec,
-            cells[0][takes],
-            cells[2][takes] * n + cells[1][takes],
+            tps[takes],
+            takers[takes] * n + tleaders[takes],
             self.take_min,
             self.take_max,
         )
@@ -176,8 +188,7 @@ class ChainScreen:
         known = self._known.reshape(-1)
         counts = self._count.reshape(-1)
         need = flat[~known[flat]]
-        if need.shape[0]:
-            need = np.unique(need)
+        if need.shape[0]:  # a pair listed twice is counted twice alike
             aa, cc = np.divmod(need, self.n)
             counts[need] = self._passing(aa, cc, None, self.cur, self.top, self.bottom)
             known[need] = True
@@ -195,30 +206,33 @@ class ChainScreen:
         """Per pair i, how many middle brokers b (of `bs`, or all) some chain a[i] ->
         b -> c[i] may go through, with the middle brokers' loads and bounds `cur`,
         `top`, `bottom` (per measure, as `_state` keeps them)."""
+        whole = bs is None
         cols = np.arange(self.n) if bs is None else bs
+        mid = self.mid if whole else self.mid[cols]
         out = np.empty(a.shape[0], dtype=np.int32)
         step = max(1, CHUNK * self.n // max(cols.shape[0], 1))
         for s in range(0, a.shape[0], step):
             aa, cc = a[s : s + step], c[s : s + step]
             ok = cc[:, None] != cols  # b != c
-            ok &= self.mid[cols]
+            ok &= mid
             for m in self.varies:
                 give_min, give_max = self.give_min[m], self.give_max[m]
                 take_min, take_max = self.take_min[m], self.take_max[m]
-                if bs is None:  # whole rows
+                cb, tb, bb = cur[m], top[m], bottom[m]
+                if whole:  # whole rows
                     gl, gh, tl, th = give_min[aa], give_max[aa], take_min[cc], take_max[cc]
                 else:
                     ra, rc = aa[:, None], cc[:, None]
                     gl, gh = give_min[ra, bs], give_max[ra, bs]
                     tl, th = take_min[rc, bs], take_max[rc, bs]
-                cb = cur[m][cols]
+                    cb, tb, bb = cb[bs], tb[bs], bb[bs]
                 # cur + (give - take), as `_fits_traded` sums a row
                 gl -= th
                 gl += cb
-                ok &= gl <= top[m][cols]
+                ok &= gl <= tb
                 gh -= tl
                 gh += cb
-                ok &= gh >= bottom[m][cols]
+                ok &= gh >= bb
             out[s : s + step] = np.count_nonzero(ok, axis=1)
         return out
 
