@@ -118,3 +118,83 @@ def test_it_finds_the_same_first_chain_screened_at_once_or_never() -> None:
         assert plain == expected, seed
         found += plain is not None
     assert 0 < found < 60
+
+
+def screened_at_once(screen: ChainScreen, a: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """`possible` computed whole from the screen's tables, every pair at once."""
+    ok = np.broadcast_to(screen.mid, (a.shape[0], screen.n)).copy()
+    ok[np.arange(a.shape[0]), c] = False  # b != c
+    for m in screen.varies:
+        cur, top, bottom = screen.cur[m], screen.top[m], screen.bottom[m]
+        ok &= cur + (screen.give_min[m][a] - screen.take_max[m][c]) <= top
+        ok &= cur + (screen.give_max[m][a] - screen.take_min[m][c]) >= bottom
+    return ok.any(axis=1)
+
+
+def some_moves(model: ClusterModel, rng: np.random.Generator, replicas: bool) -> None:
+    """A few leadership changes (and, with `replicas`, replica moves and follower
+    swaps), kept or rolled back."""
+    model.begin()
+    for p in rng.choice(model.n_partitions, 3, replace=False).tolist():
+        rf = model.rf_l[p]
+        if replicas and rng.random() < 0.5:
+            outside = np.setdiff1d(np.arange(model.n_brokers), model.assign[p, :rf])
+            if outside.shape[0]:
+                model.move_replica(p, int(rng.integers(rf)), int(rng.choice(outside)), "test")
+        elif replicas and rf > 2 and rng.random() < 0.3:
+            model.swap_followers(p, 1, 2, "test")
+        elif rf > 1:
+            model.move_leader(p, int(rng.integers(1, rf)), "test")
+    if rng.random() < 0.3:
+        model.rollback()
+    else:
+        model.commit()
+
+
+def test_it_refreshes_after_replica_moves_to_what_a_new_screen_holds() -> None:
+    for seed in range(60):
+        model = random_model(seed)
+        rng = np.random.default_rng(seed)
+        screen = ChainScreen(model)
+        for _ in range(6):
+            some_moves(model, rng, replicas=True)
+            screen.refresh(model)
+            fresh = ChainScreen(model)
+            for name in ("give_min", "give_max", "take_min", "take_max", "top", "bottom"):
+                assert np.array_equal(getattr(screen, name), getattr(fresh, name)), (seed, name)
+
+
+def test_it_keeps_each_pairs_answer_across_refreshes_as_a_new_screen_gives_it() -> None:
+    """Counts kept from earlier calls, brought up to date by `refresh`, answer as
+    the whole computation on a new screen does."""
+    differ = 0
+    for seed in range(80):
+        model = random_model(seed)
+        rng = np.random.default_rng(seed)
+        n = model.n_brokers
+        a, c = (g.ravel() for g in np.meshgrid(np.arange(n), np.arange(n), indexing="ij"))
+        screen = ChainScreen(model)
+        for _ in range(6):
+            # some pairs asked for (counted and kept), the others not
+            some = rng.random(a.shape[0]) < 0.6
+            before = screen.possible(a[some], c[some])
+            some_moves(model, rng, replicas=rng.random() < 0.3)
+            screen.refresh(model)
+            expected = screened_at_once(ChainScreen(model), a, c)
+            assert np.array_equal(screen.possible(a, c), expected), seed
+            differ += int((before != expected[some]).any())
+    assert differ > 10  # the moves change answers: the upkeep is tested
+
+
+def test_it_logs_each_change_of_a_replica_list() -> None:
+    for seed in range(30):
+        model = random_model(seed)
+        rng = np.random.default_rng(seed)
+        mark = model.changes_mark()
+        start, changes = model.assign.copy(), model._changes
+        for _ in range(4):
+            some_moves(model, rng, replicas=True)
+        logged = model.changed_since(mark)
+        assert logged.shape[0] == model._changes - changes  # one entry per change
+        differ = np.flatnonzero((start != model.assign).any(axis=1))
+        assert set(differ.tolist()) <= set(logged.tolist())

@@ -8,6 +8,7 @@ constraint registered so far: hard goals from the start, soft goals once optimis
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -221,6 +222,9 @@ class ClusterModel:
         self._changes = 0
         # `replicas_by_broker`'s last index and the `_changes` it was built at
         self._by_broker: tuple[int, tuple[np.ndarray, np.ndarray]] | None = None
+        # each change's partition, in order, from the first `changes_mark` on (None
+        # until then): what a caller keeping its own summaries must bring up to date
+        self._log: array | None = None
         # each replica's log dir (JBOD), set by the optimiser when the snapshot lists dirs
         self.disks: DiskModel | None = None
         # (used, lead) of the dirs on the starting assignment (`disks_follow`)
@@ -279,7 +283,23 @@ class ClusterModel:
         ratio /= self._place_target_rows
         return np.maximum.reduce(ratio, axis=0)
 
+    def changes_mark(self) -> int:
+        """A mark for `changed_since`: the changes logged so far (the log starts with
+        the first call)."""
+        if self._log is None:
+            self._log = array("q")
+        return len(self._log)
+
+    def changed_since(self, mark: int) -> np.ndarray:
+        """The partition of each change since `mark` (from `changes_mark`), in order,
+        repeats included: every replica move, leader move and follower swap."""
+        assert self._log is not None
+        return np.frombuffer(self._log[mark:], dtype=np.int64)
+
     def note(self, p: int, goal: str) -> None:
+        # every change to `assign` is noted: the change log (`changed_since`) is kept here
+        if self._log is not None:
+            self._log.append(p)
         r = self.reasons.get(p)
         if r is None:
             self.reasons[p] = [goal]
@@ -688,6 +708,7 @@ class ClusterModel:
         "leader_movable",
         "frozen",
         "_by_broker",
+        "_log",
     )
 
     def release_search_state(self) -> None:
