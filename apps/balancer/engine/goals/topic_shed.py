@@ -72,6 +72,7 @@ class Shed:
         usable_l, dest_l, rl = self.usable_l, self.dest_l, model.rack_l
         hi_rows = self.hi_rows
         initial = model.initial
+        rf_l, rack_max_l = model.rf_l, model.rack_max_l
         load_placed, target_rows = self.load_placed, self.target_rows
         ratio, score = self.ratio, self.score
         capped = self.capped
@@ -100,9 +101,9 @@ class Shed:
             if refused or (floor_s is not None and cs - 1 < floor_s):
                 fails += 1
                 continue
-            rf = model.rf_l[p]
+            rf = rf_l[p]
             members = assign[p, :rf].tolist()
-            if model.rack_max_l[p] <= 1:  # every rack of another replica is full
+            if rack_max_l[p] <= 1:  # every rack of another replica is full
                 full = [rl[b] for b in members]
                 del full[k]
                 banned: list[int] | tuple = () if rl[s] in full else full
