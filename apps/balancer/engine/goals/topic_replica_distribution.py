@@ -229,14 +229,10 @@ class TopicReplicaDistributionGoal(Goal):
             # counts are integers: count + 1 <= hi is count < hi
             d = first_fit(score, lambda b, c=counts, test=test: bool(c[b] < hi_t and test(b)))
             if d < 0:  # none of the likeliest fits: the whole mask decides
-                mask = model.move_dest_mask(p, k, vec)
-                assert mask is not None  # the test's source checks passed
-                mask &= counts < hi_t
-                if not np.count_nonzero(mask):  # faster than mask.any() here
+                d = model.mask_pick(p, k, vec, counts < hi_t, score)
+                if d < 0:
                     fails += 1
                     continue
-                # brokers `first_fit` set to inf are outside the mask anyway
-                d = int(np.where(mask, score, np.inf).argmin())
             model.move_replica(p, k, d, self.name, vec)
             counts_f[s] -= 1.0
             counts_f[d] += 1.0

@@ -16,7 +16,7 @@ import math
 
 import numpy as np
 
-from ..model import FIRST_FIT_TRIES, PLACED, ClusterModel
+from ..model import FIRST_FIT_TRIES, PLACED, ClusterModel, exceeds, floor_refuses
 from .limits import MAX_FAILS
 
 PLACE_CAP = 1e6  # a shed's place figures are capped here, so counts decide first
@@ -72,15 +72,14 @@ class Shed:
         usable_l, dest_l, rl = self.usable_l, self.dest_l, model.rack_l
         hi_rows = self.hi_rows
         initial = model.initial
-        rf_l, rack_max_l = model.rf_l, model.rack_max_l
+        rf_l = model.rf_l
         load_placed, target_rows = self.load_placed, self.target_rows
         ratio, score = self.ratio, self.score
         capped = self.capped
         inf = math.inf
-        cap = None if topic_hi is None else max(topic_hi[t], 0)  # `move_dest_test`'s
-        floor_s = (
-            None if topic_lo is None or not usable_l[s] else float(topic_lo[t])
-        )  # `move_dest_test`'s topic floor on s
+        # `move_dest_test`'s topic cap on a destination and topic floor on s
+        cap = None if topic_hi is None else max(topic_hi[t], 0)
+        floor_s = None if topic_lo is None or not usable_l[s] else float(topic_lo[t])
         counts_f: np.ndarray | None = None
         moved = fails = 0
         for c in cells:
@@ -92,24 +91,14 @@ class Shed:
             vec = fvec[p] + lvec[p] if k == 0 else fvec[p]  # `replica_vec`
             vl = vec.tolist()
             # `move_dest_test`'s source side: the loads s may still give, the topic floor
-            refused = False
-            for m in floored:
-                v = vl[m]
-                if v > 0.0 and v > load_s[m] - lo_s[m]:
-                    refused = True
-                    break
-            if refused or (floor_s is not None and cs - 1 < floor_s):
+            if floor_refuses(vl, floored, load_s, lo_s) or (
+                floor_s is not None and cs - 1 < floor_s
+            ):
                 fails += 1
                 continue
             rf = rf_l[p]
             members = assign[p, :rf].tolist()
-            if rack_max_l[p] <= 1:  # every rack of another replica is full
-                full = [rl[b] for b in members]
-                del full[k]
-                banned: list[int] | tuple = () if rl[s] in full else full
-            else:
-                full, leaving_full = model.rack_full(p, k)
-                banned = () if leaving_full else full
+            banned = model.banned_racks(p, k, members)
             if counts_f is None:
                 counts_f = tc[t].astype(np.float64)
             # `place_score` into the buffers, then as the goal's shed scores it
@@ -122,7 +111,6 @@ class Shed:
             score += counts_f
             # `first_fit` with the fit inline: the count, then the model's test
             d = -1
-            home: list[int] | None = None
             for _ in range(FIRST_FIT_TRIES):
                 b = int(score.argmin())
                 if score.item(b) == inf:
@@ -131,32 +119,20 @@ class Shed:
                 if (
                     n < hi_t
                     and (cap is None or n < cap)
+                    # `move_dest_test`'s home: usable and holding p at the start
+                    and (dest_l[b] or (usable_l[b] and b in initial[p, :rf].tolist()))
                     and b not in members
                     and rl[b] not in banned
+                    and not exceeds(vl, hi_rows[b], load[b].tolist())
                 ):
-                    if not dest_l[b]:
-                        if home is None:
-                            home = [x for x in initial[p, :rf].tolist() if usable_l[x]]
-                        ok = b in home
-                    else:
-                        ok = True
-                    if ok:
-                        for v, h, lb in zip(vl, hi_rows[b], load[b].tolist(), strict=True):
-                            if v > 0.0 and v > h - lb:
-                                break
-                        else:
-                            d = b
-                            break
+                    d = b
+                    break
                 score[b] = inf
             if d < 0:  # none of the likeliest fits: the whole mask decides
-                mask = model.move_dest_mask(p, k, vec)
-                assert mask is not None  # the test's source checks passed
-                mask &= tc[t] < hi_t
-                if not np.count_nonzero(mask):  # faster than mask.any() here
+                d = model.mask_pick(p, k, vec, tc[t] < hi_t, score)
+                if d < 0:
                     fails += 1
                     continue
-                # brokers the tries set to inf are outside the mask anyway
-                d = int(np.where(mask, score, np.inf).argmin())
             model.move_replica(p, k, d, self.name, vec)
             counts_f[s] -= 1.0
             counts_f[d] += 1.0
