@@ -421,6 +421,30 @@ class ClusterModel:
             mask &= self.topic_count[t] < max(self.topic_hi[t], 0)
         return mask
 
+    def banned_racks(self, p: int, k: int, members: list[int]) -> list[int] | tuple[()]:
+        """The racks `move_dest_test` keeps replica slot k of p out of (`members`: p's
+        brokers in slot order): those already full without it, unless leaving its
+        own rack lowers the partition's rack violation."""
+        rl = self.rack_l
+        if self.rack_max_l[p] <= 1:  # every rack of another replica is full
+            full = [rl[b] for b in members]
+            del full[k]
+            return () if rl[members[k]] in full else full
+        full, leaving_full = self.rack_full(p, k)
+        return () if leaving_full else full
+
+    def mask_pick(self, p: int, k: int, vec: np.ndarray, fit: np.ndarray, score: np.ndarray) -> int:
+        """The broker of least `score` (lowest index among equals) that both
+        `move_dest_mask` and `fit` allow; -1 when none. For a search whose likeliest
+        brokers (`first_fit`) all failed and whose source checks passed: brokers it
+        set to inf are outside the mask anyway."""
+        mask = self.move_dest_mask(p, k, vec)
+        assert mask is not None  # the source checks passed
+        mask &= fit
+        if not np.count_nonzero(mask):  # faster than mask.any() here
+            return -1
+        return int(np.where(mask, score, np.inf).argmin())
+
     def move_dest_test(
         self, p: int, k: int, vec: np.ndarray | None = None
     ) -> Callable[[int], bool] | None:
@@ -724,6 +748,16 @@ def exceeds(vec: list[float], upper: list[float], lower: list[float]) -> bool:
     with load[s], lo[s]), on plain floats (numpy costs more for a few measures)."""
     for v, u, lb in zip(vec, upper, lower, strict=True):
         if v > 0.0 and v > u - lb:
+            return True
+    return False
+
+
+def floor_refuses(vec: list[float], floored: list[int], load: list[float], lo: list[float]) -> bool:
+    """`exceeds(vec, load, lo)` over the measures `floored` only: a source's measures
+    without a floor (lo -inf) never refuse (load - -inf is inf, or NaN)."""
+    for m in floored:
+        v = vec[m]
+        if v > 0.0 and v > load[m] - lo[m]:
             return True
     return False
 

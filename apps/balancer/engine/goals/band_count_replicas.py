@@ -17,7 +17,7 @@ import math
 import numpy as np
 
 from ..measures import REPLICAS
-from ..model import FIRST_FIT_TRIES, ClusterModel
+from ..model import FIRST_FIT_TRIES, ClusterModel, exceeds, floor_refuses
 from .band_hooks import BandHooks
 from .band_sources import source_candidates, source_open, step_sources
 from .limits import MAX_FAILS, MAX_IDLE_SOURCES
@@ -52,7 +52,6 @@ def count_replica_moves(
     topic_l = model.topic_l
     tc = model.topic_count
     topic_lo, topic_hi = model.topic_lo, model.topic_hi
-    rack_max_l = model.rack_max_l
     rf_l = model.rf_l
     initial = model.initial
     inf = math.inf
@@ -89,7 +88,6 @@ def count_replica_moves(
         # (load - -inf is inf)
         floored = [m for m, lob in enumerate(lo_row_s) if lob != -math.inf]
         usable_s = usable_l[s]
-        rack_s = rl[s]
         f_l = dest_filter.tolist()
         # brokers this pass may send to that have replica-count room (None: not known
         # since the last move), and the least weight found to fit none of them: a
@@ -121,25 +119,15 @@ def count_replica_moves(
             # `move_dest_test`'s source side: the loads s may still give, the topic floor
             vec = model.replica_vec(p, k)
             vl = vec.tolist()
-            refused = False
-            for m in floored:
-                v = vl[m]
-                if v > 0.0 and v > load_s[m] - lo_row_s[m]:
-                    refused = True
-                    break
             t = topic_l[p]
-            if refused or (topic_lo is not None and usable_s and tc[t, s] - 1 < topic_lo[t]):
+            if floor_refuses(vl, floored, load_s, lo_row_s) or (
+                topic_lo is not None and usable_s and tc[t, s] - 1 < topic_lo[t]
+            ):
                 fails += 1
                 continue
             rf = rf_l[p]
             members = assign[p, :rf].tolist()
-            if rack_max_l[p] <= 1:  # every rack of another replica is full
-                full = [rl[b] for b in members]
-                del full[k]
-                leaving_full = rack_s in full
-            else:
-                full, leaving_full = model.rack_full(p, k)
-            banned = () if leaving_full else full
+            banned = model.banned_racks(p, k, members)
             cap = None if topic_hi is None else max(topic_hi[t], 0)
             score = tcs[t] + after  # `dest_score`: after + counts * 1e-6
             # `first_fit` with the fit inline: this goal's band, then the model's test
@@ -156,13 +144,10 @@ def count_replica_moves(
                     and b not in members
                     and rl[b] not in banned
                     and (cap is None or tc[t, b] < cap)
+                    and not exceeds(vl, hi_rows[b], load[b].tolist())
                 ):
-                    for v, h, lb in zip(vl, hi_rows[b], load[b].tolist(), strict=True):
-                        if v > 0.0 and v > h - lb:
-                            break
-                    else:
-                        d = b
-                        break
+                    d = b
+                    break
                 score[b] = inf
             if d < 0:  # none of the likeliest fits: the whole mask decides
                 fit = dest_filter & (after <= hi)
@@ -171,14 +156,10 @@ def count_replica_moves(
                 if not np.count_nonzero(fit & (score < np.inf)):
                     fails += 1
                     continue
-                mask = model.move_dest_mask(p, k)
-                assert mask is not None  # the test's source checks passed
-                mask &= fit
-                if not np.count_nonzero(mask):  # faster than mask.any() here
+                d = model.mask_pick(p, k, vec, fit, score)
+                if d < 0:
                     fails += 1
                     continue
-                # brokers the tries set to inf are outside the mask anyway
-                d = int(np.where(mask, score, np.inf).argmin())
             if not shed and after[d] >= x[s]:  # the norm of a count is 1
                 fails += 1
                 continue

@@ -102,14 +102,10 @@ def replica_moves(
                 if not np.count_nonzero(fit & (score < np.inf)):
                     fails += 1
                     continue
-                mask = model.move_dest_mask(p, k, vec)
-                assert mask is not None  # the test's source checks passed
-                mask &= fit
-                if not np.count_nonzero(mask):  # faster than mask.any() here
+                d = model.mask_pick(p, k, vec, fit, score)
+                if d < 0:
                     fails += 1
                     continue
-                # brokers `first_fit` set to inf are outside the mask anyway
-                d = int(np.where(mask, score, np.inf).argmin())
             if not shed and after[d] / norm[d] >= x[s] / norm[s]:
                 fails += 1
                 continue

@@ -17,6 +17,7 @@ from .count_band import count_bands
 from .goal import Goal
 from .judging import MAX_OFFENDERS, broker_offender, judgement
 from .limits import MAX_FAILS, MAX_ROUNDS
+from .topic_shed import PLACE_CAP, Index, Shed
 
 FILL_SOURCES = 8  # brokers with most replicas of the topic tried per short broker
 FILL_TRIES = 4  # replicas tried per source
@@ -25,10 +26,6 @@ SWAP_PARTNER_BROKERS = 4  # brokers short of the topic tried per crowded pair
 SWAP_CANDIDATES = 3  # replicas of the crowded topic tried per partner
 SWAP_TRIES = 6  # closest-load partner replicas tried per candidate
 MAX_SWAP_PAIRS = 3000  # most crowded (topic, broker) pairs tried per swap pass
-PLACE_CAP = 1e6  # a shed's place figures are capped here, so counts decide first
-
-# replica cells grouped by (topic, broker); see `TopicReplicaDistributionGoal._index`
-Index = tuple[np.ndarray, np.ndarray]
 
 
 class TopicReplicaDistributionGoal(Goal):
@@ -155,6 +152,7 @@ class TopicReplicaDistributionGoal(Goal):
         ranks = cost_ranks(model.size)
         # whether a shed's min(place, PLACE_CAP) can ever be below the place itself
         capped = not place_below(model, PLACE_CAP)
+        shed = Shed(model, self.name, hi, capped)  # `_shed`, inline
         for _ in range(MAX_ROUNDS):
             tc = model.topic_count
             t_over, b_over = breaches(tc, hi, usable_idx, above=True)
@@ -167,7 +165,7 @@ class TopicReplicaDistributionGoal(Goal):
             for t, s in zip(t_over.tolist(), b_over.tolist(), strict=True):
                 if idle >= MAX_IDLE_PAIRS:
                     break
-                n = self._shed(model, index, t, s, hi, capped)
+                n = shed(index, t, s)
                 moved += n
                 idle = 0 if n else idle + 1
             moved += self._swap_pass(model, index, lo, hi, usable_idx)
@@ -190,6 +188,10 @@ class TopicReplicaDistributionGoal(Goal):
         hi: np.ndarray,
         capped: bool,
     ) -> int:
+        """Move replicas of topic t off broker s, above t's band, each to the fitting
+        broker with fewest replicas of t, then least loaded. The reference form of
+        `topic_shed.Shed`, which the goal runs (tests/balancer/test_topic_shed.py
+        holds the two to the same moves)."""
         tc = model.topic_count
         counts = tc[t]
         hi_t = int(hi[t])
@@ -227,14 +229,10 @@ class TopicReplicaDistributionGoal(Goal):
             # counts are integers: count + 1 <= hi is count < hi
             d = first_fit(score, lambda b, c=counts, test=test: bool(c[b] < hi_t and test(b)))
             if d < 0:  # none of the likeliest fits: the whole mask decides
-                mask = model.move_dest_mask(p, k, vec)
-                assert mask is not None  # the test's source checks passed
-                mask &= counts < hi_t
-                if not np.count_nonzero(mask):  # faster than mask.any() here
+                d = model.mask_pick(p, k, vec, counts < hi_t, score)
+                if d < 0:
                     fails += 1
                     continue
-                # brokers `first_fit` set to inf are outside the mask anyway
-                d = int(np.where(mask, score, np.inf).argmin())
             model.move_replica(p, k, d, self.name, vec)
             counts_f[s] -= 1.0
             counts_f[d] += 1.0
