@@ -12,11 +12,11 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..model import PLACED, ClusterModel, first_fit
+from ..model import PLACED, ClusterModel
 from .count_band import count_bands
 from .goal import Goal
 from .judging import MAX_OFFENDERS, broker_offender, judgement
-from .limits import MAX_FAILS, MAX_ROUNDS
+from .limits import MAX_ROUNDS
 from .topic_shed import PLACE_CAP, Index, Shed
 
 FILL_SOURCES = 8  # brokers with most replicas of the topic tried per short broker
@@ -152,7 +152,7 @@ class TopicReplicaDistributionGoal(Goal):
         ranks = cost_ranks(model.size)
         # whether a shed's min(place, PLACE_CAP) can ever be below the place itself
         capped = not place_below(model, PLACE_CAP)
-        shed = Shed(model, self.name, hi, capped)  # `_shed`, inline
+        shed = Shed(model, self.name, hi, capped)
         for _ in range(MAX_ROUNDS):
             tc = model.topic_count
             t_over, b_over = breaches(tc, hi, usable_idx, above=True)
@@ -178,67 +178,6 @@ class TopicReplicaDistributionGoal(Goal):
                 idle = 0 if n else idle + 1
             if moved == 0:
                 return
-
-    def _shed(
-        self,
-        model: ClusterModel,
-        index: Index,
-        t: int,
-        s: int,
-        hi: np.ndarray,
-        capped: bool,
-    ) -> int:
-        """Move replicas of topic t off broker s, above t's band, each to the fitting
-        broker with fewest replicas of t, then least loaded. The reference form of
-        `topic_shed.Shed`, which the goal runs (tests/balancer/test_topic_shed.py
-        holds the two to the same moves)."""
-        tc = model.topic_count
-        counts = tc[t]
-        hi_t = int(hi[t])
-        assign, K = model.assign.ravel(), model.K
-        moved = fails = 0
-        # the counts as floats, kept in step with this shed's moves: adding them to
-        # the score casts nothing (the same figures: each count is exact as a float)
-        counts_f: np.ndarray | None = None
-        # the group as `_cells` would filter it, one cell at a time: a shed mostly
-        # stops after a move or two
-        order, starts = index
-        group = t * model.n_brokers + s
-        for c in order[int(starts[group]) : int(starts[group + 1])].tolist():
-            if counts[s] <= hi_t or fails > MAX_FAILS:
-                break
-            if assign[c] != s:
-                continue
-            p = c // K
-            k = c - p * K
-            vec = model.replica_vec(p, k)
-            test = model.move_dest_test(p, k, vec)
-            if test is None:
-                fails += 1
-                continue
-            if counts_f is None:
-                counts_f = counts.astype(np.float64)
-            # fewest replicas of this topic first, then the least loaded broker: the
-            # figures of counts + min(place, PLACE_CAP) x 1e-7, in place in the fresh
-            # array (no minimum to take where no place reaches the cap)
-            score = model.place_score(vec)
-            if capped:
-                np.minimum(score, PLACE_CAP, out=score)
-            score *= 1e-7
-            score += counts_f
-            # counts are integers: count + 1 <= hi is count < hi
-            d = first_fit(score, lambda b, c=counts, test=test: bool(c[b] < hi_t and test(b)))
-            if d < 0:  # none of the likeliest fits: the whole mask decides
-                d = model.mask_pick(p, k, vec, counts < hi_t, score)
-                if d < 0:
-                    fails += 1
-                    continue
-            model.move_replica(p, k, d, self.name, vec)
-            counts_f[s] -= 1.0
-            counts_f[d] += 1.0
-            moved += 1
-            fails = 0
-        return moved
 
     def _fill(
         self,

@@ -1,13 +1,13 @@
 """The topic goal's shed step: replicas of a topic off a broker above the topic's band.
 
-The same search as `TopicReplicaDistributionGoal._shed`, move for move: the same
-cells in the same order, the same checks, the same scores and destinations, hence
-the same plan (tests/balancer/test_topic_shed.py holds the two to that). What it
-does cheaper: what no move of the goal changes (the model's constraints and masks)
-is read once per optimize, the model's move test (`ClusterModel.move_dest_test`)
-and `first_fit` run inline on plain floats, and `ClusterModel.place_score` is
-computed into buffers kept across moves (the same float operations in the same
-order, so the same figures).
+Each move goes to the fitting broker with fewest replicas of the topic, then least
+loaded. tests/balancer/test_topic_shed.py holds it, move for move, to a reference form
+written with the model's generic pieces (`move_dest_test`, `first_fit`, `place_score`):
+the same cells in the same order, the same checks, scores and destinations. What it
+does cheaper than that form: what no move of the goal changes (the model's constraints
+and masks) is read once per optimize, the model's move test and `first_fit` run inline
+on plain floats, and the place score is computed into buffers kept across moves (the
+same float operations in the same order, so the same figures).
 """
 
 from __future__ import annotations
