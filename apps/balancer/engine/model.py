@@ -122,6 +122,10 @@ class ClusterModel:
         self.usable = setup.usable
         self.alive = snap.alive
         self.dest = setup.dest & setup.usable
+        # the same as plain lists (neither changes after setup): `dest_fits` reads
+        # them per broker, where a list item costs less than an array's
+        self.usable_l: list[bool] = self.usable.tolist()
+        self.dest_l: list[bool] = self.dest.tolist()
         self.demoted = (
             np.zeros(snap.n_brokers, dtype=bool) if setup.demoted is None else setup.demoted
         )
@@ -457,42 +461,43 @@ class ClusterModel:
         if vec is None:
             vec = self.replica_vec(p, k)
         vl = vec.tolist()
-        hi, lo, load = self.hi, self.lo, self.load
-        # plain floats: numpy's compare-and-count costs more for a few measures;
         # v > max(l - lo, 0) as slack has it, from the load, so no row is settled
-        for v, lb, lob in zip(vl, load[s].tolist(), lo[s].tolist(), strict=True):
-            if v > 0.0 and v > lb - lob:
-                return None
+        if exceeds(vl, self.load[s].tolist(), self.lo[s].tolist()):
+            return None
         t = self.topic_l[p]
         topic_lo = self.topic_lo
         # count - 1 < min(lo, count) is count - 1 < lo
         if topic_lo is not None and self.usable[s] and self.topic_count[t, s] - 1 < topic_lo[t]:
             return None
-        usable, dest, rl = self.usable, self.dest, self.rack_l
-        home = [b for b in self.initial[p, :rf].tolist() if usable[b]]
-        if self.rack_max_l[p] <= 1:
-            full = {rl[b] for i, b in enumerate(members) if i != k}
-            leaving_full = rl[s] in full
-        else:
-            full_l, leaving_full = self.rack_full(p, k)
-            full = set(full_l)
-        banned = set() if leaving_full else full
-        counts = self.topic_count[t]
+        banned = self.banned_racks(p, k, members)
         cap = None if self.topic_hi is None else max(self.topic_hi[t], 0)
 
         def test(b: int) -> bool:
-            if not (dest[b] or b in home) or b in members or rl[b] in banned:
-                return False
-            if cap is not None and not counts[b] < cap:
-                return False
-            # a plain loop: all() over a generator costs more for a few measures;
-            # v > max(h - l, 0) as room has it
-            for v, h, lb in zip(vl, hi[b].tolist(), load[b].tolist(), strict=True):
-                if v > 0.0 and v > h - lb:
-                    return False
-            return True
+            return self.dest_fits(b, p, members, banned, cap, t, vl)
 
         return test
+
+    def dest_fits(
+        self,
+        b: int,
+        p: int,
+        members: list[int],
+        banned: list[int] | tuple[()],
+        cap: int | None,
+        t: int,
+        vl: list[float],
+    ) -> bool:
+        """`move_dest_test`'s destination side: whether broker b may take the replica
+        of p whose `replica_vec` is `vl` (`members`: p's brokers in slot order,
+        `banned`: `banned_racks`, `cap`: the cap on its topic t's count per broker)."""
+        return (
+            # a destination, or home: usable and holding p at the start
+            (self.dest_l[b] or (self.usable_l[b] and b in self.initial[p, : len(members)].tolist()))
+            and b not in members
+            and self.rack_l[b] not in banned
+            and (cap is None or self.topic_count.item(t, b) < cap)
+            and not exceeds(vl, self.hi[b].tolist(), self.load[b].tolist())
+        )
 
     def count_full(self) -> np.ndarray:
         """(B,) brokers the replica-count constraint lets take no replica: each replica

@@ -5,9 +5,10 @@ The same search as band_replicas.py, move for move: the same sources, candidates
 checks and destinations, hence the same plan (tests/balancer/test_band_count_replicas.py
 holds the two to that). What it does cheaper: the count after a move (`after`, the
 same for every replica) and the goal's destination score are kept in step with each
-move rather than rebuilt per candidate; the model's move test
-(`ClusterModel.move_dest_test`) and `first_fit` run inline, on rows read once per
-step or per source, skipping the measures without a floor on the source.
+move rather than rebuilt per candidate; `first_fit` and the model's move test
+(`ClusterModel.move_dest_test`) run with no closure built per move: the source side
+inline on rows read once per source, skipping the measures without a floor on it, the
+destination side through `ClusterModel.dest_fits`.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import math
 import numpy as np
 
 from ..measures import REPLICAS
-from ..model import FIRST_FIT_TRIES, ClusterModel, exceeds, floor_refuses
+from ..model import FIRST_FIT_TRIES, ClusterModel, floor_refuses
 from .band_hooks import BandHooks
 from .band_sources import source_candidates, source_open, step_sources
 from .limits import MAX_FAILS, MAX_IDLE_SOURCES
@@ -43,17 +44,13 @@ def count_replica_moves(
         return 0
     stop, dest_filter = step.stop, step.dest_filter
     index = model.replicas_by_broker()
-    # what no move of this step changes: the model's constraints, the masks
-    hi_rows = model.hi.tolist()
+    # what no move of this step changes: the model's floors
     lo_rows = model.lo.tolist()
-    usable_l = model.usable.tolist()
-    dest_l = model.dest.tolist()
-    rl = model.rack_l
+    usable_l = model.usable_l
     topic_l = model.topic_l
     tc = model.topic_count
     topic_lo, topic_hi = model.topic_lo, model.topic_hi
     rf_l = model.rf_l
-    initial = model.initial
     inf = math.inf
     # each broker's count after taking one more replica, and each topic's replicas
     # per broker as `dest_score` weighs them, kept in step with each move
@@ -139,12 +136,7 @@ def count_replica_moves(
                 if (
                     f_l[b]
                     and after_l[b] <= hi_l[b]
-                    # `move_dest_test`'s home: usable and holding p at the start
-                    and (dest_l[b] or (usable_l[b] and b in initial[p, :rf].tolist()))
-                    and b not in members
-                    and rl[b] not in banned
-                    and (cap is None or tc[t, b] < cap)
-                    and not exceeds(vl, hi_rows[b], load[b].tolist())
+                    and model.dest_fits(b, p, members, banned, cap, t, vl)
                 ):
                     d = b
                     break

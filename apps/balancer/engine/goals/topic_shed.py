@@ -4,10 +4,11 @@ Each move goes to the fitting broker with fewest replicas of the topic, then lea
 loaded. tests/balancer/test_topic_shed.py holds it, move for move, to a reference form
 written with the model's generic pieces (`move_dest_test`, `first_fit`, `place_score`):
 the same cells in the same order, the same checks, scores and destinations. What it
-does cheaper than that form: what no move of the goal changes (the model's constraints
-and masks) is read once per optimize, the model's move test and `first_fit` run inline
-on plain floats, and the place score is computed into buffers kept across moves (the
-same float operations in the same order, so the same figures).
+does cheaper than that form: the floors are read once per optimize, `first_fit` and
+the model's move test run with no closure built per move (the source side inline on
+plain floats, the destination side through `ClusterModel.dest_fits`), and the place
+score is computed into buffers kept across moves (the same float operations in the
+same order, so the same figures).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import math
 
 import numpy as np
 
-from ..model import FIRST_FIT_TRIES, PLACED, ClusterModel, exceeds, floor_refuses
+from ..model import FIRST_FIT_TRIES, PLACED, ClusterModel, floor_refuses
 from .limits import MAX_FAILS
 
 PLACE_CAP = 1e6  # a shed's place figures are capped here, so counts decide first
@@ -34,15 +35,12 @@ class Shed:
         self.name = name
         self.capped = capped
         self.hi_l: list[int] = hi.tolist()
-        # what no move of the goal changes: the constraints, the masks, the racks
-        self.hi_rows: list[list[float]] = model.hi.tolist()
+        # what no move of the goal changes: the floors
         lo_rows = model.lo.tolist()
         self.lo_rows = lo_rows
         # per broker, the measures with a floor: the others never refuse a source
         # (load - -inf is inf, or NaN where the load is -inf: no v exceeds either)
         self.floored = [[m for m, x in enumerate(row) if x != -math.inf] for row in lo_rows]
-        self.usable_l: list[bool] = model.usable.tolist()
-        self.dest_l: list[bool] = model.dest.tolist()
         # place_score's rows and a buffer for its ratios, and the (B,) score
         b = model.n_brokers
         self.load_placed = model.load.T[PLACED]  # a view: follows every move
@@ -69,9 +67,6 @@ class Shed:
         floored = self.floored[s]
         load_s = load[s].tolist() if floored else []
         topic_lo, topic_hi = model.topic_lo, model.topic_hi
-        usable_l, dest_l, rl = self.usable_l, self.dest_l, model.rack_l
-        hi_rows = self.hi_rows
-        initial = model.initial
         rf_l = model.rf_l
         load_placed, target_rows = self.load_placed, self.target_rows
         ratio, score = self.ratio, self.score
@@ -79,7 +74,7 @@ class Shed:
         inf = math.inf
         # `move_dest_test`'s topic cap on a destination and topic floor on s
         cap = None if topic_hi is None else max(topic_hi[t], 0)
-        floor_s = None if topic_lo is None or not usable_l[s] else float(topic_lo[t])
+        floor_s = None if topic_lo is None or not model.usable_l[s] else float(topic_lo[t])
         counts_f: np.ndarray | None = None
         moved = fails = 0
         for c in cells:
@@ -116,15 +111,7 @@ class Shed:
                 if score.item(b) == inf:
                     break  # every broker left scores inf: argmin tells none apart
                 n = tc.item(t, b)
-                if (
-                    n < hi_t
-                    and (cap is None or n < cap)
-                    # `move_dest_test`'s home: usable and holding p at the start
-                    and (dest_l[b] or (usable_l[b] and b in initial[p, :rf].tolist()))
-                    and b not in members
-                    and rl[b] not in banned
-                    and not exceeds(vl, hi_rows[b], load[b].tolist())
-                ):
+                if n < hi_t and model.dest_fits(b, p, members, banned, cap, t, vl):
                     d = b
                     break
                 score[b] = inf
